@@ -1,0 +1,126 @@
+# gpubpf - system-wide GPU tracer built on eBPF
+#
+#   make            build ./build/gpubpf
+#   make deps       install missing Debian packages (root), or print the command
+#   make demo       deps + build + record the bundled demo workload + info
+#   make test       unit, integration (root, real BPF), fuzz smoke; then all again under ASan+UBSan
+#   make bench      benchmarks, writes BENCHMARKS.md
+#   make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)
+#   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from the running kernel's BTF
+#   make install    install gpubpf to $(PREFIX)/bin
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+BUILD ?= build
+BPFBUILD := build/bpf
+WL := build/workloads
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda))
+
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	  -std=gnu11 -D_GNU_SOURCE -DGPUBPF_VERSION='"$(VERSION)"' \
+	  -I$(BPFBUILD) -Iuser -Ibpf -fno-omit-frame-pointer
+LDLIBS := -lbpf -lelf -lz -lzstd -lncursesw -lunwind-ptrace -lunwind-generic -lunwind -lstdc++ -lpthread -lm
+ifeq ($(SAN),1)
+CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
+	libncurses-dev libunwind-dev libcmocka-dev protobuf-compiler \
+	systemtap-sdt-dev libclang-rt-14-dev llvm-14 python3 tmux libcap2-bin \
+	util-linux prometheus libamdhip64-dev bpftrace gcc make pkg-config
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BPFBUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(BPFBUILD)/%.skel.h,$(BPF_SRCS))
+MAIN_SRC := user/main.c
+LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard user/*.c exporters/*.c xray_import/*.c))
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+HDRS := $(wildcard bpf/*.h user/*.h exporters/*.h xray_import/*.h)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+WL_SRCS := $(wildcard tests/workloads/*.c)
+
+.PHONY: all deps demo test test-only bench fuzz vmlinux install clean workloads unit cupti
+
+all: $(BUILD)/gpubpf
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all Debian packages present"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "deps: installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "deps: missing$$missing; run: sudo apt-get install$$missing"; exit 1; fi
+
+vmlinux:
+	mkdir -p vmlinux/$(ARCH)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+
+# --- BPF: compiled once, shared by the normal and sanitizer builds ---
+$(BPFBUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf \
+		-I/usr/include/$(MULTIARCH) -Wall -Wno-unused-function -c $< -o $@.tmp
+	llvm-strip -g $@.tmp -o $@ 2>/dev/null || cp $@.tmp $@
+	@rm -f $@.tmp
+
+$(BPFBUILD)/%.skel.h: $(BPFBUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+# --- user space ---
+$(BUILD)/obj/%.o: %.c $(HDRS) $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libgpubpf.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/gpubpf: $(BUILD)/obj/user/main.o $(BUILD)/libgpubpf.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgpubpf.a $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(BUILD)/libgpubpf.a -lcmocka $(LDLIBS)
+
+unit: $(UNIT_BINS)
+
+# --- test workloads and fake vendor libraries (never sanitized: they are the traced) ---
+workloads:
+	@$(MAKE) --no-print-directory -C tests/workloads OUT=$(CURDIR)/$(WL)
+
+# --- CUPTI injection library (optional) ---
+cupti:
+	@$(MAKE) --no-print-directory -C cupti OUT=$(CURDIR)/build/cupti CUDA_HOME=$(CUDA_HOME)
+
+demo: deps all workloads
+	@bash tests/demo.sh
+
+test: deps
+	@bash tests/run_all.sh
+
+# the suite alone against an existing build (used by run_all.sh)
+test-only: all unit workloads
+	@bash tests/run.sh $(BUILD)
+
+bench: all workloads
+	@bash bench/run.sh
+
+fuzz:
+	@$(MAKE) --no-print-directory -C tests/fuzz OUT=$(CURDIR)/build/fuzz
+	@bash tests/fuzz/run.sh $(CURDIR)/build/fuzz $${FUZZ_SECONDS:-60}
+
+install: all
+	install -D -m 0755 $(BUILD)/gpubpf $(DESTDIR)$(PREFIX)/bin/gpubpf
+
+clean:
+	rm -rf build

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * gpubpf.h - the whole contract between the BPF programs and user space.
+ *
+ * Included by every bpf/*.bpf.c and by user/. Keep it free of libc and
+ * kernel headers: the BPF side gets its types from vmlinux.h, user space
+ * from <linux/types.h>.
+ */
+#ifndef GPUBPF_ABI_H
+#define GPUBPF_ABI_H
+
+#define GB_COMM_LEN	16
+#define GB_NAME_MAX	256	/* longest kernel name kept from a name-giving call */
+#define GB_NARGS	6	/* register arguments captured raw */
+#define GB_NX		5	/* extra words: stack arguments, dereferenced fields */
+#define GB_MAX_TARGETS	4096
+
+/* APIs an event can come from */
+enum gb_api {
+	GB_API_NONE = 0,
+	GB_API_CUDA_DRV,	/* libcuda: "cuda-driver" */
+	GB_API_CUDA_RT,		/* libcudart: "cuda-runtime" */
+	GB_API_HIP,		/* libamdhip64: "hip" */
+	GB_API_HSA,		/* libhsa-runtime64: "hsa" */
+	GB_API_IOCTL,		/* GPU driver ioctls: "ioctl" */
+	GB_API_XRAY,		/* LLVM XRay import: "xray" */
+	GB_API_CUPTI,		/* device activity: "cupti" */
+	GB_API_NVTX,		/* NVTX ranges: "nvtx" */
+	GB_API_GPUBPF,		/* the collector itself: "gpubpf" */
+	GB_API__COUNT,
+};
+
+/* What an event is about; drives decoding, info and export. */
+enum gb_cat {
+	GB_CAT_OTHER = 0,
+	GB_CAT_LAUNCH,
+	GB_CAT_COPY,
+	GB_CAT_MEMSET,
+	GB_CAT_ALLOC,
+	GB_CAT_FREE,
+	GB_CAT_SYNC,
+	GB_CAT_NAME,		/* handle -> name (cuModuleGetFunction ...) */
+	GB_CAT_IOCTL,
+	GB_CAT_FUNC,		/* an application function (XRay) */
+	GB_CAT_MARK,		/* instants and ranges (NVTX, custom events) */
+	GB_CAT_DEVICE,		/* device-side activity (CUPTI) */
+	GB_CAT__COUNT,
+};
+
+/*
+ * Argument shapes: how the BPF program captures a call and how user space
+ * turns the raw words into event fields. a[i] is register argument i;
+ * x[i] the shape's extra words.
+ */
+enum gb_shape {
+	GB_SH_PLAIN = 0,	/* a[0..5] only */
+	GB_SH_LAUNCH_DRV,	/* f,gx,gy,gz,bx,by | x: bz, shmem, stream (stack) */
+	GB_SH_LAUNCH_DRV_EX,	/* *config (CUlaunchConfig), f | x: config words */
+	GB_SH_LAUNCH_RT,	/* func, grid{xy,z}, block{xy,z}, args | x: shmem, stream */
+	GB_SH_LAUNCH_RT_EX,	/* *config (cudaLaunchConfig_t), func | x: config words */
+	GB_SH_MEMCPY2D,		/* *CUDA_MEMCPY2D | x: srcMT, dstMT, width, height */
+	GB_SH_MEMCPY3D,		/* *CUDA_MEMCPY3D | x: srcMT, dstMT, width, height, depth */
+	GB_SH_HIP_MEMCPY2D,	/* dst,dpitch,src,spitch,width,height | x: kind (stack) */
+	GB_SH_OUT0,		/* a[0] is an out pointer | x[0] = *a[0] at return */
+	GB_SH_NAME,		/* out handle a[0], name string a[2] at return */
+	GB_SH__COUNT,
+};
+
+/* Per-type flags */
+#define GB_TF_RET	0x1	/* attach a return probe: duration and return value */
+#define GB_TF_OPTIONAL	0x2	/* absent in many library versions: no warning */
+#define GB_TF_LEAN_RET	0x4	/* return probe dropped by --lean (launches) */
+
+/*
+ * Every traced function, one line each:
+ *   X(symbol, api, category, shape, flags, detail)
+ * detail is shape specific: copy kind for copies, element size for memsets.
+ * The order is the numeric type id stored in traces: append only.
+ */
+#define GB_K_NONE	0
+#define GB_K_HTOD	1
+#define GB_K_DTOH	2
+#define GB_K_DTOD	3
+#define GB_K_HTOH	4
+#define GB_K_DEFAULT	5	/* unified addressing, direction decided by the driver */
+#define GB_K_ARG	6	/* the call has a cudaMemcpyKind argument */
+
+#define GB_TYPES(X)								\
+	X(none,				GB_API_NONE,	GB_CAT_OTHER,  GB_SH_PLAIN, 0, 0) \
+	/* CUDA driver API: launches */						\
+	X(cuLaunchKernel,		GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_LAUNCH_DRV, GB_TF_RET | GB_TF_LEAN_RET, 0) \
+	X(cuLaunchKernel_ptsz,		GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_LAUNCH_DRV, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cuLaunchKernelEx,		GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_LAUNCH_DRV_EX, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cuLaunchKernelEx_ptsz,	GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_LAUNCH_DRV_EX, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cuLaunchCooperativeKernel,	GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_LAUNCH_DRV, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cuLaunchCooperativeKernel_ptsz, GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_LAUNCH_DRV, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphLaunch,		GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_PLAIN, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphLaunch_ptsz,		GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_PLAIN, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	/* CUDA driver API: copies and memsets */				\
+	X(cuMemcpy,			GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_DEFAULT) \
+	X(cuMemcpyAsync,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_DEFAULT) \
+	X(cuMemcpyHtoD_v2,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET, GB_K_HTOD) \
+	X(cuMemcpyDtoH_v2,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET, GB_K_DTOH) \
+	X(cuMemcpyDtoD_v2,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET, GB_K_DTOD) \
+	X(cuMemcpyHtoDAsync_v2,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET, GB_K_HTOD) \
+	X(cuMemcpyDtoHAsync_v2,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET, GB_K_DTOH) \
+	X(cuMemcpyDtoDAsync_v2,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET, GB_K_DTOD) \
+	X(cuMemcpy2D_v2,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_MEMCPY2D, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemcpy2DAsync_v2,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_MEMCPY2D, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemcpy3D_v2,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_MEMCPY3D, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemcpy3DAsync_v2,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_MEMCPY3D, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemsetD8_v2,		GB_API_CUDA_DRV, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(cuMemsetD16_v2,		GB_API_CUDA_DRV, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 2) \
+	X(cuMemsetD32_v2,		GB_API_CUDA_DRV, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 4) \
+	X(cuMemsetD8Async,		GB_API_CUDA_DRV, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(cuMemsetD16Async,		GB_API_CUDA_DRV, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 2) \
+	X(cuMemsetD32Async,		GB_API_CUDA_DRV, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 4) \
+	/* CUDA driver API: memory */						\
+	X(cuMemAlloc_v2,		GB_API_CUDA_DRV, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET, 0) \
+	X(cuMemAllocAsync,		GB_API_CUDA_DRV, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemAllocManaged,		GB_API_CUDA_DRV, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemAllocHost_v2,		GB_API_CUDA_DRV, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemFree_v2,			GB_API_CUDA_DRV, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET, 0) \
+	X(cuMemFreeAsync,		GB_API_CUDA_DRV, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	/* CUDA driver API: synchronisation */					\
+	X(cuCtxSynchronize,		GB_API_CUDA_DRV, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET, 0) \
+	X(cuStreamSynchronize,		GB_API_CUDA_DRV, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET, 0) \
+	X(cuEventSynchronize,		GB_API_CUDA_DRV, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET, 0) \
+	X(cuStreamWaitEvent,		GB_API_CUDA_DRV, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET, 0) \
+	/* CUDA driver API: handle -> name */					\
+	X(cuModuleGetFunction,		GB_API_CUDA_DRV, GB_CAT_NAME, GB_SH_NAME, GB_TF_RET, 0) \
+	X(cuLibraryGetKernel,		GB_API_CUDA_DRV, GB_CAT_NAME, GB_SH_NAME, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuKernelGetFunction,		GB_API_CUDA_DRV, GB_CAT_NAME, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	/* CUDA runtime API */							\
+	X(cudaLaunchKernel,		GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT, GB_TF_RET | GB_TF_LEAN_RET, 0) \
+	X(cudaLaunchKernel_ptsz,	GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaLaunchKernelExC,		GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT_EX, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaLaunchKernelExC_ptsz,	GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT_EX, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaLaunchCooperativeKernel,	GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphLaunch,		GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_PLAIN, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaMemcpy,			GB_API_CUDA_RT, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET, GB_K_ARG) \
+	X(cudaMemcpyAsync,		GB_API_CUDA_RT, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET, GB_K_ARG) \
+	X(cudaMemset,			GB_API_CUDA_RT, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(cudaMemsetAsync,		GB_API_CUDA_RT, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(cudaMalloc,			GB_API_CUDA_RT, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET, 0) \
+	X(cudaMallocAsync,		GB_API_CUDA_RT, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaMallocManaged,		GB_API_CUDA_RT, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaMallocHost,		GB_API_CUDA_RT, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaFree,			GB_API_CUDA_RT, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET, 0) \
+	X(cudaFreeAsync,		GB_API_CUDA_RT, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaDeviceSynchronize,	GB_API_CUDA_RT, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET, 0) \
+	X(cudaStreamSynchronize,	GB_API_CUDA_RT, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET, 0) \
+	X(cudaEventSynchronize,		GB_API_CUDA_RT, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET, 0) \
+	/* HIP runtime (libamdhip64) */						\
+	X(hipLaunchKernel,		GB_API_HIP, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT, GB_TF_RET | GB_TF_LEAN_RET, 0) \
+	X(hipModuleLaunchKernel,	GB_API_HIP, GB_CAT_LAUNCH, GB_SH_LAUNCH_DRV, GB_TF_RET | GB_TF_LEAN_RET, 0) \
+	X(hipExtLaunchKernel,		GB_API_HIP, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(hipExtModuleLaunchKernel,	GB_API_HIP, GB_CAT_LAUNCH, GB_SH_LAUNCH_DRV, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 1) \
+	X(hipLaunchCooperativeKernel,	GB_API_HIP, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(hipGraphLaunch,		GB_API_HIP, GB_CAT_LAUNCH, GB_SH_PLAIN, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(hipMemcpy,			GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET, GB_K_ARG) \
+	X(hipMemcpyAsync,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET, GB_K_ARG) \
+	X(hipMemcpyHtoD,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_HTOD) \
+	X(hipMemcpyDtoH,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_DTOH) \
+	X(hipMemcpyDtoD,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_DTOD) \
+	X(hipMemcpyHtoDAsync,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_HTOD) \
+	X(hipMemcpyDtoHAsync,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_DTOH) \
+	X(hipMemcpyDtoDAsync,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_DTOD) \
+	X(hipMemcpy2D,			GB_API_HIP, GB_CAT_COPY, GB_SH_HIP_MEMCPY2D, GB_TF_RET | GB_TF_OPTIONAL, GB_K_ARG) \
+	X(hipMemset,			GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(hipMemsetAsync,		GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(hipMemsetD8,			GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(hipMemsetD16,			GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 2) \
+	X(hipMemsetD32,			GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 4) \
+	X(hipMalloc,			GB_API_HIP, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET, 0) \
+	X(hipMallocManaged,		GB_API_HIP, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipMallocAsync,		GB_API_HIP, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipHostMalloc,		GB_API_HIP, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipFree,			GB_API_HIP, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET, 0) \
+	X(hipFreeAsync,			GB_API_HIP, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipDeviceSynchronize,		GB_API_HIP, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET, 0) \
+	X(hipStreamSynchronize,		GB_API_HIP, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET, 0) \
+	X(hipEventSynchronize,		GB_API_HIP, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipModuleGetFunction,		GB_API_HIP, GB_CAT_NAME, GB_SH_NAME, GB_TF_RET, 0) \
+	X(hsa_queue_create,		GB_API_HSA, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	/* events that are not library calls */					\
+	X(ioctl,			GB_API_IOCTL, GB_CAT_IOCTL, GB_SH_PLAIN, 0, 0) \
+	X(xray,				GB_API_XRAY, GB_CAT_FUNC, GB_SH_PLAIN, 0, 0) \
+	X(xray_event,			GB_API_XRAY, GB_CAT_MARK, GB_SH_PLAIN, 0, 0) \
+	X(gpu_kernel,			GB_API_CUPTI, GB_CAT_DEVICE, GB_SH_PLAIN, 0, 0) \
+	X(gpu_memcpy,			GB_API_CUPTI, GB_CAT_DEVICE, GB_SH_PLAIN, 0, 0) \
+	X(gpu_memset,			GB_API_CUPTI, GB_CAT_DEVICE, GB_SH_PLAIN, 0, 0) \
+	X(gpu_sync,			GB_API_CUPTI, GB_CAT_DEVICE, GB_SH_PLAIN, 0, 0) \
+	X(nvtx_range,			GB_API_NVTX, GB_CAT_MARK, GB_SH_PLAIN, 0, 0) \
+	X(nvtx_mark,			GB_API_NVTX, GB_CAT_MARK, GB_SH_PLAIN, 0, 0) \
+	X(drops,			GB_API_GPUBPF, GB_CAT_MARK, GB_SH_PLAIN, 0, 0)
+
+enum gb_type {
+#define GB_X_ENUM(name, api, cat, shape, flags, detail) GB_T_##name,
+	GB_TYPES(GB_X_ENUM)
+#undef GB_X_ENUM
+	GB_T__COUNT,
+};
+
+/* Record kinds in the ring buffer */
+enum gb_rec_kind {
+	GB_REC_CALL = 1,	/* a library call (struct gb_rec) */
+	GB_REC_NAME,		/* a handle got a name (struct gb_name_rec) */
+	GB_REC_EXEC,		/* a traced process exec'd: rescan its mappings */
+	GB_REC_DLOPEN,		/* the dynamic loader changed a link map */
+	GB_REC_EXIT,		/* a traced process exited */
+};
+
+/*
+ * One call as the BPF side sees it. Arguments stay raw: user space decodes
+ * them by shape, so the hot path does no per-type work it can avoid.
+ */
+struct gb_rec {
+	__u64 ts_ns;		/* CLOCK_MONOTONIC at entry */
+	__u64 dur_ns;		/* 0 without a return probe */
+	__u32 pid;		/* host tgid */
+	__u32 tid;		/* host tid */
+	__u32 ns_pid;		/* tgid in the task's own pid namespace */
+	__u32 ns_tid;
+	__u16 kind;		/* enum gb_rec_kind */
+	__u16 type;		/* enum gb_type */
+	__s32 ret;		/* return value (CUresult, cudaError_t, hipError_t) */
+	__u32 flags;		/* GB_RF_* */
+	__u32 cpu;
+	char comm[GB_COMM_LEN];
+	__u64 a[GB_NARGS];
+	__u64 x[GB_NX];
+};
+
+#define GB_RF_RET	0x1	/* ret and dur_ns are valid */
+#define GB_RF_XFAULT	0x2	/* a user-memory read failed: x[] incomplete */
+
+struct gb_name_rec {
+	struct gb_rec r;
+	char name[GB_NAME_MAX];
+};
+
+/* The attach cookie: type id in the low 16 bits, shape above it. */
+#define GB_COOKIE(type, shape)	((__u64)(type) | ((__u64)(shape) << 16))
+#define GB_COOKIE_TYPE(c)	((__u32)((c) & 0xffff))
+#define GB_COOKIE_SHAPE(c)	((__u32)(((c) >> 16) & 0xffff))
+
+#endif /* GPUBPF_ABI_H */

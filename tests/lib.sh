@@ -1,0 +1,70 @@
+# tests/lib.sh - sourced by every integration test.
+# A test prints one line per check: "PASS: what", "FAIL: what (why)" or
+# "SKIP: what: reason". tests/run.sh counts those lines.
+set -u
+ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+BUILD=${BUILD:-$ROOT/build}
+GPUBPF=${GPUBPF:-$BUILD/gpubpf}
+WL=${WL:-$ROOT/build/workloads}
+SHARED=${SHARED:-$ROOT/../shared}
+T=$(mktemp -d /tmp/gpubpf-test.XXXXXX)
+_bg_pids=()
+cleanup_test() {
+	local p
+	for p in "${_bg_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup_test EXIT
+
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; }
+skip() { echo "SKIP: $1: $2"; }
+bg() { "$@" & _bg_pids+=($!); }
+
+# check DESC EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1 (expected '$2', got '$3')"; fi
+}
+# check_true DESC CMD...
+check_true() {
+	local d=$1; shift
+	if "$@"; then pass "$d"; else fail "$d"; fi
+}
+# Skip every check of this file unless root with BPF; call first.
+need_bpf() {
+	if [ "$(id -u)" != 0 ]; then skip "$1" "needs root for BPF"; exit 0; fi
+	if [ ! -r /sys/kernel/btf/vmlinux ]; then skip "$1" "kernel has no BTF (/sys/kernel/btf/vmlinux)"; exit 0; fi
+}
+# wait_for FILE [secs]: until FILE exists and is non-empty
+wait_for() {
+	local i n=$(( ${2:-10} * 20 ))
+	for ((i = 0; i < n; i++)); do [ -s "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+# Start "gpubpf record ARGS" in the background, wait until attached.
+# Sets REC_PID. Output in $T/rec.log.
+start_record() {
+	"$GPUBPF" record --ready-file "$T/ready" "$@" >"$T/rec.log" 2>&1 &
+	REC_PID=$!
+	_bg_pids+=($REC_PID)
+	if ! wait_for "$T/ready" 20; then
+		echo "record did not become ready:"; cat "$T/rec.log"; return 1
+	fi
+}
+stop_record() {
+	kill -INT "$REC_PID" 2>/dev/null
+	wait "$REC_PID"
+	REC_RC=$?
+	return 0
+}
+# count events matching a jq-free python filter: jcount FILE 'expr on e'
+jcount() {
+	"$GPUBPF" view --json "$1" | python3 -c '
+import sys, json
+n = 0
+for l in sys.stdin:
+    e = json.loads(l)
+    if eval(sys.argv[1]): n += 1
+print(n)' "$2"
+}

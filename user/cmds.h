@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* cmds.h - one function per subcommand; user/main.c dispatches */
+#ifndef GB_CMDS_H
+#define GB_CMDS_H
+
+/* Each returns the process exit status. argv[0] is the subcommand name. */
+int cmd_record(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_view(int argc, char **argv);
+int cmd_export(int argc, char **argv) __attribute__((weak));
+int cmd_merge(int argc, char **argv) __attribute__((weak));
+int cmd_import(int argc, char **argv) __attribute__((weak));
+int cmd_top(int argc, char **argv) __attribute__((weak));
+
+#endif

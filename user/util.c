@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* util.c - buffers, varints, clocks, messages, safe output files */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "util.h"
+
+int gb_verbose;
+
+void gb_buf_reserve(struct gb_buf *b, size_t extra)
+{
+	size_t need = b->len + extra + 1;
+	size_t cap;
+
+	if (need <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 256;
+	while (cap < need)
+		cap *= 2;
+	b->p = realloc(b->p, cap);
+	if (!b->p) {
+		gb_err("out of memory");
+		abort();
+	}
+	b->cap = cap;
+}
+
+void gb_buf_put(struct gb_buf *b, const void *data, size_t n)
+{
+	gb_buf_reserve(b, n);
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+void gb_buf_puts(struct gb_buf *b, const char *s)
+{
+	gb_buf_put(b, s, strlen(s));
+}
+
+void gb_buf_putc(struct gb_buf *b, char c)
+{
+	gb_buf_reserve(b, 1);
+	b->p[b->len++] = c;
+	b->p[b->len] = 0;
+}
+
+void gb_buf_printf(struct gb_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	gb_buf_reserve(b, n);
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, n + 1, fmt, ap);
+	va_end(ap);
+	b->len += n;
+}
+
+/* Length of a valid UTF-8 sequence at s, or 0 if invalid */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	int n, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if (n == 3 && ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0)))
+		return 0;
+	if (n == 4 && ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90)))
+		return 0;
+	return n;
+}
+
+void gb_buf_json_str(struct gb_buf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	gb_buf_putc(b, '"');
+	while (*p) {
+		int n;
+
+		switch (*p) {
+		case '"': gb_buf_puts(b, "\\\""); p++; continue;
+		case '\\': gb_buf_puts(b, "\\\\"); p++; continue;
+		case '\n': gb_buf_puts(b, "\\n"); p++; continue;
+		case '\t': gb_buf_puts(b, "\\t"); p++; continue;
+		case '\r': gb_buf_puts(b, "\\r"); p++; continue;
+		}
+		if (*p < 0x20) {
+			gb_buf_printf(b, "\\u%04x", *p);
+			p++;
+			continue;
+		}
+		n = utf8_len(p);
+		if (!n) {
+			gb_buf_puts(b, "\\ufffd");
+			p++;
+			continue;
+		}
+		gb_buf_put(b, p, n);
+		p += n;
+	}
+	gb_buf_putc(b, '"');
+}
+
+void gb_buf_reset(struct gb_buf *b)
+{
+	b->len = 0;
+	if (b->p)
+		b->p[0] = 0;
+}
+
+void gb_buf_free(struct gb_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+size_t gb_varint_enc(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		out[n++] = (uint8_t)v | 0x80;
+		v >>= 7;
+	}
+	out[n++] = (uint8_t)v;
+	return n;
+}
+
+size_t gb_varint_dec(const uint8_t *p, size_t n, uint64_t *v)
+{
+	uint64_t r = 0;
+	size_t i;
+
+	for (i = 0; i < n && i < 10; i++) {
+		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			if (i == 9 && p[i] > 1)
+				return 0;
+			*v = r;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+uint64_t gb_now_mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+uint64_t gb_now_real_ns(void) { return clock_ns(CLOCK_REALTIME); }
+
+static void vmsg(const char *pfx, const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fprintf(stderr, "gpubpf: %s%s\n", pfx, line);
+}
+
+void gb_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void gb_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void gb_dbg(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!gb_verbose)
+		return;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+int gb_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int gb_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': mul = 1ull << 10; end++; break;
+	case 'm': case 'M': mul = 1ull << 20; end++; break;
+	case 'g': case 'G': mul = 1ull << 30; end++; break;
+	}
+	if (*end == 'i' || *end == 'B')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end || (v && mul > UINT64_MAX / v))
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+/* libstdc++ provides the Itanium demangler; it is linked anyway for libelf users */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+char *gb_demangle(const char *sym)
+{
+	int status = 0;
+	char *d;
+
+	if (!sym || strncmp(sym, "_Z", 2))
+		return NULL;
+	d = __cxa_demangle(sym, NULL, NULL, &status);
+	if (status) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+int gb_open_output(const char *path)
+{
+	const char *uid_s = getenv("SUDO_UID"), *gid_s = getenv("SUDO_GID");
+	struct stat st;
+	int fd;
+
+	/*
+	 * Never follow a symlink, and replace only regular files we could have
+	 * made: a planted FIFO or device must not receive trace data.
+	 */
+	if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return -ELOOP;
+		if (!S_ISREG(st.st_mode))
+			return -EINVAL;
+		if (unlink(path) && errno != ENOENT)
+			return -errno;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (geteuid() == 0 && uid_s && gid_s) {
+		uint64_t uid, gid;
+
+		if (!gb_parse_u64(uid_s, &uid) && !gb_parse_u64(gid_s, &gid) &&
+		    fchown(fd, (uid_t)uid, (gid_t)gid))
+			gb_dbg("cannot give %s to uid %s: %s", path, uid_s, strerror(errno));
+	}
+	return fd;
+}
