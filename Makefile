@@ -47,6 +47,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WL_SRCS := $(wildcard tests/workloads/*.c)
 
+.SECONDARY:
 .PHONY: all deps demo test test-only bench fuzz vmlinux install clean workloads unit cupti
 
 all: $(BUILD)/gpubpf

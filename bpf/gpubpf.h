@@ -2,7 +2,7 @@
 /*
  * gpubpf.h - the whole contract between the BPF programs and user space.
  *
- * Included by every bpf/*.bpf.c and by user/. Keep it free of libc and
+ * Included by every BPF program (bpf/) and by user/. Keep it free of libc and
  * kernel headers: the BPF side gets its types from vmlinux.h, user space
  * from <linux/types.h>.
  */
@@ -240,9 +240,86 @@ struct gb_name_rec {
 	char name[GB_NAME_MAX];
 };
 
-/* The attach cookie: type id in the low 16 bits, shape above it. */
+/* indexes of the per-CPU drops map */
+#define GB_DROP_CALL	0	/* API call records */
+#define GB_DROP_CTL	1	/* loader/exit notifications */
+
+/* The attach cookie: type id in the low 16 bits, shape above it, flags at 32. */
+#define GB_COOKIE_F_RET		(1ull << 32)	/* a return probe completes this call */
 #define GB_COOKIE(type, shape)	((__u64)(type) | ((__u64)(shape) << 16))
 #define GB_COOKIE_TYPE(c)	((__u32)((c) & 0xffff))
 #define GB_COOKIE_SHAPE(c)	((__u32)(((c) >> 16) & 0xffff))
+
+/* --- CUPTI / NVTX records (USDT side, see cupti/): section owned by that work --- */
+
+/*
+ * Records from the USDT probes (provider "gpubpf") of
+ * cupti/libgpubpf_cupti.so. Each starts with struct gb_rec so user space
+ * dispatches on r.kind before it knows the layout.
+ *
+ * GB_REC_CUPTI_LAUNCH (struct gb_rec), probe launch(domain, cbid, corr,
+ * handle, stream) on the thread calling the API, at API entry:
+ *   a[0] correlation id, a[1] CUPTI callback id, a[2] CUpti_CallbackDomain,
+ *   a[3] CUfunction (launches) or 0, a[4] CUstream or 0.
+ * GB_REC_CUPTI_LOST (struct gb_rec), probe lost(cupti_dropped, rate_limited):
+ *   a[0] records CUPTI dropped, a[1] records over GPUBPF_CUPTI_MAX_EVENTS_PER_S;
+ *   both cumulative for the process.
+ */
+#define GB_REC_CUPTI_LAUNCH	16
+#define GB_REC_CUPTI_ACT	17	/* struct gb_cupti_rec */
+#define GB_REC_NVTX		18	/* struct gb_nvtx_rec */
+#define GB_REC_CUPTI_LOST	19
+
+enum gb_act_kind {
+	GB_ACT_KERNEL = 1,
+	GB_ACT_MEMCPY,
+	GB_ACT_MEMSET,
+	GB_ACT_SYNC,
+	GB_ACT_OVERHEAD,
+};
+
+/*
+ * One completed device activity, as the library hands it to probe
+ * activity(struct gb_cupti_act *, size). Fixed layout: a USDT probe has
+ * at most 12 arguments, and one user read is cheaper than twelve.
+ */
+struct gb_cupti_act {
+	__u64 start, end;	/* CLOCK_MONOTONIC ns: the library registers that clock */
+	__u64 corr_id;		/* CUPTI correlation id (driver API) */
+	__u64 name;		/* const char * in the process (kernels), else 0 */
+	__u64 bytes;		/* copies and memsets */
+	__u32 device, context;
+	__u32 stream;		/* CUPTI's stream id, not a CUstream */
+	__u32 grid[3], block[3];
+	__u32 shmem;		/* static + dynamic shared memory */
+	__u32 value;		/* memset value, sync type, overhead kind */
+	__u16 act_kind;		/* enum gb_act_kind */
+	__u8 copy_kind;		/* GB_K_* */
+	__u8 _pad;
+};
+
+struct gb_cupti_rec {
+	struct gb_rec r;	/* ts_ns: when the probe fired; pid: the process */
+	struct gb_cupti_act act;
+	char name[GB_NAME_MAX];	/* kernel name, "" if none */
+};
+
+enum gb_nvtx_op {
+	GB_NVTX_MARK = 1,
+	GB_NVTX_PUSH,
+	GB_NVTX_POP,
+	GB_NVTX_START,		/* nvtxRangeStart: may end on another thread */
+	GB_NVTX_END,
+};
+
+/*
+ * Probe nvtx(op, id, domain, name, color): r.a[0] op, a[1] range id
+ * (start/end), a[2] nvtxDomainHandle_t (0 = default), a[3] ARGB color
+ * or 0.
+ */
+struct gb_nvtx_rec {
+	struct gb_rec r;
+	char name[GB_NAME_MAX];	/* message, "" for pop/end */
+};
 
 #endif /* GPUBPF_ABI_H */

@@ -36,10 +36,10 @@ need_bpf() {
 	if [ "$(id -u)" != 0 ]; then skip "$1" "needs root for BPF"; exit 0; fi
 	if [ ! -r /sys/kernel/btf/vmlinux ]; then skip "$1" "kernel has no BTF (/sys/kernel/btf/vmlinux)"; exit 0; fi
 }
-# wait_for FILE [secs]: until FILE exists and is non-empty
+# wait_for FILE [secs]: until FILE exists
 wait_for() {
 	local i n=$(( ${2:-10} * 20 ))
-	for ((i = 0; i < n; i++)); do [ -s "$1" ] && return 0; sleep 0.05; done
+	for ((i = 0; i < n; i++)); do [ -e "$1" ] && return 0; sleep 0.05; done
 	return 1
 }
 # Start "gpubpf record ARGS" in the background, wait until attached.

@@ -35,12 +35,12 @@ for t in "$B"/tests/test_*; do
 		/^ok [0-9]+ - .*# SKIP/ { sub(/^ok [0-9]+ - /, ""); print "SKIP: " n "." $0; next }
 		/^ok [0-9]+ - / { sub(/^ok [0-9]+ - /, ""); print "PASS: " n "." $0; next }
 		/^not ok [0-9]+ - / { sub(/^not ok [0-9]+ - /, ""); print "FAIL: " n "." $0; next }')
-	if [ -n "$res" ]; then echo "$res" | count; fi
+	if [ -n "$res" ]; then count <<<"$res"; fi
 	if [ $rc -ne 0 ] && ! echo "$res" | grep -q '^FAIL'; then
-		echo "FAIL: $name exited $rc" | count
+		count <<<"FAIL: $name exited $rc"
 		echo "$out" | tail -20
 	fi
-	if [ -z "$res" ] && [ $rc -eq 0 ]; then echo "FAIL: $name ran no test" | count; fi
+	if [ -z "$res" ] && [ $rc -eq 0 ]; then count <<<"FAIL: $name ran no test"; fi
 done
 
 # integration tests
@@ -50,9 +50,9 @@ for t in "$ROOT"/tests/integ/*.sh; do
 	if [ -n "${ONLY:-}" ] && [[ $name != *$ONLY* ]]; then continue; fi
 	out=$(timeout 600 bash "$t" 2>&1); rc=$?
 	echo "=== $name (rc $rc)" >>"$log"
-	echo "$out" | sed "s/^\(PASS\|FAIL\|SKIP\): /\1: $name: /" | count
+	count < <(echo "$out" | sed "s/^\(PASS\|FAIL\|SKIP\): /\1: $name: /")
 	if [ $rc -ne 0 ] && ! echo "$out" | grep -q '^FAIL'; then
-		echo "FAIL: $name: script exited $rc" | count
+		count <<<"FAIL: $name: script exited $rc"
 	fi
 	if echo "$out" | grep -q '^FAIL'; then
 		echo "----- $name output (tail) -----"; echo "$out" | tail -25

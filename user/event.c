@@ -123,7 +123,7 @@ static void set_grid(struct gb_event *ev, uint64_t gx, uint64_t gy, uint64_t gz,
 
 static void decode_plain(struct gb_event *ev, const struct gb_type_info *ti, const struct gb_rec *r)
 {
-	const uint64_t *a = r->a;
+	const __u64 *a = r->a;
 	bool async = is_async(ti->name);
 
 	switch (ti->cat) {
@@ -189,7 +189,7 @@ static void decode_plain(struct gb_event *ev, const struct gb_type_info *ti, con
 
 static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, const struct gb_rec *r)
 {
-	const uint64_t *a = r->a, *x = r->x;
+	const __u64 *a = r->a, *x = r->x;
 
 	switch (ti->shape) {
 	case GB_SH_LAUNCH_DRV:

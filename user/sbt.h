@@ -72,6 +72,8 @@ struct sbt_info {
  * one-line message (naming the cause and offset) in err.
  */
 int sbt_reader_open(struct sbt_reader **r, const char *path, char *err, size_t errlen);
+/* Same on a memory image (fuzzing, tests); data must outlive the reader */
+int sbt_reader_open_mem(struct sbt_reader **r, const void *data, size_t len, char *err, size_t errlen);
 const struct sbt_info *sbt_reader_info(struct sbt_reader *r);
 const char *sbt_reader_note(struct sbt_reader *r, const char *key);	/* NULL if absent */
 /* Iterate events in time order. 1 = *ev filled, 0 = end, <0 = error (see last_error) */

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cuda.bpf.c - uprobes on GPU user-space libraries (libcuda, libcudart,
+ * libamdhip64): one generic entry and one generic return program; the
+ * attach cookie says which function and how to read its arguments.
+ * Also the dynamic loader hook (new libraries) and process lifetime.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "gpubpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile bool filter_pids = false;	/* only tgids in targets */
+const volatile bool follow_children = false;	/* forks of targets become targets */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);		/* resized by --ring-size before load */
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GB_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* every record we could not reserve, per CPU: reported, never silent.
+ * [GB_DROP_CALL] API calls, [GB_DROP_CTL] loader and exit notifications */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct inflight_key {
+	__u32 tid;
+	__u32 type;
+};
+
+/* calls between entry and return; LRU so a thread killed mid-call cannot leak */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct inflight_key);
+	__type(value, struct gb_rec);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gb_rec);
+} scratch SEC(".maps");
+
+static __always_inline bool traced(__u32 tgid)
+{
+	if (!filter_pids)
+		return true;
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+static __always_inline void count_drop(__u32 what)
+{
+	__u64 *d = bpf_map_lookup_elem(&drops, &what);
+
+	if (d)
+		*d += 1;
+}
+
+/* the id of a task in the pid namespace it lives in */
+static __always_inline __u32 ns_nr(struct pid *p)
+{
+	unsigned int level = BPF_CORE_READ(p, level);
+	struct upid up = {};
+	void *at = (void *)p + bpf_core_field_offset(struct pid, numbers) +
+		   (__u64)level * bpf_core_type_size(struct upid);
+
+	bpf_probe_read_kernel(&up, sizeof(up), at);
+	return up.nr;
+}
+
+static __always_inline void fill_common(struct gb_rec *r, __u16 kind, __u16 type)
+{
+	struct task_struct *t = (void *)bpf_get_current_task();
+	__u64 id = bpf_get_current_pid_tgid();
+
+	r->ts_ns = bpf_ktime_get_ns();
+	r->dur_ns = 0;
+	r->pid = id >> 32;
+	r->tid = (__u32)id;
+	r->ns_tid = ns_nr(BPF_CORE_READ(t, thread_pid));
+	r->ns_pid = ns_nr(BPF_CORE_READ(t, group_leader, thread_pid));
+	r->kind = kind;
+	r->type = type;
+	r->ret = 0;
+	r->flags = 0;
+	r->cpu = bpf_get_smp_processor_id();
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+}
+
+static __always_inline int read_user(void *dst, __u32 sz, __u64 addr, struct gb_rec *r)
+{
+	if (!addr || bpf_probe_read_user(dst, sz, (void *)addr)) {
+		r->flags |= GB_RF_XFAULT;
+		return -1;
+	}
+	return 0;
+}
+
+/* libbpf 1.1's bpf_tracing.h stops at the fifth argument */
+#if defined(__TARGET_ARCH_x86)
+/* SysV: arguments 7.. are on the stack above the return address */
+#define STACK_ARG0_OFF	8
+#define FIRST_STACK_ARG	6
+#define GB_PARM6(x)	(((struct pt_regs *)(x))->r9)
+#elif defined(__TARGET_ARCH_arm64)
+#define STACK_ARG0_OFF	0
+#define FIRST_STACK_ARG	8
+#define GB_PARM6(x)	(((struct user_pt_regs *)(x))->regs[5])
+#define GB_PARM7(x)	(((struct user_pt_regs *)(x))->regs[6])
+#define GB_PARM8(x)	(((struct user_pt_regs *)(x))->regs[7])
+#endif
+
+/* argument n (0-based) of the probed call, registers or stack */
+static __always_inline __u64 call_arg(struct pt_regs *ctx, int n, struct gb_rec *r)
+{
+	__u64 v = 0;
+
+	switch (n) {
+	case 0: return PT_REGS_PARM1(ctx);
+	case 1: return PT_REGS_PARM2(ctx);
+	case 2: return PT_REGS_PARM3(ctx);
+	case 3: return PT_REGS_PARM4(ctx);
+	case 4: return PT_REGS_PARM5(ctx);
+	case 5: return GB_PARM6(ctx);
+#if defined(__TARGET_ARCH_arm64)
+	case 6: return GB_PARM7(ctx);
+	case 7: return GB_PARM8(ctx);
+#endif
+	}
+	read_user(&v, sizeof(v), PT_REGS_SP(ctx) + STACK_ARG0_OFF + (n - FIRST_STACK_ARG) * 8, r);
+	return v;
+}
+
+static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r, __u32 shape)
+{
+	__u32 cfg[10] = {};
+
+	r->a[0] = PT_REGS_PARM1(ctx);
+	r->a[1] = PT_REGS_PARM2(ctx);
+	r->a[2] = PT_REGS_PARM3(ctx);
+	r->a[3] = PT_REGS_PARM4(ctx);
+	r->a[4] = PT_REGS_PARM5(ctx);
+	r->a[5] = GB_PARM6(ctx);
+	r->x[0] = r->x[1] = r->x[2] = r->x[3] = r->x[4] = 0;
+
+	switch (shape) {
+	case GB_SH_LAUNCH_DRV:	/* f, gx, gy, gz, bx, by, bz, shmem, stream */
+		r->x[0] = call_arg(ctx, 6, r);
+		r->x[1] = call_arg(ctx, 7, r);
+		r->x[2] = call_arg(ctx, 8, r);
+		break;
+	case GB_SH_LAUNCH_RT:	/* func, grid(2 regs), block(2 regs), args, shmem, stream */
+		r->x[0] = call_arg(ctx, 6, r);
+		r->x[1] = call_arg(ctx, 7, r);
+		break;
+	case GB_SH_LAUNCH_DRV_EX:
+	case GB_SH_LAUNCH_RT_EX:	/* the first 40 bytes of both config structs */
+		if (!read_user(cfg, 40, r->a[0], r)) {
+			r->x[0] = cfg[0] | ((__u64)cfg[1] << 32);
+			r->x[1] = cfg[2] | ((__u64)cfg[3] << 32);
+			r->x[2] = cfg[4] | ((__u64)cfg[5] << 32);
+			r->x[3] = cfg[6] | ((__u64)cfg[7] << 32);
+			r->x[4] = cfg[8] | ((__u64)cfg[9] << 32);
+		}
+		break;
+	case GB_SH_MEMCPY2D:	/* CUDA_MEMCPY2D: memory types at 16/72, width 112, height 120 */
+		read_user(&r->x[0], 4, r->a[0] + 16, r);
+		read_user(&r->x[1], 4, r->a[0] + 72, r);
+		read_user(&r->x[2], 16, r->a[0] + 112, r);
+		break;
+	case GB_SH_MEMCPY3D:	/* CUDA_MEMCPY3D: 32/120, width 176, height 184, depth 192 */
+		read_user(&r->x[0], 4, r->a[0] + 32, r);
+		read_user(&r->x[1], 4, r->a[0] + 120, r);
+		read_user(&r->x[2], 24, r->a[0] + 176, r);
+		break;
+	case GB_SH_HIP_MEMCPY2D:	/* ..., width, height, kind on the stack */
+		r->x[0] = call_arg(ctx, 6, r);
+		break;
+	}
+}
+
+SEC("uprobe")
+int gb_entry(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
+	__u64 id = bpf_get_current_pid_tgid();
+	struct inflight_key key = { .tid = (__u32)id, .type = type };
+	struct gb_rec *r;
+	__u32 zero = 0;
+
+	if (!traced(id >> 32))
+		return 0;
+	if (cookie & GB_COOKIE_F_RET) {
+		r = bpf_map_lookup_elem(&scratch, &zero);
+		if (!r)
+			return 0;
+		fill_common(r, GB_REC_CALL, type);
+		capture_entry(ctx, r, shape);
+		bpf_map_update_elem(&inflight, &key, r, BPF_ANY);
+		return 0;
+	}
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_drop(GB_DROP_CALL);
+		return 0;
+	}
+	fill_common(r, GB_REC_CALL, type);
+	capture_entry(ctx, r, shape);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* duration, return value and what the call wrote through its out pointer */
+static __always_inline void complete(struct pt_regs *ctx, struct gb_rec *r, __u64 now, __u32 shape)
+{
+	__u64 out = 0;
+
+	r->dur_ns = now - r->ts_ns;
+	r->ret = (__s32)PT_REGS_RC(ctx);
+	r->flags |= GB_RF_RET;
+	if (shape == GB_SH_OUT0 || shape == GB_SH_NAME) {
+		read_user(&out, sizeof(out), r->a[0], r);
+		r->x[0] = out;
+	}
+}
+
+SEC("uretprobe")
+int gb_return(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
+	__u64 id = bpf_get_current_pid_tgid();
+	struct inflight_key key = { .tid = (__u32)id, .type = type };
+	__u64 now = bpf_ktime_get_ns();
+	struct gb_name_rec *nr;
+	struct gb_rec *in, *r;
+
+	in = bpf_map_lookup_elem(&inflight, &key);
+	if (!in)
+		return 0;
+	if (shape == GB_SH_NAME) {
+		nr = bpf_ringbuf_reserve(&rb, sizeof(*nr), 0);
+		if (!nr)
+			goto drop;
+		__builtin_memcpy(&nr->r, in, sizeof(nr->r));
+		complete(ctx, &nr->r, now, shape);
+		nr->r.kind = GB_REC_NAME;
+		if (bpf_probe_read_user_str(nr->name, sizeof(nr->name), (void *)nr->r.a[2]) < 0) {
+			nr->name[0] = 0;
+			nr->r.flags |= GB_RF_XFAULT;
+		}
+		bpf_ringbuf_submit(nr, BPF_RB_NO_WAKEUP);
+	} else {
+		r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+		if (!r)
+			goto drop;
+		__builtin_memcpy(r, in, sizeof(*r));
+		complete(ctx, r, now, shape);
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	}
+	bpf_map_delete_elem(&inflight, &key);
+	return 0;
+drop:
+	count_drop(GB_DROP_CALL);
+	bpf_map_delete_elem(&inflight, &key);
+	return 0;
+}
+
+static __always_inline void notify(__u16 kind)
+{
+	struct gb_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r) {
+		count_drop(GB_DROP_CTL);
+		return;
+	}
+	fill_common(r, kind, 0);
+	/* control records must be seen promptly: new libraries need attaching */
+	bpf_ringbuf_submit(r, 0);
+}
+
+/* ld.so calls _dl_debug_state() whenever its link map changed (startup, dlopen) */
+SEC("uprobe")
+int gb_dl_state(struct pt_regs *ctx)
+{
+	if (traced(bpf_get_current_pid_tgid() >> 32))
+		notify(GB_REC_DLOPEN);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int gb_fork(struct trace_event_raw_sched_process_fork *ctx)
+{
+	__u32 parent = bpf_get_current_pid_tgid() >> 32;
+	__u32 child = ctx->child_pid;
+	__u8 one = 1;
+
+	if (!filter_pids || !follow_children)
+		return 0;
+	if (bpf_map_lookup_elem(&targets, &parent))
+		bpf_map_update_elem(&targets, &child, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int gb_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+
+	if (!traced(tgid))
+		return 0;
+	if (tid == tgid)
+		notify(GB_REC_EXIT);
+	/* a forked thread was added under its own id; the process keeps its key
+	 * until the collector has seen the exit (it may still be draining) */
+	if (filter_pids && tid != tgid)
+		bpf_map_delete_elem(&targets, &tid);
+	return 0;
+}

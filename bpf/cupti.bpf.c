@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cupti.bpf.c - USDT programs for the probes of cupti/libgpubpf_cupti.so
+ * (provider "gpubpf", see cupti/probes.h). Records go to the same ring
+ * buffer, pid filter and drop counter as cuda.bpf.c: user space reuses
+ * those maps' fds before load (cupti_attach.c), so these definitions only
+ * matter when this object is loaded alone.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
+#include "gpubpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile bool filter_pids = false;	/* only tgids in targets */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GB_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);		/* GB_DROP_* */
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+static __always_inline bool traced(__u32 tgid)
+{
+	if (!filter_pids)
+		return true;
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/* counted as call records: the recorder reports them with the uprobe drops */
+static __always_inline void count_drop(void)
+{
+	__u32 what = GB_DROP_CALL;
+	__u64 *d = bpf_map_lookup_elem(&drops, &what);
+
+	if (d)
+		__sync_fetch_and_add(d, 1);
+}
+
+static __always_inline __u32 ns_nr(struct pid *p)
+{
+	unsigned int level = BPF_CORE_READ(p, level);
+	struct upid up = {};
+	void *at = (void *)p + bpf_core_field_offset(struct pid, numbers) +
+		   (__u64)level * bpf_core_type_size(struct upid);
+
+	bpf_probe_read_kernel(&up, sizeof(up), at);
+	return up.nr;
+}
+
+/* the gb_rec header every record starts with; a[] and x[] zeroed */
+static __always_inline void fill_common(struct gb_rec *r, __u16 kind, __u16 type)
+{
+	struct task_struct *t = (void *)bpf_get_current_task();
+	__u64 id = bpf_get_current_pid_tgid();
+
+	__builtin_memset(r, 0, sizeof(*r));
+	r->ts_ns = bpf_ktime_get_ns();
+	r->pid = id >> 32;
+	r->tid = (__u32)id;
+	r->ns_tid = ns_nr(BPF_CORE_READ(t, thread_pid));
+	r->ns_pid = ns_nr(BPF_CORE_READ(t, group_leader, thread_pid));
+	r->kind = kind;
+	r->type = type;
+	r->cpu = bpf_get_smp_processor_id();
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+}
+
+SEC("usdt")
+int BPF_USDT(gb_cupti_launch, __u32 domain, __u32 cbid, __u64 corr, __u64 handle, __u64 stream)
+{
+	struct gb_rec *r;
+
+	if (!traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_drop();
+		return 0;
+	}
+	fill_common(r, GB_REC_CUPTI_LAUNCH, GB_T_none);
+	r->a[0] = corr;
+	r->a[1] = cbid;
+	r->a[2] = domain;
+	r->a[3] = handle;
+	r->a[4] = stream;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+static __always_inline __u16 act_type(__u16 k)
+{
+	switch (k) {
+	case GB_ACT_KERNEL: return GB_T_gpu_kernel;
+	case GB_ACT_MEMCPY: return GB_T_gpu_memcpy;
+	case GB_ACT_MEMSET: return GB_T_gpu_memset;
+	case GB_ACT_SYNC: return GB_T_gpu_sync;
+	default: return GB_T_none;
+	}
+}
+
+SEC("usdt")
+int BPF_USDT(gb_cupti_activity, void *act, __u32 size)
+{
+	struct gb_cupti_rec *r;
+
+	if (!traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_drop();
+		return 0;
+	}
+	fill_common(&r->r, GB_REC_CUPTI_ACT, GB_T_none);
+	__builtin_memset(&r->act, 0, sizeof(r->act));
+	r->name[0] = 0;
+	/*
+	 * size is the library's sizeof(struct gb_cupti_act): a newer library
+	 * may append fields (we read our prefix), a shorter struct is not ours.
+	 */
+	if (size < sizeof(r->act) || bpf_probe_read_user(&r->act, sizeof(r->act), act)) {
+		r->r.flags |= GB_RF_XFAULT;
+	} else {
+		r->r.type = act_type(r->act.act_kind);
+		if (r->act.name)
+			bpf_probe_read_user_str(r->name, sizeof(r->name), (void *)r->act.name);
+	}
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(gb_cupti_nvtx, __u32 op, __u64 id, __u64 domain, void *name, __u32 color)
+{
+	struct gb_nvtx_rec *r;
+
+	if (!traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_drop();
+		return 0;
+	}
+	fill_common(&r->r, GB_REC_NVTX, op == GB_NVTX_MARK ? GB_T_nvtx_mark : GB_T_nvtx_range);
+	r->r.a[0] = op;
+	r->r.a[1] = id;
+	r->r.a[2] = domain;
+	r->r.a[3] = color;
+	r->name[0] = 0;
+	if (name && bpf_probe_read_user_str(r->name, sizeof(r->name), name) < 0) {
+		r->name[0] = 0;
+		r->r.flags |= GB_RF_XFAULT;
+	}
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(gb_cupti_lost, __u64 cupti_dropped, __u64 rate_limited)
+{
+	struct gb_rec *r;
+
+	if (!traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_drop();
+		return 0;
+	}
+	fill_common(r, GB_REC_CUPTI_LOST, GB_T_drops);
+	r->a[0] = cupti_dropped;
+	r->a[1] = rate_limited;
+	/* rare and end-of-run: let the collector see it promptly */
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * usdt_app.c - fire the probes of libgpubpf_cupti.so the way a CUDA
+ * program under CUDA_INJECTION64_PATH would, without a GPU.
+ *
+ *   usdt_app CUPTI_LIB LIBCUDA N
+ *
+ * For i < N: NVTX push "step", cuLaunchKernel (in LIBCUDA, a fake libcuda
+ * the uprobes see) of "_Z9gb_kernelPf", probe launch with correlation id
+ * CORR_BASE + i and the same CUfunction, NVTX pop. Then one more launch
+ * (id CORR_BASE + N) that gets no device record, followed by
+ * cuCtxSynchronize: its timing is "bounded". Then the device records of
+ * the first N launches, newest first, through the library's own
+ * conversion code (gpubpf_cupti_emit_activity), a memcpy record nobody
+ * launched (id ORPHAN_CORR), an NVTX start/end range and a mark.
+ * NVTX reaches the library through NVTX_INJECTION64_PATH, set here.
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <nvtx3/nvToolsExt.h>
+
+#define CORR_BASE	1000
+#define ORPHAN_CORR	999999
+#define KERNEL		"_Z9gb_kernelPf"
+#define STREAM		0x5000
+#define MAXN		4096
+
+typedef int (*cu_fn)();
+typedef int (*emit_launch_fn)(uint32_t, uint32_t, uint64_t, uint64_t, uint64_t);
+typedef int (*emit_act_fn)(const void *);
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *must_sym(void *h, const char *lib, const char *name)
+{
+	void *p = dlsym(h, name);
+
+	if (!p) {
+		fprintf(stderr, "usdt_app: %s has no %s\n", lib, name);
+		exit(2);
+	}
+	return p;
+}
+
+static void kernel_rec(CUpti_ActivityKernel10 *k, uint32_t corr, uint64_t t)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k->start = t + 10000;
+	k->end = t + 10000 + 50000;	/* 50 us on the device */
+	k->deviceId = 0;
+	k->contextId = 1;
+	k->streamId = 7;
+	k->gridX = 4; k->gridY = 1; k->gridZ = 1;
+	k->blockX = 64; k->blockY = 1; k->blockZ = 1;
+	k->correlationId = corr;
+	k->name = KERNEL;
+}
+
+int main(int argc, char **argv)
+{
+	static uint64_t launch_ts[MAXN];
+	CUpti_ActivityKernel10 k;
+	CUpti_ActivityMemcpy6 m;
+	emit_launch_fn emit_launch;
+	emit_act_fn emit_act;
+	cu_fn launch, sync, mload, getfn;
+	void *lib, *cuda, *mod = NULL, *f = NULL;
+	nvtxRangeId_t r;
+	int i, n;
+
+	if (argc != 4 || (n = atoi(argv[3])) <= 0 || n > MAXN) {
+		fprintf(stderr, "usage: usdt_app CUPTI_LIB LIBCUDA N (1..%d)\n", MAXN);
+		return 2;
+	}
+	setenv("NVTX_INJECTION64_PATH", argv[1], 1);
+	lib = dlopen(argv[1], RTLD_NOW);
+	cuda = dlopen(argv[2], RTLD_NOW);
+	if (!lib || !cuda) {
+		fprintf(stderr, "usdt_app: %s\n", dlerror());
+		return 2;
+	}
+	emit_launch = (emit_launch_fn)must_sym(lib, argv[1], "gpubpf_cupti_emit_launch");
+	emit_act = (emit_act_fn)must_sym(lib, argv[1], "gpubpf_cupti_emit_activity");
+	launch = (cu_fn)must_sym(cuda, argv[2], "cuLaunchKernel");
+	sync = (cu_fn)must_sym(cuda, argv[2], "cuCtxSynchronize");
+	mload = (cu_fn)must_sym(cuda, argv[2], "cuModuleLoad");
+	getfn = (cu_fn)must_sym(cuda, argv[2], "cuModuleGetFunction");
+	mload(&mod, "gb.cubin");
+	getfn(&f, mod, KERNEL);
+
+	for (i = 0; i <= n; i++) {
+		if (i < n)
+			nvtxRangePushA("step");
+		launch_ts[i % MAXN] = now_ns();
+		launch(f, 4, 1, 1, 64, 1, 1, 0, (void *)STREAM, NULL, NULL);
+		emit_launch(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+			    CORR_BASE + i, (uintptr_t)f, STREAM);
+		if (i < n)
+			nvtxRangePop();
+	}
+	sync();
+	for (i = n - 1; i >= 0; i--) {
+		kernel_rec(&k, CORR_BASE + i, launch_ts[i]);
+		emit_act(&k);
+	}
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	m.bytes = 4096;
+	m.start = now_ns();
+	m.end = m.start + 3000;
+	m.streamId = 7;
+	m.correlationId = ORPHAN_CORR;
+	emit_act(&m);
+	r = nvtxRangeStartA("phase");
+	nvtxMarkA("done");
+	nvtxRangeEnd(r);
+	printf("pid=%d corr_base=%d n=%d f=%lu\n", getpid(), CORR_BASE, n, (unsigned long)(uintptr_t)f);
+	return 0;
+}

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * json.c - Chrome trace event JSON (as Perfetto's JSON importer reads it).
+ *
+ * ts/dur are microseconds printed from integer ns with three decimals, so
+ * ns precision survives (and a 1 ns call keeps dur 0.001, never 0). Slices
+ * are complete ("X") events: the layout already clamped them to nest.
+ * Device lanes and the collector live in synthetic processes named with
+ * process_name/thread_name metadata. Flows are v1 "s"/"f" pairs with
+ * bp:"e", each placed inside its slice.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tracks.h"
+
+struct js {
+	bool any;	/* an event was written in this file: next one needs a comma */
+};
+
+static struct js *js_of(struct gb_exporter *ex)
+{
+	if (!ex->priv) {
+		ex->priv = calloc(1, sizeof(struct js));
+		if (!ex->priv) {
+			gb_err("out of memory");
+			abort();
+		}
+	}
+	return ex->priv;
+}
+
+/* The hot path: append without strlen or a NUL per call */
+static inline void jput(struct gb_buf *b, const void *p, size_t n)
+{
+	if (b->len + n + 1 > b->cap)
+		gb_buf_reserve(b, n);
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+#define LIT(b, s) jput(b, s, sizeof(s) - 1)
+
+static const char digits2[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* Two digits per division: timestamps make most of the output */
+static void put_u64(struct gb_buf *b, uint64_t v)
+{
+	char tmp[24], *p = tmp + sizeof(tmp);
+
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, digits2 + (v % 100) * 2, 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, digits2 + v * 2, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	jput(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+static void put_hex(struct gb_buf *b, uint64_t v)
+{
+	char tmp[24], *p = tmp + sizeof(tmp);
+
+	*--p = '"';
+	do {
+		*--p = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	*--p = 'x';
+	*--p = '0';
+	*--p = '"';
+	jput(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+static void put_dim3(struct gb_buf *b, const uint32_t v[3])
+{
+	gb_buf_putc(b, '"');
+	put_u64(b, v[0]);
+	gb_buf_putc(b, ',');
+	put_u64(b, v[1]);
+	gb_buf_putc(b, ',');
+	put_u64(b, v[2]);
+	gb_buf_putc(b, '"');
+}
+
+static void put_i64(struct gb_buf *b, int64_t v)
+{
+	if (v < 0) {
+		gb_buf_putc(b, '-');
+		put_u64(b, (uint64_t)0 - (uint64_t)v);
+	} else {
+		put_u64(b, (uint64_t)v);
+	}
+}
+
+/* ns -> "us.nnn" */
+static void put_us(struct gb_buf *b, uint64_t ns)
+{
+	char f[4] = { '.', (char)('0' + ns % 1000 / 100), (char)('0' + ns % 100 / 10),
+		      (char)('0' + ns % 10) };
+
+	put_u64(b, ns / 1000);
+	jput(b, f, 4);
+}
+
+static void put_lit(struct gb_buf *b, const char *s)
+{
+	jput(b, s, strlen(s));
+}
+
+/* A pooled string as a JSON literal, escaped once per distinct string */
+static void put_str(struct gb_buf *b, const struct gb_str *cs, bool disp)
+{
+	struct gb_str *s = (struct gb_str *)cs;
+	struct gb_buf t = { 0 };
+
+	if (!disp || s->disp == s->s) {
+		if (!s->json) {
+			gb_buf_json_str(&t, s->s);
+			s->json = t.p;
+			s->jlen = (uint32_t)t.len;
+		}
+		jput(b, s->json, s->jlen);
+		return;
+	}
+	gb_buf_json_str(b, s->disp);	/* demangled names: rare enough */
+}
+
+static void ev_start(struct gb_exporter *ex, const char *ph, const struct gb_track *t)
+{
+	struct js *js = js_of(ex);
+	struct gb_buf *b = &ex->out;
+
+	if (js->any)
+		LIT(b, ",\n{\"ph\":\"");
+	else
+		LIT(b, "\n{\"ph\":\"");
+	js->any = true;
+	put_lit(b, ph);
+	LIT(b, "\",\"pid\":");
+	put_u64(b, t->jpid);
+	LIT(b, ",\"tid\":");
+	put_u64(b, t->jtid);
+}
+
+static void meta(struct gb_exporter *ex, const struct gb_track *t, const char *what, const char *name)
+{
+	struct gb_buf *b = &ex->out;
+
+	ev_start(ex, "M", t);
+	LIT(b, ",\"name\":\"");
+	put_lit(b, what);
+	LIT(b, "\",\"args\":{\"name\":");
+	gb_buf_json_str(b, name);
+	LIT(b, "}}");
+}
+
+static int js_begin_file(struct gb_exporter *ex, uint64_t ts)
+{
+	struct gb_buf *b = &ex->out;
+
+	js_of(ex)->any = false;
+	put_lit(b, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"gpubpf\","
+		"\"clock\":\"CLOCK_MONOTONIC\"");
+	if (ex->have_clock) {
+		LIT(b, ",\"real_start_ns\":");
+		put_u64(b, ex->real_start);
+		LIT(b, ",\"mono_start_ns\":");
+		put_u64(b, ex->mono_start);
+	}
+	LIT(b, "},\"traceEvents\":[");
+	return 0;
+}
+
+static void js_end_file(struct gb_exporter *ex)
+{
+	LIT(&ex->out, "\n]}\n");
+}
+
+static void js_descriptor(struct gb_exporter *ex, struct gb_track *t, uint64_t ts)
+{
+	switch (t->kind) {
+	case GB_TK_PROCESS:
+	case GB_TK_GPU:
+		meta(ex, t, "process_name", t->name);
+		break;
+	case GB_TK_THREAD:
+	case GB_TK_LANE:
+	case GB_TK_LAUNCHES:
+		meta(ex, t, "thread_name", t->name);
+		break;
+	case GB_TK_COLLECTOR:
+		meta(ex, t, "process_name", t->name);
+		meta(ex, t, "thread_name", t->name);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- args ---- */
+
+struct args { struct gb_buf *b; bool any; };
+
+static void key_n(struct args *a, const char *k, size_t n)
+{
+	if (a->any)
+		LIT(a->b, ",\"");
+	else
+		LIT(a->b, ",\"args\":{\"");
+	a->any = true;
+	jput(a->b, k, n);
+	LIT(a->b, "\":");
+}
+#define key(a, k) key_n(a, k, sizeof(k) - 1)
+
+static void arg_u(struct args *a, const char *k, uint64_t v)
+{
+	key_n(a, k, strlen(k));
+	put_u64(a->b, v);
+}
+
+static void arg_hex(struct args *a, const char *k, uint64_t v)
+{
+	key_n(a, k, strlen(k));
+	put_hex(a->b, v);
+}
+
+static void arg_s(struct gb_exporter *ex, struct args *a, const char *k, const char *v)
+{
+	key_n(a, k, strlen(k));
+	put_str(a->b, gbx_strpool_get(&ex->pool, v), false);
+}
+
+/* Drops: the recorder counts in bytes (ring records lost), CUPTI in aux[] */
+static void drops_args(struct gb_exporter *ex, struct args *a, const struct gb_event *ev)
+{
+	if (ev->flags & (GB_EF_BYTES | GB_EF_ARG))
+		arg_u(a, "count", ev->flags & GB_EF_BYTES ? ev->bytes : ev->arg);
+	if (ev->aux[0])
+		arg_u(a, "cupti_dropped", ev->aux[0]);
+	if (ev->aux[1])
+		arg_u(a, "rate_limited", ev->aux[1]);
+	if (ev->detail)
+		arg_s(ex, a, "detail", ev->detail);
+	arg_u(a, "cpu", ev->cpu);
+	gb_buf_putc(a->b, '}');
+}
+
+static void args(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	struct args a = { &ex->out, false };
+	unsigned cat = gb_event_cat(ev);
+
+	if (ev->type == GB_T_drops) {
+		drops_args(ex, &a, ev);
+		return;
+	}
+	if (ev->name && (cat == GB_CAT_LAUNCH || cat == GB_CAT_NAME || cat == GB_CAT_DEVICE))
+		arg_s(ex, &a, "kernel", ev->name);
+	if (cat == GB_CAT_FUNC)
+		arg_u(&a, "func_id", ev->handle);
+	if (ev->flags & GB_EF_ARG)
+		arg_u(&a, "arg", ev->arg);
+	if (ev->flags & GB_EF_GRID) {
+		key(&a, "grid");
+		put_dim3(a.b, ev->grid);
+		key(&a, "block");
+		put_dim3(a.b, ev->block);
+		arg_u(&a, "shmem", ev->shmem);
+	}
+	if (ev->flags & GB_EF_STREAM)
+		arg_hex(&a, "stream", ev->stream);
+	if (ev->flags & GB_EF_BYTES)
+		arg_u(&a, "bytes", ev->bytes);
+	if (gb_kind_name(ev->kind))
+		arg_s(ex, &a, "kind", gb_kind_name(ev->kind));
+	if (ev->flags & GB_EF_PTR && cat != GB_CAT_FUNC) {
+		arg_hex(&a, "ptr", ev->ptr);
+		if (cat == GB_CAT_COPY && ev->src)
+			arg_hex(&a, "src", ev->src);
+	}
+	if (ev->handle && (cat == GB_CAT_LAUNCH || cat == GB_CAT_NAME || cat == GB_CAT_SYNC ||
+			   cat == GB_CAT_IOCTL))
+		arg_hex(&a, "handle", ev->handle);
+	if (ev->corr_id)
+		arg_u(&a, "corr_id", ev->corr_id);
+	if (gb_prov_name(ev->prov))
+		arg_s(ex, &a, "timing", gb_prov_name(ev->prov));
+	if (ev->detail)
+		arg_s(ex, &a, "detail", ev->detail);
+	/* device work: device and pid are in the track names ("GPU n", "pid P stream S") */
+	if (ev->stack_id)
+		arg_u(&a, "stack_id", ev->stack_id);
+	if (ev->flags & GB_EF_XFAULT) {
+		key(&a, "arg_fault");
+		LIT(a.b, "true");
+	}
+	if (ev->flags & GB_EF_RET) {
+		key(&a, "ret");
+		put_i64(a.b, ev->ret);
+	}
+	if (a.any)
+		gb_buf_putc(a.b, '}');
+}
+
+static void name_cat(struct gb_exporter *ex, const struct gb_slice *s)
+{
+	struct gb_buf *b = &ex->out;
+	unsigned api = s->ev->api;
+
+	LIT(b, ",\"name\":");
+	put_str(b, s->name, true);
+	LIT(b, ",\"cat\":\"");
+	put_lit(b, api < GB_API__COUNT ? gb_api_name(api) : "?");
+	gb_buf_putc(b, '"');
+}
+
+static void flow(struct gb_exporter *ex, struct gb_track *t, const char *ph, uint64_t id,
+		 uint64_t ts, uint64_t end)
+{
+	struct gb_buf *b = &ex->out;
+
+	ev_start(ex, ph, t);
+	LIT(b, ",\"ts\":");
+	put_us(b, ts + (end - ts) / 2);
+	LIT(b, ",\"name\":\"launch\",\"cat\":\"flow\",\"id\":");
+	put_u64(b, id);
+	put_lit(b, ph[0] == 'f' ? ",\"bp\":\"e\"}" : "}");
+}
+
+static void js_slice_begin(struct gb_exporter *ex, struct gb_track *t, const struct gb_slice *s)
+{
+	struct gb_buf *b = &ex->out;
+
+	if (s->resumed)	/* the X event in the previous file already covers it */
+		return;
+	ev_start(ex, "X", t);
+	LIT(b, ",\"ts\":");
+	put_us(b, s->ts);
+	LIT(b, ",\"dur\":");
+	put_us(b, s->end - s->ts);
+	name_cat(ex, s);
+	args(ex, s->ev);
+	gb_buf_putc(b, '}');
+	if (s->flow_out)
+		flow(ex, t, "s", s->flow_out, s->ts, s->end);
+	if (s->flow_in)
+		flow(ex, t, "f", s->flow_in, s->ts, s->end);
+}
+
+static void js_slice_end(struct gb_exporter *ex, struct gb_track *t, uint64_t ts)
+{
+}
+
+static void js_instant(struct gb_exporter *ex, struct gb_track *t, const struct gb_slice *s)
+{
+	struct gb_buf *b = &ex->out;
+
+	ev_start(ex, "i", t);
+	LIT(b, ",\"s\":\"t\",\"ts\":");
+	put_us(b, s->ts);
+	name_cat(ex, s);
+	args(ex, s->ev);
+	gb_buf_putc(b, '}');
+	if (s->flow_in)
+		flow(ex, t, "f", s->flow_in, s->ts, s->end);
+}
+
+static void js_counter(struct gb_exporter *ex, struct gb_track *t, uint64_t ts, int64_t v)
+{
+	struct gb_buf *b = &ex->out;
+
+	ev_start(ex, "C", t);
+	LIT(b, ",\"ts\":");
+	put_us(b, ts);
+	LIT(b, ",\"name\":\"GPU memory\",\"args\":{\"bytes\":");
+	put_i64(b, v);
+	LIT(b, "}}");
+}
+
+static void js_free(struct gb_exporter *ex)
+{
+	free(ex->priv);
+	ex->priv = NULL;
+}
+
+const struct gb_backend gb_json_backend = {
+	.ext = ".json",
+	.begin_file = js_begin_file,
+	.end_file = js_end_file,
+	.descriptor = js_descriptor,
+	.slice_begin = js_slice_begin,
+	.slice_end = js_slice_end,
+	.instant = js_instant,
+	.counter = js_counter,
+	.free = js_free,
+};

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * perfetto.c - Perfetto TracePacket stream (perfetto_trace.proto).
+ *
+ * One writer sequence (trusted_packet_sequence_id 1) per file:
+ *   1. ClockSnapshot: BOOTTIME, MONOTONIC and, when the trace stored its
+ *      clock pair, REALTIME, all sampled at the same instant.
+ *   2. SEQ_INCREMENTAL_STATE_CLEARED | NEEDS, TracePacketDefaults with
+ *      timestamp_clock_id = MONOTONIC: every later packet is in
+ *      CLOCK_MONOTONIC ns (bpf_ktime_get_ns) and carries NEEDS.
+ *   3. Track descriptors on first use, then track events. Event names,
+ *      categories, debug-annotation names and repeated string values are
+ *      interned; an entry is defined in the packet that first uses it.
+ * Slices are BEGIN/END pairs (there is no complete-event type).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pb.h"
+#include "tracks.h"
+
+#define SEQ_ID		1
+#define SEQ_CLEARED	1
+#define SEQ_NEEDS	2
+#define CLOCK_REALTIME_ID	1
+#define CLOCK_MONOTONIC_ID	3
+#define CLOCK_BOOTTIME_ID	6
+
+/* TracePacket */
+#define TP_TIMESTAMP		8
+#define TP_SEQ_ID		10
+#define TP_TRACK_EVENT		11
+#define TP_INTERNED		12
+#define TP_FLAGS		13
+#define TP_CLOCK_SNAPSHOT	6
+#define TP_CLOCK_ID		58
+#define TP_DEFAULTS		59
+#define TP_TRACK_DESC		60
+#define TP_FIRST_ON_SEQ		87
+/* TrackEvent */
+#define TE_CATEGORY_IIDS	3
+#define TE_DEBUG		4
+#define TE_TYPE			9
+#define TE_NAME_IID		10
+#define TE_TRACK_UUID		11
+#define TE_COUNTER_VALUE	30
+#define TE_FLOW_IDS		47
+#define TE_TERM_FLOW_IDS	48
+enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER };
+/* DebugAnnotation */
+#define DA_NAME_IID	1
+#define DA_BOOL		2
+#define DA_UINT		3
+#define DA_INT		4
+#define DA_STRING	6
+#define DA_POINTER	7
+#define DA_STRING_IID	17
+/* InternedData */
+#define ID_CATEGORIES	1
+#define ID_NAMES	2
+#define ID_DA_NAMES	3
+#define ID_DA_STRINGS	29
+
+/* Debug-annotation names: a static table, interned as index + 1 */
+enum ann {
+	A_KERNEL, A_FUNC_ID, A_ARG, A_GRID, A_BLOCK, A_SHMEM, A_STREAM, A_BYTES,
+	A_KIND, A_PTR, A_SRC, A_HANDLE, A_CORR_ID, A_TIMING, A_DETAIL, A_DEVICE,
+	A_PID, A_RET, A_ARG_FAULT, A_STACK_ID, A_COUNT, A_CPU, A_CUPTI_DROPPED,
+	A_RATE_LIMITED, A__N
+};
+static const char *const ann_names[A__N] = {
+	"kernel", "func_id", "arg", "grid", "block", "shmem", "stream", "bytes",
+	"kind", "ptr", "src", "handle", "corr_id", "timing", "detail", "device",
+	"pid", "ret", "arg_fault", "stack_id", "count", "cpu", "cupti_dropped",
+	"rate_limited",
+};
+
+struct pf {
+	struct gb_buf te;	/* the TrackEvent being built */
+	struct gb_buf in;	/* interned entries it needs */
+	uint32_t next_iid[GB_IT__N];
+	uint32_t ann_gen[A__N];
+	uint32_t cat_gen[GB_API__COUNT + 1];
+};
+
+static struct pf *pf_of(struct gb_exporter *ex)
+{
+	if (!ex->priv) {
+		ex->priv = calloc(1, sizeof(struct pf));
+		if (!ex->priv) {
+			gb_err("out of memory");
+			abort();
+		}
+	}
+	return ex->priv;
+}
+
+/* ---- interning: generation numbers make a new file start empty ---- */
+
+static void intern_entry(struct gb_buf *in, uint32_t table, uint64_t iid, uint32_t str_field,
+			 const char *s, size_t n)
+{
+	size_t o = pb_begin(in, table);
+
+	pb_varint(in, 1, iid);
+	pb_bytes(in, str_field, s, n);
+	pb_end(in, o);
+}
+
+static uint64_t iid_of(struct gb_exporter *ex, struct pf *pf, const struct gb_str *cs, int table)
+{
+	struct gb_str *s = (struct gb_str *)cs;
+	const char *txt = table == GB_IT_NAME ? s->disp : s->s;
+
+	if (s->gen[table] != ex->file_gen + 1) {
+		s->gen[table] = ex->file_gen + 1;
+		s->iid[table] = ++pf->next_iid[table];
+		intern_entry(&pf->in, table == GB_IT_NAME ? ID_NAMES : ID_DA_STRINGS,
+			     s->iid[table], 2, txt, strlen(txt));
+	}
+	return s->iid[table];
+}
+
+static void ann_name(struct gb_exporter *ex, struct pf *pf, enum ann a)
+{
+	if (pf->ann_gen[a] != ex->file_gen + 1) {
+		pf->ann_gen[a] = ex->file_gen + 1;
+		intern_entry(&pf->in, ID_DA_NAMES, a + 1, 2, ann_names[a], strlen(ann_names[a]));
+	}
+	pb_varint(&pf->te, DA_NAME_IID, a + 1);
+}
+
+static uint64_t category(struct gb_exporter *ex, struct pf *pf, unsigned api)
+{
+	const char *n;
+
+	if (api >= GB_API__COUNT)
+		api = GB_API__COUNT;
+	if (pf->cat_gen[api] != ex->file_gen + 1) {
+		pf->cat_gen[api] = ex->file_gen + 1;
+		n = api < GB_API__COUNT ? gb_api_name(api) : "?";
+		intern_entry(&pf->in, ID_CATEGORIES, api + 1, 2, n, strlen(n));
+	}
+	return api + 1;
+}
+
+/* ---- debug annotations ---- */
+
+static void da_u(struct gb_exporter *ex, struct pf *pf, enum ann a, uint32_t vfield, uint64_t v)
+{
+	size_t o = pb_begin(&pf->te, TE_DEBUG);
+
+	ann_name(ex, pf, a);
+	pb_varint(&pf->te, vfield, v);
+	pb_end(&pf->te, o);
+}
+
+/* Strings that repeat (kernel names, kinds, devices) are interned */
+static void da_istr(struct gb_exporter *ex, struct pf *pf, enum ann a, const char *s)
+{
+	const struct gb_str *p = gbx_strpool_get(&ex->pool, s);
+	size_t o = pb_begin(&pf->te, TE_DEBUG);
+
+	ann_name(ex, pf, a);
+	pb_varint(&pf->te, DA_STRING_IID, iid_of(ex, pf, p, GB_IT_STRVAL));
+	pb_end(&pf->te, o);
+}
+
+/* "x,y,z" without printf: this runs for every launch */
+static const char *dim3(char *b, const uint32_t v[3])
+{
+	char *p = b;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		char t[10], *q = t + sizeof(t);
+		uint32_t x = v[i];
+
+		do {
+			*--q = (char)('0' + x % 10);
+			x /= 10;
+		} while (x);
+		memcpy(p, q, (size_t)(t + sizeof(t) - q));
+		p += t + sizeof(t) - q;
+		*p++ = i < 2 ? ',' : 0;
+	}
+	return b;
+}
+
+/* Drops: the recorder counts in bytes (ring records lost), CUPTI in aux[] */
+static void annotate_drops(struct gb_exporter *ex, struct pf *pf, const struct gb_event *ev)
+{
+	if (ev->flags & (GB_EF_BYTES | GB_EF_ARG))
+		da_u(ex, pf, A_COUNT, DA_UINT, ev->flags & GB_EF_BYTES ? ev->bytes : ev->arg);
+	if (ev->aux[0])
+		da_u(ex, pf, A_CUPTI_DROPPED, DA_UINT, ev->aux[0]);
+	if (ev->aux[1])
+		da_u(ex, pf, A_RATE_LIMITED, DA_UINT, ev->aux[1]);
+	if (ev->detail)
+		da_istr(ex, pf, A_DETAIL, ev->detail);
+	da_u(ex, pf, A_CPU, DA_UINT, ev->cpu);
+}
+
+static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_event *ev)
+{
+	unsigned cat = gb_event_cat(ev);
+	char b[48];
+
+	if (ev->type == GB_T_drops) {
+		annotate_drops(ex, pf, ev);
+		return;
+	}
+	if (ev->name && (cat == GB_CAT_LAUNCH || cat == GB_CAT_NAME || cat == GB_CAT_DEVICE))
+		da_istr(ex, pf, A_KERNEL, ev->name);
+	if (cat == GB_CAT_FUNC)
+		da_u(ex, pf, A_FUNC_ID, DA_UINT, ev->handle);
+	if (ev->flags & GB_EF_ARG)
+		da_u(ex, pf, A_ARG, DA_UINT, ev->arg);
+	if (ev->flags & GB_EF_GRID) {
+		/* launch shapes repeat: interned */
+		da_istr(ex, pf, A_GRID, dim3(b, ev->grid));
+		da_istr(ex, pf, A_BLOCK, dim3(b, ev->block));
+		da_u(ex, pf, A_SHMEM, DA_UINT, ev->shmem);
+	}
+	if (ev->flags & GB_EF_STREAM)
+		da_u(ex, pf, A_STREAM, DA_POINTER, ev->stream);
+	if (ev->flags & GB_EF_BYTES)
+		da_u(ex, pf, A_BYTES, DA_UINT, ev->bytes);
+	if (gb_kind_name(ev->kind))
+		da_istr(ex, pf, A_KIND, gb_kind_name(ev->kind));
+	if (ev->flags & GB_EF_PTR && cat != GB_CAT_FUNC) {
+		da_u(ex, pf, A_PTR, DA_POINTER, ev->ptr);
+		if (cat == GB_CAT_COPY && ev->src)
+			da_u(ex, pf, A_SRC, DA_POINTER, ev->src);
+	}
+	if (ev->handle && (cat == GB_CAT_LAUNCH || cat == GB_CAT_NAME || cat == GB_CAT_SYNC ||
+			   cat == GB_CAT_IOCTL))
+		da_u(ex, pf, A_HANDLE, DA_POINTER, ev->handle);
+	if (ev->corr_id)
+		da_u(ex, pf, A_CORR_ID, DA_UINT, ev->corr_id);
+	if (gb_prov_name(ev->prov))
+		da_istr(ex, pf, A_TIMING, gb_prov_name(ev->prov));
+	if (ev->detail)
+		da_istr(ex, pf, A_DETAIL, ev->detail);
+	/* device work: device and pid are in the track names ("GPU n", "pid P stream S") */
+	if (ev->stack_id)
+		da_u(ex, pf, A_STACK_ID, DA_UINT, ev->stack_id);
+	if (ev->flags & GB_EF_XFAULT)
+		da_u(ex, pf, A_ARG_FAULT, DA_BOOL, 1);
+	if (ev->flags & GB_EF_RET)
+		da_u(ex, pf, A_RET, DA_INT, (uint64_t)ev->ret);
+}
+
+/* ---- packets ---- */
+
+static void emit(struct gb_exporter *ex, struct pf *pf, uint64_t ts, uint32_t field)
+{
+	struct gb_buf *o = &ex->out;
+	size_t p = pb_begin(o, 1);
+
+	pb_varint(o, TP_TIMESTAMP, ts);
+	pb_varint(o, TP_SEQ_ID, SEQ_ID);
+	pb_varint(o, TP_FLAGS, SEQ_NEEDS);
+	if (pf->in.len)
+		pb_bytes(o, TP_INTERNED, pf->in.p, pf->in.len);
+	pb_bytes(o, field, pf->te.p, pf->te.len);
+	pb_end(o, p);
+	gb_buf_reset(&pf->te);
+	gb_buf_reset(&pf->in);
+}
+
+static void clock(struct gb_buf *o, uint32_t id, uint64_t ts)
+{
+	size_t c = pb_begin(o, 1);
+
+	pb_varint(o, 1, id);
+	pb_varint(o, 2, ts);
+	pb_end(o, c);
+}
+
+static int pf_begin_file(struct gb_exporter *ex, uint64_t ts)
+{
+	struct gb_buf *o = &ex->out;
+	uint64_t mono = ex->have_clock ? ex->mono_start : ts;
+	size_t p, s;
+
+	pf_of(ex)->next_iid[GB_IT_NAME] = pf_of(ex)->next_iid[GB_IT_STRVAL] = 0;
+	p = pb_begin(o, 1);
+	pb_varint(o, TP_TIMESTAMP, mono);
+	pb_varint(o, TP_SEQ_ID, SEQ_ID);
+	s = pb_begin(o, TP_CLOCK_SNAPSHOT);
+	/*
+	 * BOOTTIME is written equal to MONOTONIC: the .sbt file stores no
+	 * BOOTTIME sample, and the two differ only by time spent suspended,
+	 * which GPU hosts rarely do while tracing. Perfetto's default trace
+	 * clock is BOOTTIME, so this keeps every timestamp unshifted.
+	 */
+	clock(o, CLOCK_BOOTTIME_ID, mono);
+	clock(o, CLOCK_MONOTONIC_ID, mono);
+	if (ex->have_clock)
+		clock(o, CLOCK_REALTIME_ID, ex->real_start);
+	pb_end(o, s);
+	pb_end(o, p);
+
+	p = pb_begin(o, 1);
+	pb_varint(o, TP_TIMESTAMP, ts);
+	pb_varint(o, TP_CLOCK_ID, CLOCK_MONOTONIC_ID);
+	pb_varint(o, TP_SEQ_ID, SEQ_ID);
+	pb_varint(o, TP_FLAGS, SEQ_CLEARED | SEQ_NEEDS);
+	pb_varint(o, TP_FIRST_ON_SEQ, 1);
+	s = pb_begin(o, TP_DEFAULTS);
+	pb_varint(o, TP_CLOCK_ID, CLOCK_MONOTONIC_ID);
+	pb_end(o, s);
+	pb_end(o, p);
+	return 0;
+}
+
+static void pf_end_file(struct gb_exporter *ex)
+{
+}
+
+static void pf_descriptor(struct gb_exporter *ex, struct gb_track *t, uint64_t ts)
+{
+	struct pf *pf = pf_of(ex);
+	struct gb_buf *b = &pf->te;
+	size_t o;
+
+	pb_varint(b, 1, t->uuid);
+	if (t->parent >= 0)
+		pb_varint(b, 5, ex->tracks[t->parent].uuid);
+	switch (t->kind) {
+	case GB_TK_PROCESS:
+		o = pb_begin(b, 3);
+		pb_varint(b, 1, (uint64_t)(int64_t)(int32_t)t->pid);
+		pb_str(b, 6, t->name);
+		pb_end(b, o);
+		break;
+	case GB_TK_THREAD:
+		o = pb_begin(b, 4);
+		pb_varint(b, 1, (uint64_t)(int64_t)(int32_t)t->pid);
+		pb_varint(b, 2, t->tid);
+		pb_str(b, 5, t->name);
+		pb_end(b, o);
+		break;
+	case GB_TK_COUNTER:
+		pb_str(b, 2, t->name);
+		o = pb_begin(b, 8);
+		pb_varint(b, 3, 3);	/* UNIT_SIZE_BYTES */
+		pb_end(b, o);
+		break;
+	default:
+		pb_str(b, 2, t->name);
+		break;
+	}
+	emit(ex, pf, ts, TP_TRACK_DESC);
+}
+
+static void track_event_head(struct gb_exporter *ex, struct pf *pf, struct gb_track *t,
+			     const struct gb_slice *s, unsigned type)
+{
+	struct gb_buf *b = &pf->te;
+
+	pb_varint(b, TE_TYPE, type);
+	pb_varint(b, TE_TRACK_UUID, t->uuid);
+	pb_varint(b, TE_CATEGORY_IIDS, category(ex, pf, s->ev->api));
+	if (s->name)
+		pb_varint(b, TE_NAME_IID, iid_of(ex, pf, s->name, GB_IT_NAME));
+	annotate(ex, pf, s->ev);
+}
+
+static void pf_slice_begin(struct gb_exporter *ex, struct gb_track *t, const struct gb_slice *s)
+{
+	struct pf *pf = pf_of(ex);
+
+	track_event_head(ex, pf, t, s, TYPE_SLICE_BEGIN);
+	if (s->flow_out)
+		pb_fixed64(&pf->te, TE_FLOW_IDS, s->flow_out);
+	if (s->flow_in)
+		pb_fixed64(&pf->te, TE_TERM_FLOW_IDS, s->flow_in);
+	emit(ex, pf, s->ts, TP_TRACK_EVENT);
+}
+
+static void pf_slice_end(struct gb_exporter *ex, struct gb_track *t, uint64_t ts)
+{
+	struct pf *pf = pf_of(ex);
+
+	pb_varint(&pf->te, TE_TYPE, TYPE_SLICE_END);
+	pb_varint(&pf->te, TE_TRACK_UUID, t->uuid);
+	emit(ex, pf, ts, TP_TRACK_EVENT);
+}
+
+static void pf_instant(struct gb_exporter *ex, struct gb_track *t, const struct gb_slice *s)
+{
+	struct pf *pf = pf_of(ex);
+
+	track_event_head(ex, pf, t, s, TYPE_INSTANT);
+	if (s->flow_in)
+		pb_fixed64(&pf->te, TE_TERM_FLOW_IDS, s->flow_in);
+	emit(ex, pf, s->ts, TP_TRACK_EVENT);
+}
+
+static void pf_counter(struct gb_exporter *ex, struct gb_track *t, uint64_t ts, int64_t v)
+{
+	struct pf *pf = pf_of(ex);
+
+	pb_varint(&pf->te, TE_TYPE, TYPE_COUNTER);
+	pb_varint(&pf->te, TE_TRACK_UUID, t->uuid);
+	pb_varint(&pf->te, TE_COUNTER_VALUE, (uint64_t)v);
+	emit(ex, pf, ts, TP_TRACK_EVENT);
+}
+
+static void pf_free(struct gb_exporter *ex)
+{
+	struct pf *pf = ex->priv;
+
+	if (!pf)
+		return;
+	gb_buf_free(&pf->te);
+	gb_buf_free(&pf->in);
+	free(pf);
+	ex->priv = NULL;
+}
+
+const struct gb_backend gb_perfetto_backend = {
+	.ext = ".pftrace",
+	.begin_file = pf_begin_file,
+	.end_file = pf_end_file,
+	.descriptor = pf_descriptor,
+	.slice_begin = pf_slice_begin,
+	.slice_end = pf_slice_end,
+	.instant = pf_instant,
+	.counter = pf_counter,
+	.free = pf_free,
+};

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * tracks.c - the track layout both exporters draw on, and the small
+ * containers behind it (hash map, string pool).
+ *
+ * Layout:
+ *   process "comm" (pid)            one per traced process
+ *     thread "comm" (tid)           API calls, ioctls, XRay functions
+ *     counter "GPU memory"          live bytes of the process's allocations
+ *   "GPU n"                         one group per (host, device)
+ *     "pid P stream S"              device work, lane 0; overlapping work
+ *                                   on the same stream goes to lane 1, 2 ...
+ *                                   (same name: the UI shows them together)
+ *     "pid P stream S launches"     host launches as instants
+ *   "gpubpf collector"              drops
+ * Merged traces: pids carry the host index above opts.pid_shift, so tracks
+ * of different hosts never share a key, and names say "@host".
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tracks.h"
+
+#define JSON_SYNTH_PID	0x7f000000u	/* synthetic JSON pids: collector, GPU groups */
+
+uint64_t gbx_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+static uint64_t xkey_hash(const struct xkey *k)
+{
+	return gbx_mix64(k->a ^ gbx_mix64(k->b ^ gbx_mix64(k->c + 0x9e3779b97f4a7c15ull)));
+}
+
+static bool xkey_eq(const struct xkey *x, const struct xkey *y)
+{
+	return x->a == y->a && x->b == y->b && x->c == y->c;
+}
+
+static struct xent *xmap_find(const struct xmap *m, const struct xkey *k)
+{
+	uint32_t i;
+
+	if (!m->cap)
+		return NULL;
+	for (i = (uint32_t)xkey_hash(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->e[i].used)
+			return NULL;
+		if (xkey_eq(&m->e[i].k, k))
+			return &m->e[i];
+	}
+}
+
+bool xmap_get(const struct xmap *m, const struct xkey *k, uint64_t *v)
+{
+	struct xent *e = xmap_find(m, k);
+
+	if (e && v)
+		*v = e->v;
+	return e != NULL;
+}
+
+static void xmap_grow(struct xmap *m)
+{
+	struct xmap n = { .cap = m->cap ? m->cap * 2 : 64 };
+	uint32_t i;
+
+	n.e = calloc(n.cap, sizeof(*n.e));
+	if (!n.e) {
+		gb_err("out of memory");
+		abort();
+	}
+	for (i = 0; i < m->cap; i++) {
+		bool added;
+
+		if (m->e[i].used)
+			*xmap_put(&n, &m->e[i].k, &added) = m->e[i].v;
+	}
+	free(m->e);
+	*m = n;
+}
+
+uint64_t *xmap_put(struct xmap *m, const struct xkey *k, bool *added)
+{
+	uint32_t i;
+
+	if ((m->n + 1) * 10 > m->cap * 7)
+		xmap_grow(m);
+	for (i = (uint32_t)xkey_hash(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->e[i].used)
+			break;
+		if (xkey_eq(&m->e[i].k, k)) {
+			*added = false;
+			return &m->e[i].v;
+		}
+	}
+	m->e[i].used = true;
+	m->e[i].k = *k;
+	m->e[i].v = 0;
+	m->n++;
+	*added = true;
+	return &m->e[i].v;
+}
+
+/* Linear probing with backward-shift deletion: no tombstones pile up */
+bool xmap_del(struct xmap *m, const struct xkey *k, uint64_t *v)
+{
+	struct xent *e = xmap_find(m, k);
+	uint32_t i, j, mask = m->cap - 1;
+
+	if (!e)
+		return false;
+	if (v)
+		*v = e->v;
+	i = (uint32_t)(e - m->e);
+	for (j = (i + 1) & mask; m->e[j].used; j = (j + 1) & mask) {
+		uint32_t home = (uint32_t)xkey_hash(&m->e[j].k) & mask;
+
+		/* move j back to i unless its home lies cyclically in (i, j] */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			m->e[i] = m->e[j];
+			i = j;
+		}
+	}
+	m->e[i].used = false;
+	m->n--;
+	return true;
+}
+
+void xmap_free(struct xmap *m)
+{
+	free(m->e);
+	memset(m, 0, sizeof(*m));
+}
+
+/* --- string pool ----------------------------------------------------------- */
+
+static uint32_t str_hash(const char *s, size_t *len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const char *p = s;
+
+	for (; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	*len = (size_t)(p - s);
+	return (uint32_t)gbx_mix64(h);
+}
+
+static void gbx_strpool_grow(struct gbx_strpool *p)
+{
+	uint32_t cap = p->cap ? p->cap * 2 : 256, i;
+	struct gb_str **n = calloc(cap, sizeof(*n));
+
+	if (!n) {
+		gb_err("out of memory");
+		abort();
+	}
+	for (i = 0; i < p->cap; i++) {
+		uint32_t j;
+
+		if (!p->slot[i])
+			continue;
+		for (j = p->slot[i]->hash & (cap - 1); n[j]; j = (j + 1) & (cap - 1))
+			;
+		n[j] = p->slot[i];
+	}
+	free(p->slot);
+	p->slot = n;
+	p->cap = cap;
+}
+
+const struct gb_str *gbx_strpool_get(struct gbx_strpool *p, const char *s)
+{
+	struct gbx_pcache *pc;
+	struct gb_str *e;
+	size_t len;
+	uint32_t h, i;
+	char *d;
+
+	if (!s)
+		return NULL;
+	/*
+	 * Pooled copies never change, so their pointer alone identifies them;
+	 * a caller's pointer may be reused for other text: compare it.
+	 */
+	pc = &p->pc[(((uintptr_t)s >> 3) * 0x9e3779b97f4a7c15ull) >> 54];
+	if (pc->p == s && pc->e && (pc->e->s == s || !strcmp(pc->e->s, s)))
+		return pc->e;
+	h = str_hash(s, &len);
+	if ((p->n + 1) * 10 > p->cap * 7)
+		gbx_strpool_grow(p);
+	for (i = h & (p->cap - 1); p->slot[i]; i = (i + 1) & (p->cap - 1)) {
+		e = p->slot[i];
+		if (e->hash == h && e->len == len && !memcmp(e->s, s, len)) {
+			pc->p = s;
+			pc->e = e;
+			return e;
+		}
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->s = strdup(s))) {
+		gb_err("out of memory");
+		abort();
+	}
+	e->len = (uint32_t)len;
+	e->hash = h;
+	d = gb_demangle(s);
+	e->disp = d ? d : e->s;
+	p->slot[i] = e;
+	p->n++;
+	pc->p = s;
+	pc->e = e;
+	return e;
+}
+
+void gbx_strpool_free(struct gbx_strpool *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->cap; i++) {
+		struct gb_str *e = p->slot[i];
+
+		if (!e)
+			continue;
+		if (e->disp != e->s)
+			free((char *)e->disp);
+		free(e->json);
+		free(e->s);
+		free(e);
+	}
+	free(p->slot);
+	memset(p, 0, sizeof(*p));
+}
+
+/* --- tracks ------------------------------------------------------------- */
+
+const char *gb_ex_host(const struct gb_exporter *ex, uint32_t pid)
+{
+	uint32_t h;
+
+	if (!ex->pid_shift)
+		return NULL;
+	h = ex->pid_shift >= 32 ? 0 : pid >> ex->pid_shift;
+	return h < ex->nhosts ? ex->hosts[h] : "?";
+}
+
+uint32_t gb_ex_local_pid(const struct gb_exporter *ex, uint32_t pid)
+{
+	if (!ex->pid_shift || ex->pid_shift >= 32)
+		return pid;
+	return pid & ((1u << ex->pid_shift) - 1);
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		gb_err("out of memory");
+		abort();
+	}
+	return s;
+}
+
+static int32_t track_new(struct gb_exporter *ex, const struct xkey *k, uint8_t kind,
+			 int32_t parent, char *name, bool *added)
+{
+	uint64_t *slot = xmap_put(&ex->tmap, k, added);
+	struct gb_track *t;
+
+	if (!*added) {
+		free(name);
+		return (int32_t)*slot;
+	}
+	if (ex->ntracks == ex->tcap) {
+		ex->tcap = ex->tcap ? ex->tcap * 2 : 64;
+		ex->tracks = realloc(ex->tracks, ex->tcap * sizeof(*ex->tracks));
+		if (!ex->tracks) {
+			gb_err("out of memory");
+			abort();
+		}
+	}
+	t = &ex->tracks[ex->ntracks];
+	memset(t, 0, sizeof(*t));
+	t->uuid = ex->ntracks + 1;
+	t->parent = parent;
+	t->kind = kind;
+	t->name = name;
+	*slot = ex->ntracks;
+	ex->st.tracks = ++ex->ntracks;
+	return (int32_t)*slot;
+}
+
+int32_t gb_track_process(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	struct xkey k = { (uint64_t)GB_TK_PROCESS << 56, ev->pid, 0 };
+	const char *host = gb_ex_host(ex, ev->pid);
+	uint64_t idx;
+	bool added;
+	int32_t i;
+	char *name;
+
+	if (xmap_get(&ex->tmap, &k, &idx))
+		return (int32_t)idx;
+	if (ev->comm && *ev->comm)
+		name = host ? xasprintf("%s @%s", ev->comm, host) : strdup(ev->comm);
+	else
+		name = host ? xasprintf("pid %u @%s", gb_ex_local_pid(ex, ev->pid), host)
+			    : xasprintf("pid %u", ev->pid);
+	i = track_new(ex, &k, GB_TK_PROCESS, -1, name, &added);
+	ex->tracks[i].pid = ev->pid;
+	ex->tracks[i].jpid = ex->tracks[i].jtid = ev->pid;
+	return i;
+}
+
+int32_t gb_track_thread(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	struct xkey k = { (uint64_t)GB_TK_THREAD << 56, ev->pid, ev->tid };
+	uint64_t idx;
+	int32_t i, p;
+	bool added;
+	char *name;
+
+	if (xmap_get(&ex->tmap, &k, &idx))
+		return (int32_t)idx;
+	p = gb_track_process(ex, ev);
+	name = ev->comm && *ev->comm ? strdup(ev->comm) : xasprintf("tid %u", ev->tid);
+	i = track_new(ex, &k, GB_TK_THREAD, p, name, &added);
+	ex->tracks[i].pid = ev->pid;
+	ex->tracks[i].tid = ev->tid;
+	ex->tracks[i].jpid = ev->pid;
+	ex->tracks[i].jtid = ev->tid;
+	return i;
+}
+
+int32_t gb_track_counter(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	struct xkey k = { (uint64_t)GB_TK_COUNTER << 56, ev->pid, 0 };
+	uint64_t idx;
+	int32_t i, p;
+	bool added;
+
+	if (xmap_get(&ex->tmap, &k, &idx))
+		return (int32_t)idx;
+	p = gb_track_process(ex, ev);
+	i = track_new(ex, &k, GB_TK_COUNTER, p, strdup("GPU memory"), &added);
+	ex->tracks[i].pid = ev->pid;
+	ex->tracks[i].jpid = ev->pid;
+	ex->tracks[i].jtid = ev->pid;
+	return i;
+}
+
+static int32_t track_gpu(struct gb_exporter *ex, uint32_t pid, uint32_t device)
+{
+	const char *host = gb_ex_host(ex, pid);
+	uint64_t hidx = ex->pid_shift && ex->pid_shift < 32 ? pid >> ex->pid_shift : 0;
+	struct xkey k = { (uint64_t)GB_TK_GPU << 56, hidx, device };
+	uint64_t idx;
+	bool added;
+	int32_t i;
+
+	if (xmap_get(&ex->tmap, &k, &idx))
+		return (int32_t)idx;
+	i = track_new(ex, &k, GB_TK_GPU, -1,
+		      host ? xasprintf("GPU %u @%s", device, host) : xasprintf("GPU %u", device),
+		      &added);
+	ex->tracks[i].device = device;
+	ex->tracks[i].pid = pid;
+	ex->tracks[i].jpid = JSON_SYNTH_PID + 1 + (uint32_t)i;
+	ex->tracks[i].jtid = 0;
+	return i;
+}
+
+static char *stream_name(struct gb_exporter *ex, const struct gb_event *ev, const char *sfx)
+{
+	uint32_t pid = gb_ex_local_pid(ex, ev->pid);
+
+	if (ev->stream < 4096)
+		return xasprintf("pid %u stream %llu%s", pid, (unsigned long long)ev->stream, sfx);
+	return xasprintf("pid %u stream 0x%llx%s", pid, (unsigned long long)ev->stream, sfx);
+}
+
+int32_t gb_track_launches(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	struct xkey k = { ((uint64_t)GB_TK_LAUNCHES << 56) | ev->device, ev->pid, ev->stream };
+	uint64_t idx;
+	int32_t i, g;
+	bool added;
+
+	if (xmap_get(&ex->tmap, &k, &idx))
+		return (int32_t)idx;
+	g = track_gpu(ex, ev->pid, ev->device);
+	i = track_new(ex, &k, GB_TK_LAUNCHES, g, stream_name(ex, ev, " launches"), &added);
+	ex->tracks[i].pid = ev->pid;
+	ex->tracks[i].device = ev->device;
+	ex->tracks[i].stream = ev->stream;
+	ex->tracks[i].jpid = ex->tracks[g].jpid;
+	ex->tracks[i].jtid = (uint32_t)i + 1;
+	return i;
+}
+
+int32_t gb_track_lane(struct gb_exporter *ex, const struct gb_event *ev, uint32_t lane, bool create)
+{
+	struct xkey k = { ((uint64_t)GB_TK_LANE << 56) | ((uint64_t)lane << 32) | ev->device,
+			  ev->pid, ev->stream };
+	uint64_t idx;
+	int32_t i, g;
+	bool added;
+
+	if (xmap_get(&ex->tmap, &k, &idx))
+		return (int32_t)idx;
+	if (!create)
+		return -1;
+	g = track_gpu(ex, ev->pid, ev->device);
+	i = track_new(ex, &k, GB_TK_LANE, g, stream_name(ex, ev, ""), &added);
+	ex->tracks[i].pid = ev->pid;
+	ex->tracks[i].device = ev->device;
+	ex->tracks[i].stream = ev->stream;
+	ex->tracks[i].lane = lane;
+	ex->tracks[i].jpid = ex->tracks[g].jpid;
+	ex->tracks[i].jtid = (uint32_t)i + 1;
+	return i;
+}
+
+int32_t gb_track_collector(struct gb_exporter *ex)
+{
+	struct xkey k = { (uint64_t)GB_TK_COLLECTOR << 56, 0, 0 };
+	bool added;
+	int32_t i;
+
+	i = track_new(ex, &k, GB_TK_COLLECTOR, -1, strdup("gpubpf collector"), &added);
+	ex->tracks[i].jpid = JSON_SYNTH_PID;
+	ex->tracks[i].jtid = 1;
+	return i;
+}
+
+void gb_track_describe(struct gb_exporter *ex, struct gb_track *t, uint64_t ts)
+{
+	if (t->file_gen == ex->file_gen + 1)
+		return;
+	if (t->parent >= 0)
+		gb_track_describe(ex, &ex->tracks[t->parent], ts);
+	t->file_gen = ex->file_gen + 1;
+	ex->be->descriptor(ex, t, ts);
+}
+
+void gb_tracks_free(struct gb_exporter *ex)
+{
+	uint32_t i;
+
+	for (i = 0; i < ex->ntracks; i++) {
+		free(ex->tracks[i].name);
+		free(ex->tracks[i].stk);
+	}
+	free(ex->tracks);
+	ex->tracks = NULL;
+	ex->ntracks = ex->tcap = 0;
+	xmap_free(&ex->tmap);
+}

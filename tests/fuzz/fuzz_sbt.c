@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * fuzz_sbt.c - the .sbt reader (gpubpf and TraceSmith flavours) on
+ * arbitrary bytes: open, info, notes, stacks, iterate, seek, iterate.
+ */
+// FUZZ_SRCS: user/sbt_read.c user/sbt_merge.c user/sbt_codec.c user/sbt_tracesmith.c user/sbt_write.c user/util.c user/event.c
+// FUZZ_LIBS: -lzstd -lz -lstdc++
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "sbt.h"
+
+static void walk(struct sbt_reader *r, unsigned max)
+{
+	struct gb_event e;
+	unsigned n = 0, k;
+	volatile size_t sink = 0;
+
+	while (n++ < max && sbt_reader_next(r, &e) == 1) {
+		const struct gb_frame *f = sbt_reader_stack(r, e.stack_id, &k);
+
+		/* touch what the reader handed out: ASan checks it is alive */
+		if (e.comm)
+			sink += strlen(e.comm);
+		if (e.name)
+			sink += strlen(e.name);
+		if (e.detail)
+			sink += strlen(e.detail);
+		while (f && k--)
+			sink += f[k].sym ? strlen(f[k].sym) : f[k].line;
+	}
+	(void)sink;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct sbt_info *in;
+	struct sbt_reader *r;
+	char err[256];
+
+	if (sbt_reader_open_mem(&r, data, size, err, sizeof(err)))
+		return 0;
+	in = sbt_reader_info(r);
+	(void)sbt_reader_note(r, "k");
+	(void)sbt_reader_last_error(r);
+	walk(r, 1u << 20);
+	sbt_reader_seek(r, in->first_ts + (in->last_ts - in->first_ts) / 2);
+	walk(r, 1000);
+	sbt_reader_close(r);
+	return 0;
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Device timing through the CUPTI library's USDT probes, joined with the
+# uprobe launch events by correlation id. cupti/usdt_app fires the probes
+# of the real libgpubpf_cupti.so (no GPU): 5 launches through the fake
+# libcuda, each with a device record 10 us after it (50 us long); a 6th
+# launch without one, followed by cuCtxSynchronize; a memcpy record nobody
+# launched; NVTX ranges and a mark through NVTX_INJECTION64_PATH.
+source "$(dirname "$0")/../lib.sh"
+need_bpf "record --cupti-lib"
+LIB=$ROOT/build/cupti/libgpubpf_cupti.so
+APP=$ROOT/build/cupti/usdt_app
+if ! "$GPUBPF" record --help 2>&1 | grep -q -- '--cupti'; then
+	skip "record --cupti-lib" "this gpubpf record has no --cupti-lib option yet"
+	exit 0
+fi
+if [ ! -x "$APP" ] || [ ! -r "$LIB" ]; then
+	skip "record --cupti-lib" "no $LIB (make cupti needs CUDA headers)"
+	exit 0
+fi
+if [ ! -r "$WL/libcuda.so.1" ]; then
+	skip "record --cupti-lib" "no $WL/libcuda.so.1 (make workloads)"
+	exit 0
+fi
+
+start_record -a -o "$T/t.sbt" --lib "$WL/libcuda.so.1" --cupti-lib "$LIB" ||
+	{ fail "record --cupti-lib started"; exit 0; }
+"$APP" "$LIB" "$WL/libcuda.so.1" 5 >"$T/app.out" || fail "usdt_app ran"
+stop_record
+check_eq "record exits 0 on SIGINT" 0 "$REC_RC"
+pid=$(sed -n 's/^pid=\([0-9]*\) .*/\1/p' "$T/app.out")
+f=$(sed -n 's/.* f=\([0-9]*\).*/\1/p' "$T/app.out")
+
+PYTHONPATH=$ROOT/tests/py python3 - "$T/t.sbt" "$pid" "$f" <<'PY'
+import sys
+from events import load, Checker
+c = Checker()
+trace, pid, f = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+ev = [e for e in load(trace) if e["pid"] == pid]
+kern = [e for e in ev if e["type"] == "gpu_kernel"]
+launch = sorted((e for e in ev if e["type"] == "cuLaunchKernel"), key=lambda e: e["ts_ns"])
+c.eq("5 device kernel slices", 5, len(kern))
+c.true("device slices are 50 us, named, on the launching thread",
+       all(e.get("dur_ns") == 50000 and e.get("kernel") == "_Z9gb_kernelPf" and e["tid"] == pid
+           for e in kern), str(kern[:1]))
+c.eq("6 host launches", 6, len(launch))
+c.eq("launches carry correlation ids 1000..1005", list(range(1000, 1006)),
+     [e.get("corr_id") for e in launch])
+c.eq("timing: 5 device-measured, then 1 bounded by cuCtxSynchronize",
+     ["device"] * 5 + ["bounded"], [e.get("timing") for e in launch])
+c.true("launch handle is the CUfunction the probe saw", all(e.get("handle") == f for e in launch))
+byc = {e["corr_id"]: e for e in kern}
+c.true("each kernel starts 10 us after its launch",
+       all(byc[l["corr_id"]]["ts_ns"] - l["ts_ns"] >= 10000 for l in launch[:5]))
+mc = [e for e in ev if e["type"] == "gpu_memcpy"]
+c.eq("the orphan memcpy record is kept, HtoD 4096 bytes",
+     [(999999, "HtoD", 4096)], [(e.get("corr_id"), e.get("kind"), e.get("bytes")) for e in mc])
+rng = [e for e in ev if e["type"] == "nvtx_range"]
+c.eq("NVTX: 5 'step' ranges and 1 'phase'", ["phase"] + ["step"] * 5, sorted(e.get("name") for e in rng))
+c.eq("NVTX: mark 'done'", ["done"], [e.get("name") for e in ev if e["type"] == "nvtx_mark"])
+PY
+
+"$GPUBPF" export "$T/t.sbt" -f json -o "$T/t.json" -q || fail "export to JSON"
+python3 - "$T/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+evs = d["traceEvents"] if isinstance(d, dict) else d
+slices = [e for e in evs if e.get("ph") == "X" and e.get("name") == "_Z9gb_kernelPf"]
+starts = [e for e in evs if e.get("ph") == "s"]
+ends = [e for e in evs if e.get("ph") in ("f", "t")]
+ok = lambda c, w, d="": print(("PASS: " if c else "FAIL: ") + w + ("" if c else " " + d))
+ok(len(slices) == 5, "export: 5 device kernel slices", str(len(slices)))
+ok(len(starts) == 5 and len(ends) == 5, "export: 5 launch -> kernel flows", f"{len(starts)} {len(ends)}")
+txt = json.dumps(evs)
+ok("bounded" in txt and "device" in txt, "export: timing provenance labels present")
+PY

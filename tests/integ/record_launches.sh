@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Foundation acceptance 1: 10000 launches from 4 threads through the fake
+# libcuda, recorded with -a: exact count, pid, tids, grid, block, kernel names, 0 drops.
+source "$(dirname "$0")/../lib.sh"
+need_bpf "record -a 10000 launches"
+
+start_record -a -o "$T/t.sbt" --lib "$WL/libcuda.so.1" || { fail "record started"; exit 0; }
+"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 10000 -t 4 >"$T/wl.out"
+stop_record
+check_eq "record exits 0 on SIGINT" 0 "$REC_RC"
+PYTHONPATH=$ROOT/tests/py python3 - "$T/t.sbt" "$T/wl.out" <<'PY'
+import sys, collections
+from events import load, info, produced, Checker
+c = Checker()
+trace, wl = sys.argv[1:3]
+p = produced(wl)
+ev = [e for e in load(trace) if e["pid"] == p["pid"]]
+launches = [e for e in ev if e["type"] == "cuLaunchKernel"]
+c.eq("exactly 10000 launch events", 10000, len(launches))
+c.eq("all launches carry the workload pid", p["pid"], launches[0]["pid"] if launches else None)
+tids = collections.Counter(e["tid"] for e in launches)
+c.eq("launches come from 4 threads, 2500 each", [2500] * 4, sorted(tids.values()))
+c.true("launch threads are not the main thread", p["pid"] not in tids)
+c.true("grid x is 64+thread index, y 2, z 1",
+       all(e["grid"][1:] == [2, 1] and 64 <= e["grid"][0] <= 67 for e in launches))
+c.true("block is 128x1x1", all(e["block"] == [128, 1, 1] for e in launches))
+c.true("shmem is 1024 * thread index", all(e["shmem"] == 1024 * (e["grid"][0] - 64) for e in launches))
+c.true("stream is 0x5000 + thread index", all(e["stream"] == 0x5000 + e["grid"][0] - 64 for e in launches))
+names = collections.Counter(e.get("kernel") for e in launches)
+c.eq("kernel names from cuModuleGetFunction", {"kern_0": 2500, "kern_1": 2500, "kern_2": 2500, "kern_3": 2500}, dict(names))
+c.true("launches have return code 0 and a duration", all(e["ret"] == 0 and "dur_ns" in e for e in launches))
+c.true("comm is the workload's", all(e["comm"] == "cuda_work" for e in launches))
+gf = [e for e in ev if e["type"] == "cuModuleGetFunction"]
+c.eq("4 cuModuleGetFunction events, named", ["kern_0", "kern_1", "kern_2", "kern_3"], sorted(e.get("kernel") for e in gf))
+i = info(trace)
+c.eq("0 drops", 0, i["drops"])
+c.true("info counts 10000 launches", i["events_by_type"].get("cuLaunchKernel") == 10000)
+c.true("info lists the kernels", {k["kernel"] for k in i["kernels"]} >= {"kern_0", "kern_3"})
+PY

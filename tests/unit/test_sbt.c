@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* test_sbt.c - the gpubpf .sbt writer and reader: round trips, order, seek, meta */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "sbt.h"
+#include "util.h"
+#include "test_sbt_gen.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SAN 1
+#endif
+#endif
+#ifndef SAN
+#define SAN 0
+#endif
+
+static char dir[64];
+
+static const char *tpath(const char *name)
+{
+	static char p[4][128];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
+	return p[k];
+}
+
+static int setup(void **state)
+{
+	strcpy(dir, "/tmp/test_sbt.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	gen_init();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+static void assert_str_same(const char *a, const char *b)
+{
+	if (!a || !b)
+		assert_ptr_equal(a, b);
+	else
+		assert_string_equal(a, b);
+}
+
+static void assert_event_eq(const struct gb_event *want, const struct gb_event *got)
+{
+	struct gb_event a = *want, b = *got;
+
+	assert_str_same(a.comm, b.comm);
+	assert_str_same(a.name, b.name);
+	assert_str_same(a.detail, b.detail);
+	a.comm = a.name = a.detail = b.comm = b.name = b.detail = NULL;
+	if (memcmp(&a, &b, sizeof(a))) {
+		print_error("ts %lu/%lu type %u/%u ret %ld/%ld flags %x/%x\n",
+			    (unsigned long)a.ts_ns, (unsigned long)b.ts_ns, a.type, b.type,
+			    (long)a.ret, (long)b.ret, a.flags, b.flags);
+		fail_msg("events differ");
+	}
+}
+
+struct ts_idx { uint64_t ts, i; };
+
+static int cmp_ts_idx(const void *x, const void *y)
+{
+	const struct ts_idx *a = x, *b = y;
+
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* Expected read order: a stable sort of the write order by time */
+static struct ts_idx *expected_order(uint64_t seed, uint64_t n)
+{
+	struct ts_idx *o = malloc(n * sizeof(*o));
+	struct gb_event e;
+	uint64_t i;
+
+	assert_non_null(o);
+	for (i = 0; i < n; i++) {
+		gen_random(seed, i, &e);
+		o[i] = (struct ts_idx){ e.ts_ns, i };
+	}
+	qsort(o, n, sizeof(*o), cmp_ts_idx);
+	return o;
+}
+
+static void write_random(const char *path, uint64_t seed, uint64_t n, uint64_t flush_every)
+{
+	struct sbt_writer *w;
+	struct sbt_meta m;
+	struct gb_event e;
+	char *argv[] = { "gpubpf", "record", "-o", "x.sbt" };
+	uint64_t i;
+
+	sbt_meta_init(&m, 4, argv);
+	assert_int_equal(sbt_writer_open(&w, path, &m), 0);
+	for (i = 0; i < n; i++) {
+		gen_random(seed, i, &e);
+		assert_int_equal(sbt_writer_add(w, &e), 0);
+		if (flush_every && i % flush_every == flush_every - 1)
+			assert_int_equal(sbt_writer_flush(w), 0);
+	}
+	assert_int_equal(sbt_writer_close(w, NULL), 0);
+}
+
+/* Acceptance 1: a million events of every type, every field back exactly */
+static void test_round_trip_1m(void **state)
+{
+	uint64_t n = SAN ? 100000 : 1000000, i;
+	const char *p = tpath("rt.sbt");
+	struct sbt_reader *r;
+	struct ts_idx *o;
+	struct gb_event want, got;
+	const struct sbt_info *in;
+	char err[256];
+
+	write_random(p, 42, n, 300000);
+	o = expected_order(42, n);
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	in = sbt_reader_info(r);
+	assert_int_equal(in->flavor, SBT_GPUBPF);
+	assert_true(in->finalized);
+	assert_int_equal(in->events, n);
+	assert_int_equal(in->blocks_bad, 0);
+	assert_int_equal(in->first_ts, o[0].ts);
+	assert_int_equal(in->last_ts, o[n - 1].ts);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(sbt_reader_next(r, &got), 1);
+		gen_random(42, o[i].i, &want);
+		assert_event_eq(&want, &got);
+	}
+	assert_int_equal(sbt_reader_next(r, &got), 0);
+	assert_null(sbt_reader_last_error(r));
+	sbt_reader_close(r);
+	free(o);
+}
+
+/* NULL stays NULL and "" stays "", in every string field */
+static void test_null_vs_empty(void **state)
+{
+	const char *p = tpath("ne.sbt");
+	struct sbt_writer *w;
+	struct sbt_reader *r;
+	struct gb_event e = { .ts_ns = 10 }, g;
+	char err[256];
+
+	assert_int_equal(sbt_writer_open(&w, p, NULL), 0);
+	e.comm = "";
+	e.name = NULL;
+	e.detail = "";
+	assert_int_equal(sbt_writer_add(w, &e), 0);
+	e.ts_ns = 11;
+	e.comm = NULL;
+	e.name = "";
+	e.detail = NULL;
+	assert_int_equal(sbt_writer_add(w, &e), 0);
+	assert_int_equal(sbt_writer_close(w, NULL), 0);
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	assert_int_equal(sbt_reader_next(r, &g), 1);
+	assert_non_null(g.comm);
+	assert_string_equal(g.comm, "");
+	assert_null(g.name);
+	assert_string_equal(g.detail, "");
+	assert_int_equal(sbt_reader_next(r, &g), 1);
+	assert_null(g.comm);
+	assert_string_equal(g.name, "");
+	assert_null(g.detail);
+	assert_int_equal(sbt_reader_next(r, &g), 0);
+	sbt_reader_close(r);
+}
+
+/* The caller may reuse its string buffer: contents count, not the pointer */
+static void test_reused_buffer(void **state)
+{
+	const char *p = tpath("rb.sbt");
+	struct sbt_writer *w;
+	struct sbt_reader *r;
+	struct gb_event e = { 0 }, g;
+	char buf[32], err[256];
+	int i;
+
+	assert_int_equal(sbt_writer_open(&w, p, NULL), 0);
+	for (i = 0; i < 100; i++) {
+		snprintf(buf, sizeof(buf), "k%d", i % 7);
+		e.ts_ns = i;
+		e.name = buf;
+		assert_int_equal(sbt_writer_add(w, &e), 0);
+	}
+	assert_int_equal(sbt_writer_close(w, NULL), 0);
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	for (i = 0; i < 100; i++) {
+		snprintf(buf, sizeof(buf), "k%d", i % 7);
+		assert_int_equal(sbt_reader_next(r, &g), 1);
+		assert_string_equal(g.name, buf);
+	}
+	sbt_reader_close(r);
+}
+
+/* meta, notes (last wins), drops, stacks with NULL module/build id */
+static void test_meta_notes_drops_stacks(void **state)
+{
+	const char *p = tpath("meta.sbt");
+	struct sbt_writer *w;
+	struct sbt_reader *r;
+	struct sbt_meta m, end = { 0 };
+	const struct sbt_info *in;
+	const struct gb_frame *f;
+	struct gb_frame fr[3] = {
+		{ 0x401000, 0x1000, "/usr/lib/libcuda.so.1", "abcdef01", NULL, 0 },
+		{ 0x402000, 0x2000, NULL, NULL, "main", 42 },
+		{ 0xffffffffffffffffull, 0, "", "", "", 0 },
+	};
+	uint64_t drops[3] = { 1, 0, 41 };
+	struct gb_event e = { .ts_ns = 5, .stack_id = 7 }, g;
+	char *argv[] = { "gpubpf", "record", "-a" };
+	char err[256];
+	unsigned n;
+
+	sbt_meta_init(&m, 3, argv);
+	assert_string_equal(m.cmdline, "gpubpf record -a");
+	assert_true(m.mono_start_ns > 0 && m.real_start_ns > m.mono_start_ns);
+	assert_true(strlen(m.host) > 0);
+	assert_int_equal(strlen(m.boot_id), 36);
+	assert_int_equal(sbt_writer_open(&w, p, &m), 0);
+	assert_int_equal(sbt_writer_add_stack(w, 7, fr, 3), 0);
+	assert_int_equal(sbt_writer_add_stack(w, 9, NULL, 0), 0);
+	assert_int_equal(sbt_writer_add_stack(w, 0, fr, 1), -EINVAL);
+	assert_int_equal(sbt_writer_note(w, "ioctl_source", "kprobe"), 0);
+	assert_int_equal(sbt_writer_note(w, "ioctl_source", "tracepoint"), 0);
+	assert_int_equal(sbt_writer_note(w, "mode", "lean"), 0);
+	assert_int_equal(sbt_writer_set_drops(w, drops, 3), 0);
+	assert_int_equal(sbt_writer_add(w, &e), 0);
+	end.real_end_ns = m.real_start_ns + 5;
+	end.mono_end_ns = m.mono_start_ns + 5;
+	assert_int_equal(sbt_writer_close(w, &end), 0);
+
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	in = sbt_reader_info(r);
+	assert_string_equal(in->meta.host, m.host);
+	assert_string_equal(in->meta.kernel, m.kernel);
+	assert_string_equal(in->meta.version, m.version);
+	assert_string_equal(in->meta.boot_id, m.boot_id);
+	assert_string_equal(in->meta.cmdline, m.cmdline);
+	assert_int_equal(in->meta.real_start_ns, m.real_start_ns);
+	assert_int_equal(in->meta.mono_start_ns, m.mono_start_ns);
+	assert_int_equal(in->meta.real_end_ns, end.real_end_ns);
+	assert_int_equal(in->meta.mono_end_ns, end.mono_end_ns);
+	assert_int_equal(in->version_major, 1);
+	assert_string_equal(sbt_reader_note(r, "ioctl_source"), "tracepoint");
+	assert_string_equal(sbt_reader_note(r, "mode"), "lean");
+	assert_null(sbt_reader_note(r, "nope"));
+	assert_int_equal(in->ncpu, 3);
+	assert_int_equal(in->drops_total, 42);
+	assert_int_equal(in->drops_per_cpu[2], 41);
+	f = sbt_reader_stack(r, 7, &n);
+	assert_non_null(f);
+	assert_int_equal(n, 3);
+	assert_int_equal(f[0].ip, 0x401000);
+	assert_int_equal(f[0].offset, 0x1000);
+	assert_string_equal(f[0].module, "/usr/lib/libcuda.so.1");
+	assert_string_equal(f[0].build_id, "abcdef01");
+	assert_null(f[0].sym);
+	assert_null(f[1].module);
+	assert_string_equal(f[1].sym, "main");
+	assert_int_equal(f[1].line, 42);
+	assert_int_equal(f[2].ip, 0xffffffffffffffffull);
+	assert_string_equal(f[2].module, "");
+	f = sbt_reader_stack(r, 9, &n);
+	assert_int_equal(n, 0);
+	assert_null(sbt_reader_stack(r, 8, &n));
+	assert_int_equal(sbt_reader_next(r, &g), 1);
+	assert_int_equal(g.stack_id, 7);
+	sbt_reader_close(r);
+}
+
+/* Seek lands on the first event at or after ts, across overlapping blocks */
+static void test_seek(void **state)
+{
+	uint64_t n = 100000, i, k;
+	const char *p = tpath("seek.sbt");
+	struct sbt_reader *r;
+	struct ts_idx *o;
+	struct gb_event want, got;
+	char err[256];
+	uint64_t targets[] = { 0, 1000000000ull + 123456, 1000000000ull + 50000000, ~0ull };
+
+	write_random(p, 7, n, 1000);	/* small, overlapping blocks */
+	o = expected_order(7, n);
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	for (k = 0; k < sizeof(targets) / sizeof(targets[0]); k++) {
+		for (i = 0; i < n && o[i].ts < targets[k]; i++)
+			;
+		assert_int_equal(sbt_reader_seek(r, targets[k]), 0);
+		if (i == n) {
+			assert_int_equal(sbt_reader_next(r, &got), 0);
+			continue;
+		}
+		for (; i < n && i < 5000; i++) {
+			assert_int_equal(sbt_reader_next(r, &got), 1);
+			gen_random(7, o[i].i, &want);
+			assert_event_eq(&want, &got);
+		}
+	}
+	sbt_reader_close(r);
+	free(o);
+}
+
+/* An empty trace (no events) is valid and says so */
+static void test_empty_trace(void **state)
+{
+	const char *p = tpath("empty.sbt");
+	struct sbt_writer *w;
+	struct sbt_reader *r;
+	struct gb_event g;
+	char err[256];
+
+	assert_int_equal(sbt_writer_open(&w, p, NULL), 0);
+	assert_int_equal(sbt_writer_flush(w), 0);
+	assert_int_equal(sbt_writer_close(w, NULL), 0);
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	assert_true(sbt_reader_info(r)->finalized);
+	assert_int_equal(sbt_reader_info(r)->events, 0);
+	assert_int_equal(sbt_reader_next(r, &g), 0);
+	sbt_reader_close(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip_1m),
+		cmocka_unit_test(test_null_vs_empty),
+		cmocka_unit_test(test_reused_buffer),
+		cmocka_unit_test(test_meta_notes_drops_stacks),
+		cmocka_unit_test(test_seek),
+		cmocka_unit_test(test_empty_trace),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

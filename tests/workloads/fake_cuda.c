@@ -1,0 +1,117 @@
+/*
+ * fake_cuda.c - a fake libcuda.so.1 for tests and the demo: NVIDIA's entry
+ * point names and signatures, deterministic results, no GPU. Handles are
+ * made from names so a test can predict them; allocations hand out
+ * increasing addresses.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include "fake_cuda.h"
+
+#define NOINLINE __attribute__((noinline, visibility("default")))
+
+static _Atomic uint64_t next_ptr = 0x7f0000000000ull;
+static _Atomic uint64_t launches;
+
+/* FNV-1a of the name: a stable, nonzero handle per kernel name */
+static uintptr_t name_handle(const char *name)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ull;
+	return (uintptr_t)(h | 0x1000);
+}
+
+NOINLINE CUresult cuInit(unsigned int flags) { (void)flags; return CUDA_SUCCESS; }
+
+NOINLINE CUresult cuModuleLoad(CUmodule *m, const char *fname)
+{
+	*m = (CUmodule)name_handle(fname);
+	return CUDA_SUCCESS;
+}
+
+NOINLINE CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+	if (!f || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!strcmp(name, "missing_kernel"))
+		return CUDA_ERROR_NOT_FOUND;
+	*f = (CUfunction)name_handle(name);
+	return CUDA_SUCCESS;
+}
+
+NOINLINE CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
+{
+	if (!k || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	*k = (CUkernel)(name_handle(name) ^ 0x10);
+	return CUDA_SUCCESS;
+}
+
+NOINLINE CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
+{
+	*f = (CUfunction)((uintptr_t)k ^ 0x20);
+	return CUDA_SUCCESS;
+}
+
+NOINLINE CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+				 unsigned int bx, unsigned int by, unsigned int bz,
+				 unsigned int shmem, CUstream s, void **params, void **extra)
+{
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	atomic_fetch_add_explicit(&launches, 1, memory_order_relaxed);
+	return CUDA_SUCCESS;
+}
+
+NOINLINE CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
+{
+	if (!cfg || !f)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+NOINLINE CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+					    unsigned int bx, unsigned int by, unsigned int bz,
+					    unsigned int shmem, CUstream s, void **params)
+{
+	return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+NOINLINE CUresult cuGraphLaunch(CUgraphExec g, CUstream s) { return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+
+static CUresult fake_alloc(CUdeviceptr *p, size_t bytes)
+{
+	if (!p || !bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	*p = atomic_fetch_add(&next_ptr, (bytes + 0xfff) & ~0xfffull);
+	return CUDA_SUCCESS;
+}
+
+NOINLINE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) { return fake_alloc(p, bytes); }
+NOINLINE CUresult cuMemAllocAsync(CUdeviceptr *p, size_t bytes, CUstream s) { return fake_alloc(p, bytes); }
+NOINLINE CUresult cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned int flags) { return fake_alloc(p, bytes); }
+NOINLINE CUresult cuMemAllocHost_v2(void **p, size_t bytes) { return fake_alloc((CUdeviceptr *)p, bytes); }
+NOINLINE CUresult cuMemFree_v2(CUdeviceptr p) { return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+NOINLINE CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+NOINLINE CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c) { return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+NOINLINE CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s) { return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+NOINLINE CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemsetD16_v2(CUdeviceptr p, unsigned short v, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned int v, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemsetD32Async(CUdeviceptr p, unsigned int v, size_t n, CUstream s) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuStreamSynchronize(CUstream s) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+NOINLINE CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { return CUDA_SUCCESS; }

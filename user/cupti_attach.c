@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cupti_attach.c - load bpf/cupti.bpf.c beside the main program and attach
+ * its USDT programs system-wide by library path. USDT attach is by inode,
+ * like the uprobes: a process that loads the library later is covered.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cupti_attach.h"
+#include "cupti.skel.h"
+
+struct cupti_attach {
+	struct cupti_bpf *skel;
+	struct bpf_link *links[4];
+	unsigned nlinks;
+	bool own_drops;
+};
+
+static int reuse(struct bpf_map *m, int fd, const char *name, char *err, size_t errlen)
+{
+	int ret;
+
+	if (fd < 0)
+		return 0;
+	ret = bpf_map__reuse_fd(m, fd);
+	if (ret)
+		snprintf(err, errlen, "cupti: cannot share the %s map (fd %d): %s", name, fd,
+			 strerror(-ret));
+	return ret;
+}
+
+static int attach_one(struct cupti_attach *a, struct bpf_program *p, const char *path,
+		      const char *probe, char *err, size_t errlen)
+{
+	struct bpf_link *l;
+	int ret;
+
+	l = bpf_program__attach_usdt(p, -1, path, "gpubpf", probe, NULL);
+	ret = libbpf_get_error(l);
+	if (ret) {
+		snprintf(err, errlen, "cupti: no USDT probe gpubpf:%s in %s (%s); "
+			 "give the path of libgpubpf_cupti.so built by 'make cupti'",
+			 probe, path, strerror(-ret));
+		return ret;
+	}
+	a->links[a->nlinks++] = l;
+	return 0;
+}
+
+int cupti_attach_drops_fd(const char *lib_path, int ringbuf_fd, int targets_fd, int drops_fd,
+			  bool filter, struct cupti_attach **out, char *err, size_t errlen)
+{
+	struct cupti_attach *a;
+	int ret;
+
+	*out = NULL;
+	if (!lib_path || access(lib_path, R_OK)) {
+		ret = lib_path ? -errno : -EINVAL;
+		snprintf(err, errlen, "cupti: cannot read %s: %s; build it with 'make cupti' "
+			 "(needs CUDA headers) and pass its path", lib_path ? lib_path : "(null)",
+			 strerror(-ret));
+		return ret;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->skel = cupti_bpf__open();
+	if (!a->skel) {
+		ret = errno ? -errno : -EINVAL;
+		snprintf(err, errlen, "cupti: cannot open the BPF object: %s", strerror(-ret));
+		goto cleanup;
+	}
+	a->skel->rodata->filter_pids = filter;
+	a->own_drops = drops_fd < 0;
+	ret = reuse(a->skel->maps.rb, ringbuf_fd, "ring buffer", err, errlen);
+	if (!ret)
+		ret = reuse(a->skel->maps.targets, targets_fd, "targets", err, errlen);
+	if (!ret)
+		ret = reuse(a->skel->maps.drops, drops_fd, "drops", err, errlen);
+	if (ret)
+		goto cleanup;
+	ret = cupti_bpf__load(a->skel);
+	if (ret) {
+		snprintf(err, errlen, "cupti: loading the USDT programs failed: %s "
+			 "(run as root; a kernel with BTF and uprobes is needed)", strerror(-ret));
+		goto cleanup;
+	}
+	ret = attach_one(a, a->skel->progs.gb_cupti_launch, lib_path, "launch", err, errlen);
+	if (!ret)
+		ret = attach_one(a, a->skel->progs.gb_cupti_activity, lib_path, "activity", err, errlen);
+	if (!ret)
+		ret = attach_one(a, a->skel->progs.gb_cupti_nvtx, lib_path, "nvtx", err, errlen);
+	if (!ret)
+		ret = attach_one(a, a->skel->progs.gb_cupti_lost, lib_path, "lost", err, errlen);
+	if (ret)
+		goto cleanup;
+	*out = a;
+	return 0;
+cleanup:
+	cupti_detach(a);
+	return ret;
+}
+
+int cupti_attach(const char *lib_path, int ringbuf_fd, int targets_fd, bool filter,
+		 struct cupti_attach **out, char *err, size_t errlen)
+{
+	return cupti_attach_drops_fd(lib_path, ringbuf_fd, targets_fd, -1, filter, out, err, errlen);
+}
+
+int cupti_attach_ringbuf_fd(const struct cupti_attach *a)
+{
+	return bpf_map__fd(a->skel->maps.rb);
+}
+
+uint64_t cupti_attach_drops(const struct cupti_attach *a)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *v, sum = 0;
+	uint32_t zero = 0;
+	int i;
+
+	if (ncpu <= 0 || !a->own_drops)
+		return 0;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.drops), &zero, v))
+		for (i = 0; i < ncpu; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
+unsigned cupti_attach_count(const struct cupti_attach *a)
+{
+	return a->nlinks;
+}
+
+void cupti_detach(struct cupti_attach *a)
+{
+	unsigned i;
+
+	if (!a)
+		return;
+	for (i = 0; i < a->nlinks; i++)
+		bpf_link__destroy(a->links[i]);
+	cupti_bpf__destroy(a->skel);
+	free(a);
+}

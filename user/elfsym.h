@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* elfsym.h - function symbols of an ELF file (libelf), by name and by offset */
+#ifndef GB_ELFSYM_H
+#define GB_ELFSYM_H
+#include <stdint.h>
+
+struct elf_syms;
+
+/* Load FUNC symbols of .symtab and .dynsym. NULL + errno on failure */
+struct elf_syms *elf_syms_open(const char *path);
+/* File offset of a function's first instruction; 0 or -ENOENT */
+int elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *file_off);
+/* Symbol containing a file offset (NULL if none); *delta = offset into it */
+const char *elf_syms_at(const struct elf_syms *s, uint64_t file_off, uint64_t *delta);
+/* Hex GNU build-id or "" */
+const char *elf_syms_build_id(const struct elf_syms *s);
+unsigned elf_syms_count(const struct elf_syms *s);
+void elf_syms_close(struct elf_syms *s);
+
+/* Read n bytes of the file at off (to inspect a function's first instruction) */
+int elf_read_at(const char *path, uint64_t off, void *buf, unsigned n);
+#endif

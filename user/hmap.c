@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* hmap.c - u64 -> pointer hash map (linear probing) and string interning */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hmap.h"
+
+#define EMPTY 0
+#define TOMB 1
+/* keys 0 and 1 are markers: stored keys are offset by 2, with wrap */
+static inline uint64_t enc(uint64_t k) { return k + 2 < 2 ? k : k + 2; }
+
+static inline size_t slot(uint64_t k, size_t cap)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (size_t)k & (cap - 1);
+}
+
+static int grow(struct hmap *m)
+{
+	struct hmap n = { 0 };
+	size_t i;
+
+	n.cap = m->cap ? (m->n * 4 >= m->cap ? m->cap * 2 : m->cap) : 16;
+	n.keys = calloc(n.cap, sizeof(*n.keys));
+	n.vals = calloc(n.cap, sizeof(*n.vals));
+	if (!n.keys || !n.vals) {
+		free(n.keys);
+		free(n.vals);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (m->keys[i] <= TOMB)
+			continue;
+		for (j = slot(m->keys[i], n.cap); n.keys[j] != EMPTY; j = (j + 1) & (n.cap - 1))
+			;
+		n.keys[j] = m->keys[i];
+		n.vals[j] = m->vals[i];
+		n.n++;
+	}
+	free(m->keys);
+	free(m->vals);
+	*m = n;
+	return 0;
+}
+
+/* keys that encode to markers (2^64-2, 2^64-1) are not supported: never handles */
+static size_t find(const struct hmap *m, uint64_t k)
+{
+	size_t j;
+
+	if (!m->cap)
+		return (size_t)-1;
+	for (j = slot(k, m->cap); m->keys[j] != EMPTY; j = (j + 1) & (m->cap - 1))
+		if (m->keys[j] == k)
+			return j;
+	return (size_t)-1;
+}
+
+void *hmap_get(const struct hmap *m, uint64_t key)
+{
+	size_t j = find(m, enc(key));
+
+	return j == (size_t)-1 ? NULL : m->vals[j];
+}
+
+int hmap_put(struct hmap *m, uint64_t key, void *val)
+{
+	uint64_t k = enc(key);
+	size_t j = find(m, k);
+
+	if (j != (size_t)-1) {
+		m->vals[j] = val;
+		return 0;
+	}
+	if ((m->n + m->tomb + 1) * 4 > m->cap * 3 && grow(m))
+		return -ENOMEM;
+	for (j = slot(k, m->cap); m->keys[j] > TOMB; j = (j + 1) & (m->cap - 1))
+		;
+	if (m->keys[j] == TOMB)
+		m->tomb--;
+	m->keys[j] = k;
+	m->vals[j] = val;
+	m->n++;
+	return 0;
+}
+
+void *hmap_del(struct hmap *m, uint64_t key)
+{
+	size_t j = find(m, enc(key));
+	void *v;
+
+	if (j == (size_t)-1)
+		return NULL;
+	v = m->vals[j];
+	m->keys[j] = TOMB;
+	m->vals[j] = NULL;
+	m->n--;
+	m->tomb++;
+	return v;
+}
+
+int hmap_next(const struct hmap *m, size_t *i, uint64_t *key, void **val)
+{
+	for (; *i < m->cap; (*i)++) {
+		if (m->keys[*i] > TOMB) {
+			*key = m->keys[*i] - 2;
+			*val = m->vals[*i];
+			(*i)++;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void hmap_free(struct hmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct intern {
+	struct hmap by_hash;	/* hash -> first string with it; collisions chained below */
+	struct chunk *chunks;
+	size_t count;
+};
+
+static uint64_t fnv(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (n--)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+struct intern *intern_new(void)
+{
+	return calloc(1, sizeof(struct intern));
+}
+
+/* each stored string is preceded by a pointer to the next one with the same hash */
+static char *store(struct intern *t, const char *s, size_t n, char *next)
+{
+	size_t need = sizeof(char *) + n + 1;
+	struct chunk *c = t->chunks;
+	char *p;
+
+	need = (need + 7) & ~(size_t)7;
+	if (!c || c->used + need > c->cap) {
+		size_t cap = need > 65536 ? need : 65536;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->next = t->chunks;
+		c->used = 0;
+		c->cap = cap;
+		t->chunks = c;
+	}
+	p = c->data + c->used;
+	c->used += need;
+	memcpy(p, &next, sizeof(next));
+	memcpy(p + sizeof(char *), s, n);
+	p[sizeof(char *) + n] = 0;
+	return p + sizeof(char *);
+}
+
+const char *intern_strn(struct intern *t, const char *s, size_t n)
+{
+	uint64_t h;
+	char *p, *head;
+
+	if (!s)
+		return NULL;
+	h = fnv(s, n);
+	head = hmap_get(&t->by_hash, h);
+	for (p = head; p; memcpy(&p, p - sizeof(char *), sizeof(p)))
+		if (!strncmp(p, s, n) && !p[n])
+			return p;
+	p = store(t, s, n, head);
+	if (!p || hmap_put(&t->by_hash, h, p))
+		return NULL;
+	t->count++;
+	return p;
+}
+
+const char *intern_str(struct intern *t, const char *s)
+{
+	return s ? intern_strn(t, s, strlen(s)) : NULL;
+}
+
+size_t intern_count(const struct intern *t)
+{
+	return t->count;
+}
+
+void intern_free(struct intern *t)
+{
+	struct chunk *c, *n;
+
+	if (!t)
+		return;
+	for (c = t->chunks; c; c = n) {
+		n = c->next;
+		free(c);
+	}
+	hmap_free(&t->by_hash);
+	free(t);
+}

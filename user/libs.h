@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * libs.h - find GPU libraries (and the dynamic loader) and attach the
+ * uprobes to every distinct file: standard places, --lib, and whatever
+ * live processes map (through /proc/PID/root for containers).
+ */
+#ifndef GB_LIBS_H
+#define GB_LIBS_H
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct bpf_program;
+
+enum gb_lib_kind { LIB_CUDA_DRV, LIB_CUDA_RT, LIB_HIP, LIB_HSA, LIB_LDSO, LIB__COUNT };
+
+struct libs_opts {
+	struct bpf_program *entry;	/* gb_entry */
+	struct bpf_program *ret;	/* gb_return */
+	struct bpf_program *dl_state;	/* gb_dl_state */
+	bool lean;			/* no return probes on launches */
+	unsigned kinds;			/* bit mask of enum gb_lib_kind to trace */
+};
+
+struct gb_libs;
+
+struct gb_libs *libs_new(const struct libs_opts *o);
+/* Attach to one file given by the user; kind from its name. 0 or -errno */
+int libs_add_path(struct gb_libs *l, const char *path, bool user_given);
+/* The loader cache, standard directories, /usr/local/cuda*, $CUDA_HOME, /opt/rocm* */
+void libs_scan_standard(struct gb_libs *l);
+/* Files mapped by pid (new ones are attached). Returns how many new. */
+int libs_scan_pid(struct gb_libs *l, pid_t pid);
+void libs_scan_all_pids(struct gb_libs *l);
+/* How many GPU library files (not counting the loader) are attached */
+unsigned libs_count(const struct gb_libs *l);
+unsigned libs_probe_count(const struct gb_libs *l);
+/* Where we looked, for the "nothing found" message */
+const char *libs_searched(const struct gb_libs *l);
+/* One line per attached file: kind, path, probes */
+void libs_print(const struct gb_libs *l, FILE *f);
+/* Detach everything */
+void libs_free(struct gb_libs *l);
+
+/* Kind of a library from its file name, -1 if not one of ours */
+int libs_kind_of(const char *path);
+#endif

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * record.c - gpubpf record: load the BPF programs, find and attach the GPU
+ * libraries, drain the ring buffer into the collector and the .sbt writer
+ * until Ctrl-C, -d or the traced command ends.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cuda.skel.h"
+#include "cmds.h"
+#include "collector.h"
+#include "libs.h"
+#include "record.h"
+#include "sbt.h"
+#include "util.h"
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	exiting = sig;
+}
+
+static const char usage_text[] =
+"Usage: gpubpf record [OPTIONS] (-a | -p PID... | -- COMMAND [ARGS...])\n"
+"\n"
+"Trace GPU API calls (CUDA driver and runtime, HIP) with uprobes into a .sbt file.\n"
+"\n"
+"Targets:\n"
+"  -a, --all              every process on the system, also those started later\n"
+"  -p, --pid PID          a running process and its threads (repeatable)\n"
+"  -- COMMAND ARGS        start COMMAND, trace it and its descendants, stop when it exits\n"
+"\n"
+"Options:\n"
+"  -o, --output FILE      trace file to write (default gpubpf.sbt); created 0600,\n"
+"                         never through a symlink, owned by the sudo caller\n"
+"  -d, --duration SECS    stop after SECS seconds\n"
+"      --ring-size SIZE   BPF ring buffer size (default 8M; rounded up to a power of 2)\n"
+"      --lib PATH         also trace this library file (repeatable); its kind comes\n"
+"                         from its name, unknown names are treated as libcuda\n"
+"      --lean             no return probes on launches: lowest overhead, launches\n"
+"                         lose their duration and return code\n"
+"      --perfetto FILE    also export a Perfetto trace to FILE at the end\n"
+"      --ready-file FILE  create FILE once every probe is attached (for scripts)\n"
+"  -v, --verbose          say which libraries and probes were attached\n"
+"  -h, --help             this text\n"
+"\n"
+"Libraries are found in the loader cache, standard directories, /usr/local/cuda*,\n"
+"$CUDA_HOME, /opt/rocm*, and in the mappings of every running process (also inside\n"
+"containers); a library loaded later (dlopen, a new process) is attached when the\n"
+"dynamic loader reports it.\n"
+"\n"
+"EXAMPLES:\n"
+"  sudo gpubpf record -a -o trace.sbt                   # every process, until Ctrl-C\n"
+"  sudo gpubpf record -p 4242 -p 4250 -d 30 -o job.sbt  # running processes, 30 s\n"
+"  sudo gpubpf record -o run.sbt -- ./train --epochs 1  # a command and its children\n";
+
+enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO };
+
+static const struct option long_opts[] = {
+	{ "all", no_argument, NULL, 'a' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "ring-size", required_argument, NULL, OPT_RING },
+	{ "lib", required_argument, NULL, OPT_LIB },
+	{ "lean", no_argument, NULL, OPT_LEAN },
+	{ "ready-file", required_argument, NULL, OPT_READY },
+	{ "perfetto", required_argument, NULL, OPT_PERFETTO },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int parse_args(struct record_opts *o, int argc, char **argv)
+{
+	int c;
+
+	o->output = "gpubpf.sbt";
+	o->ring_size = 8 << 20;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+ap:o:d:vh", long_opts, NULL)) != -1) {
+		uint64_t v;
+
+		switch (c) {
+		case 'a':
+			o->all = true;
+			break;
+		case 'p':
+			if (gb_parse_u64(optarg, &v) || !v || v > 0x7fffffff || o->npids >= RECORD_MAX_PIDS) {
+				gb_err("bad PID '%s': give a process id (repeat -p for several, at most %d)",
+				       optarg, RECORD_MAX_PIDS);
+				return -1;
+			}
+			o->pids[o->npids++] = (pid_t)v;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'd': {
+			char *end;
+			double d = strtod(optarg, &end);
+
+			if (*end || d <= 0) {
+				gb_err("bad duration '%s': give seconds, e.g. -d 30", optarg);
+				return -1;
+			}
+			o->duration_ns = (uint64_t)(d * 1e9);
+			break;
+		}
+		case OPT_RING:
+			if (gb_parse_size(optarg, &v) || v < 4096 || v > (1ull << 30)) {
+				gb_err("bad --ring-size '%s': give a size from 4K to 1G, e.g. 16M", optarg);
+				return -1;
+			}
+			o->ring_size = v;
+			break;
+		case OPT_LIB:
+			if (o->nlibs >= RECORD_MAX_LIBS) {
+				gb_err("too many --lib (at most %d)", RECORD_MAX_LIBS);
+				return -1;
+			}
+			o->libs[o->nlibs++] = optarg;
+			break;
+		case OPT_LEAN:
+			o->lean = true;
+			break;
+		case OPT_READY:
+			o->ready_file = optarg;
+			break;
+		case OPT_PERFETTO:
+			o->perfetto = optarg;
+			break;
+		case 'v':
+			gb_verbose++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "Run 'gpubpf record --help' for usage.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		o->cmd = argv + optind;
+	}
+	if (!o->all + !o->npids + !o->cmd != 2) {
+		gb_err("choose one target: -a (every process), -p PID, or -- COMMAND");
+		return -1;
+	}
+	return 0;
+}
+
+/* Root, or CAP_BPF with CAP_PERFMON (and CAP_SYS_ADMIN to mount tracefs) */
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {};
+	uint64_t eff;
+
+	if (syscall(SYS_capget, &h, d))
+		return 0;	/* cannot tell: let the load say */
+	eff = d[0].effective | ((uint64_t)d[1].effective << 32);
+#define HAS(cap) (eff & (1ull << (cap)))
+	if (HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON)))
+		return 0;
+#undef HAS
+	gb_err("tracing needs root or CAP_BPF+CAP_PERFMON (this process has neither): run it with sudo");
+	return -1;
+}
+
+static int check_btf(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+		return 0;
+	gb_err("this kernel exposes no BTF (/sys/kernel/btf/vmlinux): use a kernel built with CONFIG_DEBUG_INFO_BTF=y (most distribution kernels since 2021)");
+	return -1;
+}
+
+/* Tracepoints need tracefs; mount it where it belongs when nobody did */
+int record_ensure_tracefs(void)
+{
+	if (access("/sys/kernel/tracing/events", F_OK) == 0 ||
+	    access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+		return 0;
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+		gb_dbg("mounted tracefs at /sys/kernel/tracing");
+		return 0;
+	}
+	gb_err("tracefs is not mounted and mounting it failed (%s): run 'mount -t tracefs nodev /sys/kernel/tracing'",
+	       strerror(errno));
+	return -1;
+}
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && gb_verbose < 2)
+		return 0;
+	if (level == LIBBPF_INFO && gb_verbose < 1)
+		return 0;
+	if (level == LIBBPF_WARN && gb_verbose < 1)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static uint64_t round_pow2(uint64_t v)
+{
+	uint64_t p = 4096;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+struct rec_ctx {
+	struct record_opts *o;
+	struct cuda_bpf *skel;
+	struct gb_libs *libs;
+	struct collector *col;
+	struct sbt_writer *w;
+	struct ring_buffer *rb;
+	int write_err;
+	uint64_t drops_reported;
+	pid_t child;
+	int go_fd;		/* write end: releases the child */
+};
+
+static int sink_event(void *ctx, const struct gb_event *ev)
+{
+	struct rec_ctx *r = ctx;
+	int err;
+
+	if (r->write_err)
+		return -1;
+	err = sbt_writer_add(r->w, ev);
+	if (err) {
+		r->write_err = err;
+		return -1;
+	}
+	return 0;
+}
+
+static void sink_rescan(void *ctx, pid_t pid)
+{
+	struct rec_ctx *r = ctx;
+
+	if (libs_scan_pid(r->libs, pid) > 0)
+		gb_dbg("pid %d mapped a new GPU library", (int)pid);
+}
+
+static uint64_t read_drops(struct rec_ctx *r, uint64_t *per_cpu, unsigned ncpu)
+{
+	uint32_t zero = 0;
+	uint64_t total = 0;
+	unsigned i;
+
+	memset(per_cpu, 0, ncpu * sizeof(*per_cpu));
+	if (bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.drops), &zero, per_cpu))
+		return 0;
+	for (i = 0; i < ncpu; i++)
+		total += per_cpu[i];
+	return total;
+}
+
+/* Drops become events too, so a timeline shows where data is missing */
+static void note_drops(struct rec_ctx *r)
+{
+	unsigned ncpu = libbpf_num_possible_cpus();
+	uint64_t per_cpu[ncpu], total = read_drops(r, per_cpu, ncpu);
+	struct gb_event ev = { 0 };
+
+	if (total <= r->drops_reported)
+		return;
+	ev.ts_ns = gb_now_mono_ns();
+	ev.type = GB_T_drops;
+	ev.api = GB_API_GPUBPF;
+	ev.bytes = total - r->drops_reported;
+	ev.flags = GB_EF_BYTES | GB_EF_INSTANT;
+	ev.pid = getpid();
+	ev.tid = ev.pid;
+	ev.comm = "gpubpf";
+	r->drops_reported = total;
+	sink_event(r, &ev);
+}
+
+static int add_target(struct rec_ctx *r, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(r->skel->maps.targets), &key, &one, BPF_ANY);
+}
+
+/* Fork the command stopped on a pipe: it runs once probes are attached */
+static int spawn_child(struct rec_ctx *r)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char c;
+
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(127);
+		execvp(r->o->cmd[0], r->o->cmd);
+		fprintf(stderr, "gpubpf: error: cannot run '%s': %s\n", r->o->cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	r->child = pid;
+	r->go_fd = fds[1];
+	return 0;
+}
+
+static int open_bpf(struct rec_ctx *r)
+{
+	struct record_opts *o = r->o;
+	unsigned i;
+	int err;
+
+	r->skel = cuda_bpf__open();
+	if (!r->skel) {
+		gb_err("cannot open the BPF object: %s", strerror(errno));
+		return -1;
+	}
+	r->skel->rodata->filter_pids = !o->all;
+	r->skel->rodata->follow_children = o->cmd != NULL;
+	bpf_map__set_max_entries(r->skel->maps.rb, (uint32_t)round_pow2(o->ring_size));
+	err = cuda_bpf__load(r->skel);
+	if (err) {
+		gb_err("the kernel refused the BPF programs (%s): run as root on a kernel with BPF and BTF; -v shows the verifier log",
+		       strerror(-err));
+		return -1;
+	}
+	for (i = 0; i < o->npids; i++)
+		add_target(r, o->pids[i]);
+	if (o->cmd) {
+		if ((err = spawn_child(r))) {
+			gb_err("cannot start '%s': %s", o->cmd[0], strerror(-err));
+			return -1;
+		}
+		add_target(r, r->child);
+	}
+	r->skel->links.gb_fork = bpf_program__attach(r->skel->progs.gb_fork);
+	r->skel->links.gb_exit = bpf_program__attach(r->skel->progs.gb_exit);
+	if (!r->skel->links.gb_fork || !r->skel->links.gb_exit) {
+		gb_err("cannot attach the sched tracepoints (%s): is tracefs mounted at /sys/kernel/tracing?",
+		       strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int attach_libs(struct rec_ctx *r)
+{
+	struct record_opts *o = r->o;
+	struct libs_opts lo = {
+		.entry = r->skel->progs.gb_entry,
+		.ret = r->skel->progs.gb_return,
+		.dl_state = r->skel->progs.gb_dl_state,
+		.lean = o->lean,
+		.kinds = ~0u,
+	};
+	unsigned i;
+	int err;
+
+	r->libs = libs_new(&lo);
+	if (!r->libs)
+		return -1;
+	for (i = 0; i < o->nlibs; i++) {
+		err = libs_add_path(r->libs, o->libs[i], true);
+		if (err < 0) {
+			gb_err("cannot trace --lib %s: %s; give the path of a libcuda/libcudart/libamdhip64 file",
+			       o->libs[i], strerror(-err));
+			return -1;
+		}
+	}
+	libs_scan_standard(r->libs);
+	libs_scan_all_pids(r->libs);
+	if (!libs_count(r->libs)) {
+		gb_err("no libcuda, libcudart or libamdhip64 found (looked in %s): install the GPU driver/runtime or name the library with --lib PATH",
+		       libs_searched(r->libs));
+		return -1;
+	}
+	if (gb_verbose)
+		libs_print(r->libs, stderr);
+	return 0;
+}
+
+static int check_pids(const struct record_opts *o)
+{
+	unsigned i;
+
+	for (i = 0; i < o->npids; i++) {
+		if (kill(o->pids[i], 0) && errno == ESRCH) {
+			gb_err("PID %d not found: check that the process is running (ps -p %d)",
+			       (int)o->pids[i], (int)o->pids[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void summary(struct rec_ctx *r, uint64_t drops, double secs)
+{
+	const struct collector_stats *st = collector_stats(r->col);
+	uint64_t by_cat[GB_CAT__COUNT] = { 0 };
+	unsigned t;
+
+	for (t = 0; t < GB_T__COUNT; t++)
+		by_cat[gb_type_info(t)->cat] += st->by_type[t];
+	fprintf(stderr,
+		"gpubpf: %llu events in %.1f s from %llu processes (%llu launches, %llu copies, %llu allocs, %llu syncs) -> %s\n",
+		(unsigned long long)st->events, secs, (unsigned long long)st->procs_seen,
+		(unsigned long long)by_cat[GB_CAT_LAUNCH], (unsigned long long)by_cat[GB_CAT_COPY],
+		(unsigned long long)by_cat[GB_CAT_ALLOC], (unsigned long long)by_cat[GB_CAT_SYNC],
+		r->o->output);
+	if (drops)
+		fprintf(stderr, "gpubpf: %llu events dropped (ring buffer full): use a larger --ring-size\n",
+			(unsigned long long)drops);
+}
+
+static int run_loop(struct rec_ctx *r, uint64_t start_ns)
+{
+	uint64_t last_flush = start_ns, now;
+	int status;
+
+	while (!exiting) {
+		ring_buffer__poll(r->rb, 1);
+		if (ring_buffer__consume(r->rb) < 0 && r->write_err)
+			break;
+		if (r->write_err)
+			break;
+		now = gb_now_mono_ns();
+		if (now - last_flush >= 1000000000ull) {
+			note_drops(r);
+			if ((r->write_err = sbt_writer_flush(r->w)))
+				break;
+			collector_reap(r->col, now, 2000000000ull);
+			last_flush = now;
+		}
+		if (r->o->duration_ns && now - start_ns >= r->o->duration_ns)
+			break;
+		if (r->child && waitpid(r->child, &status, WNOHANG) == r->child) {
+			r->child = 0;
+			r->o->child_status = status;
+			break;
+		}
+	}
+	/* what the BPF side produced before we stopped is still ours */
+	if (!r->write_err)
+		ring_buffer__consume(r->rb);
+	return r->write_err;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = { 0 };
+	struct rec_ctx r = { .o = &o, .go_fd = -1 };
+	struct collector_ops ops = { .event = sink_event, .rescan = sink_rescan, .ctx = &r };
+	struct sbt_meta meta;
+	struct sigaction sa = { .sa_handler = on_signal };
+	unsigned ncpu = libbpf_num_possible_cpus();
+	uint64_t start, *per_cpu = NULL, drops = 0;
+	int ret = 1, err;
+
+	if (parse_args(&o, argc, argv))
+		return 2;
+	if (check_privileges() || check_btf() || check_pids(&o) || record_ensure_tracefs())
+		return 1;
+	libbpf_set_print(libbpf_log);
+	sbt_meta_init(&meta, argc, argv);
+	err = sbt_writer_open(&r.w, o.output, &meta);
+	if (err) {
+		gb_err("cannot write %s: %s; choose another -o path", o.output, strerror(-err));
+		return 1;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (open_bpf(&r) || attach_libs(&r))
+		goto cleanup;
+	r.col = collector_new(&ops);
+	r.rb = ring_buffer__new(bpf_map__fd(r.skel->maps.rb), collector_handle, r.col, NULL);
+	if (!r.col || !r.rb) {
+		gb_err("cannot set up the ring buffer: %s", strerror(errno));
+		goto cleanup;
+	}
+	if (o.ready_file)
+		close(open(o.ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	gb_dbg("tracing: %u libraries, %u functions", libs_count(r.libs), libs_probe_count(r.libs));
+	if (r.go_fd >= 0) {
+		if (write(r.go_fd, "g", 1) != 1)
+			gb_warn("could not start the command");
+		close(r.go_fd);
+		r.go_fd = -1;
+	}
+	start = gb_now_mono_ns();
+	err = run_loop(&r, start);
+	note_drops(&r);
+	per_cpu = calloc(ncpu, sizeof(*per_cpu));
+	if (per_cpu) {
+		drops = read_drops(&r, per_cpu, ncpu);
+		sbt_writer_set_drops(r.w, per_cpu, ncpu);
+	}
+	if (err) {
+		gb_err("cannot write %s: %s; free space or choose another -o path (the blocks written so far are readable)",
+		       o.output, strerror(-err));
+		sbt_writer_abort(r.w);
+		r.w = NULL;
+		goto cleanup;
+	}
+	meta.real_end_ns = gb_now_real_ns();
+	meta.mono_end_ns = gb_now_mono_ns();
+	err = sbt_writer_close(r.w, &meta);
+	r.w = NULL;
+	if (err) {
+		gb_err("cannot finish %s: %s", o.output, strerror(-err));
+		goto cleanup;
+	}
+	summary(&r, drops, (gb_now_mono_ns() - start) / 1e9);
+	ret = 0;
+	if (o.perfetto) {
+		char msg[512];
+
+		if (!gb_export_file) {
+			gb_err("--perfetto: this gpubpf was built without the exporters");
+			ret = 1;
+		} else if (gb_export_file(o.output, "perfetto", o.perfetto, msg, sizeof(msg))) {
+			gb_err("%s", msg);
+			ret = 1;
+		}
+	}
+cleanup:
+	if (r.w)
+		sbt_writer_abort(r.w);
+	if (r.go_fd >= 0)
+		close(r.go_fd);	/* the child sees EOF and exits without running */
+	if (r.child > 0)
+		waitpid(r.child, NULL, 0);
+	ring_buffer__free(r.rb);
+	libs_free(r.libs);
+	collector_free(r.col);
+	cuda_bpf__destroy(r.skel);
+	free(per_cpu);
+	return ret;
+}

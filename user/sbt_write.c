@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sbt_write.c - the .sbt writer. Events are buffered into a block; a full
+ * block (or a flush) goes out as a DICT record (strings, stacks, notes and
+ * drops new since the last one) followed by a BLOCK record, in one write.
+ * Each record is self-delimiting and checksummed, so whatever reached the
+ * disk before a crash can be read back. close() adds the footer index.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <zstd.h>
+#include "sbt_codec.h"
+
+#define ZSTD_LEVEL	1
+#define PCACHE		256
+
+/* The static fields of an event: what a block template holds */
+struct tkey {
+	uint64_t stream, handle;
+	uint32_t pid, tid, ns_pid, ns_tid, flags, device, stack_id, shmem;
+	uint32_t grid[3], block[3], sid[3];
+	uint16_t type, pad;
+	uint8_t api, kind, prov, cpu;
+	uint32_t zero;		/* no implicit padding: keys are hashed as bytes */
+};
+
+#define THASH	(2 * SBT_BLOCK_EVENTS)
+#define NZ(c, v) ((uint64_t)((v) != 0) << (c))
+
+struct idx_ent {
+	uint64_t off, len, min_ts, max_ts;
+	uint32_t count;
+};
+
+struct sbt_writer {
+	int fd;
+	uint64_t off;		/* bytes known to be on disk, records whole */
+	bool seekable;
+	struct sbt_meta meta;
+	/* strings: id 0 is NULL; ids >= dict_from are not yet on disk */
+	struct gb_buf arena;
+	uint32_t *str_off, *str_len;
+	uint64_t *str_hash;
+	uint32_t nstr, capstr, dict_from;
+	uint32_t *htab, hcap;
+	struct { const char *p; uint32_t id; } pcache[PCACHE];
+	/* pending dictionary parts */
+	struct gb_buf stacks;
+	uint32_t nstacks;
+	struct sbt_note *notes;
+	uint32_t nnotes;
+	bool notes_dirty;
+	uint64_t *drops;
+	unsigned ncpu;
+	bool drops_dirty;
+	/* the block being filled: events, and the templates they use */
+	struct gb_event *ev;
+	uint32_t *etid;
+	struct tkey *tk;
+	uint64_t *tk_hash;
+	struct gb_event *tmpl;
+	uint32_t (*tsid)[3];
+	uint32_t ntmpl;
+	uint32_t *thtab;	/* template id + 1, 0 = empty */
+	uint32_t *perm;
+	uint32_t n;
+	uint64_t colmask, min_ts, max_ts, last_ts;
+	bool unsorted;
+	struct sbt_colenc enc;
+	struct gb_buf out;
+	ZSTD_CCtx *zc;
+	/* what the footer will say */
+	struct idx_ent *idx;
+	uint32_t nidx, capidx;
+	uint64_t *dicts;
+	uint32_t ndicts, capdicts;
+	uint64_t *type_counts;	/* [65536] */
+	uint64_t total;
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		gb_err("out of memory");
+		abort();
+	}
+	return p;
+}
+
+#define GROW(arr, cnt, cap) do {						\
+	if ((cnt) >= (cap)) {							\
+		(cap) = (cap) ? (cap) * 2 : 64;					\
+		(arr) = xrealloc((arr), (size_t)(cap) * sizeof(*(arr)));	\
+	}									\
+} while (0)
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+	return h | 1;
+}
+
+static void htab_insert(struct sbt_writer *w, uint32_t id)
+{
+	uint32_t mask = w->hcap - 1, i = (uint32_t)w->str_hash[id] & mask;
+
+	while (w->htab[i])
+		i = (i + 1) & mask;
+	w->htab[i] = id;
+}
+
+static void htab_grow(struct sbt_writer *w)
+{
+	uint32_t id;
+
+	free(w->htab);
+	w->hcap = w->hcap ? w->hcap * 2 : 1024;
+	w->htab = calloc(w->hcap, sizeof(*w->htab));
+	if (!w->htab) {
+		gb_err("out of memory");
+		abort();
+	}
+	for (id = 1; id < w->nstr; id++)
+		htab_insert(w, id);
+}
+
+static const char *str_at(const struct sbt_writer *w, uint32_t id)
+{
+	return w->arena.p + w->str_off[id];
+}
+
+static uint32_t intern_slow(struct sbt_writer *w, const char *s)
+{
+	size_t len = strnlen(s, SBT_MAX_STR - 1);
+	uint64_t h = hash_bytes(s, len);
+	uint32_t mask, i, id;
+
+	if (!w->hcap || (uint64_t)w->nstr * 2 >= w->hcap)
+		htab_grow(w);
+	mask = w->hcap - 1;
+	for (i = (uint32_t)h & mask; (id = w->htab[i]); i = (i + 1) & mask)
+		if (w->str_hash[id] == h && w->str_len[id] == len &&
+		    !memcmp(str_at(w, id), s, len))
+			return id;
+	if (w->nstr >= w->capstr) {
+		w->capstr = w->capstr ? w->capstr * 2 : 1024;
+		w->str_off = xrealloc(w->str_off, w->capstr * sizeof(*w->str_off));
+		w->str_len = xrealloc(w->str_len, w->capstr * sizeof(*w->str_len));
+		w->str_hash = xrealloc(w->str_hash, w->capstr * sizeof(*w->str_hash));
+	}
+	id = w->nstr++;
+	w->str_off[id] = (uint32_t)w->arena.len;
+	w->str_len[id] = (uint32_t)len;
+	w->str_hash[id] = h;
+	sbt_buf_put(&w->arena, s, len);
+	gb_buf_putc(&w->arena, 0);
+	htab_insert(w, id);
+	return id;
+}
+
+/*
+ * Callers usually pass the same interned pointer again and again; a
+ * pointer cache checked with strcmp (the buffer may have been reused)
+ * saves hashing the string for every event.
+ */
+static uint32_t intern(struct sbt_writer *w, const char *s)
+{
+	unsigned slot;
+	uint32_t id;
+
+	if (!s)
+		return 0;
+	slot = (unsigned)(((uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 56) % PCACHE;
+	id = w->pcache[slot].id;
+	if (w->pcache[slot].p == s && id && !strcmp(str_at(w, id), s))
+		return id;
+	id = intern_slow(w, s);
+	w->pcache[slot].p = s;
+	w->pcache[slot].id = id;
+	return id;
+}
+
+/* Write all of p at w->off; on failure cut the file back to w->off */
+static int write_all(struct sbt_writer *w, const void *p, size_t n)
+{
+	uint64_t off = w->off;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t k = w->seekable ? pwrite(w->fd, (const char *)p + done, n - done, off + done)
+					: write(w->fd, (const char *)p + done, n - done);
+
+		if (k < 0 && errno == ESPIPE && w->seekable && !done) {
+			w->seekable = false;
+			continue;
+		}
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			int err = k < 0 ? -errno : -EIO;
+
+			/* keep the file ending on a whole record */
+			if (w->seekable && ftruncate(w->fd, off))
+				(void)0;
+			return err;
+		}
+		done += k;
+	}
+	return 0;
+}
+
+/* Append one record to w->out; body compressed when that pays */
+static void put_record(struct sbt_writer *w, uint8_t kind, const void *plain,
+		       uint16_t plain_len, const void *body, size_t body_len, bool zstd)
+{
+	struct sbt_rec_hdr h = { .kind = kind, .plain_len = plain_len };
+	size_t start = w->out.len, pay, bound;
+	uint8_t *p;
+
+	gb_buf_reserve(&w->out, SBT_REC_HDR_LEN + plain_len + body_len);
+	w->out.len += SBT_REC_HDR_LEN;
+	sbt_buf_put(&w->out, plain, plain_len);
+	pay = w->out.len;
+	if (zstd && body_len >= 64) {
+		size_t k;
+
+		bound = ZSTD_compressBound(body_len);
+		gb_buf_reserve(&w->out, bound);
+		k = ZSTD_compressCCtx(w->zc, w->out.p + pay, bound, body, body_len, ZSTD_LEVEL);
+		if (!ZSTD_isError(k) && k < body_len) {
+			h.comp = SBT_COMP_ZSTD;
+			w->out.len += k;
+		}
+	}
+	if (h.comp == SBT_COMP_NONE)
+		sbt_buf_put(&w->out, body, body_len);
+	h.raw_len = (uint32_t)body_len;
+	h.payload_len = (uint32_t)(w->out.len - start - SBT_REC_HDR_LEN);
+	p = (uint8_t *)w->out.p + start;
+	h.crc = sbt_crc32(p + SBT_REC_HDR_LEN, h.payload_len);
+	sbt_rec_hdr_pack(p, &h);
+}
+
+static void enc_notes(struct gb_buf *b, const struct sbt_writer *w, bool all)
+{
+	uint32_t i, n = all ? w->nnotes : 0;
+
+	sbt_buf_var(b, n);
+	for (i = 0; i < n; i++) {
+		sbt_buf_str(b, w->notes[i].key);
+		sbt_buf_str(b, w->notes[i].val);
+	}
+}
+
+static void enc_drops(struct gb_buf *b, const struct sbt_writer *w, bool all)
+{
+	unsigned i, n = all ? w->ncpu : 0;
+
+	sbt_buf_var(b, n);
+	for (i = 0; i < n; i++)
+		sbt_buf_var(b, w->drops[i]);
+}
+
+static bool dict_pending(const struct sbt_writer *w)
+{
+	return w->dict_from < w->nstr || w->nstacks || w->notes_dirty || w->drops_dirty;
+}
+
+static void put_dict(struct sbt_writer *w)
+{
+	struct gb_buf *b = &w->enc.body;
+	uint32_t id;
+
+	b->len = 0;
+	sbt_buf_var(b, w->dict_from);
+	sbt_buf_var(b, w->nstr - w->dict_from);
+	for (id = w->dict_from; id < w->nstr; id++) {
+		sbt_buf_var(b, w->str_len[id]);
+		sbt_buf_put(b, str_at(w, id), w->str_len[id]);
+	}
+	sbt_buf_var(b, w->nstacks);
+	sbt_buf_put(b, w->stacks.p, w->stacks.len);
+	enc_notes(b, w, w->notes_dirty);
+	enc_drops(b, w, w->drops_dirty);
+	put_record(w, SBT_REC_DICT, NULL, 0, b->p, b->len, true);
+}
+
+static int cmp_perm(const void *a, const void *b, void *ctx)
+{
+	const struct gb_event *ev = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (ev[x].ts_ns != ev[y].ts_ns)
+		return ev[x].ts_ns < ev[y].ts_ns ? -1 : 1;
+	return x < y ? -1 : x > y;	/* stable: arrival order among equals */
+}
+
+static void put_block(struct sbt_writer *w)
+{
+	uint8_t head[SBT_BLOCK_HEAD_LEN] = { 0 };
+	const uint32_t *perm = NULL;
+	uint64_t mask;
+	uint32_t i;
+
+	if (w->unsorted) {
+		for (i = 0; i < w->n; i++)
+			w->perm[i] = i;
+		qsort_r(w->perm, w->n, sizeof(*w->perm), cmp_perm, w->ev);
+		perm = w->perm;
+	}
+	struct sbt_blockin in = {
+		.tmpl = w->tmpl, .tsid = (const uint32_t (*)[3])w->tsid, .ntmpl = w->ntmpl,
+		.ev = w->ev, .tid = w->etid, .perm = perm, .n = w->n,
+		.min_ts = w->min_ts, .mask = w->colmask,
+	};
+
+	mask = sbt_cols_encode(&w->enc, &in);
+	sbt_le64(head, w->min_ts);
+	sbt_le64(head + 8, w->max_ts);
+	sbt_le32(head + 16, w->n);
+	sbt_le64(head + 24, mask);
+	put_record(w, SBT_REC_BLOCK, head, sizeof(head), w->enc.body.p, w->enc.body.len, true);
+}
+
+static void commit(struct sbt_writer *w, uint64_t dict_off, uint64_t blk_off, uint64_t end)
+{
+	uint32_t i;
+
+	if (dict_off != blk_off) {
+		GROW(w->dicts, w->ndicts, w->capdicts);
+		w->dicts[w->ndicts++] = dict_off;
+	}
+	if (w->n) {
+		GROW(w->idx, w->nidx, w->capidx);
+		w->idx[w->nidx++] = (struct idx_ent){ blk_off, end - blk_off, w->min_ts,
+						      w->max_ts, w->n };
+		for (i = 0; i < w->n; i++)
+			w->type_counts[w->tmpl[w->etid[i]].type]++;
+		w->total += w->n;
+	}
+	w->off = end;
+	w->dict_from = w->nstr;
+	w->stacks.len = 0;
+	w->nstacks = 0;
+	w->notes_dirty = w->drops_dirty = false;
+	w->n = 0;
+	w->colmask = 0;
+	w->unsorted = false;
+	w->ntmpl = 0;
+	memset(w->thtab, 0, THASH * sizeof(*w->thtab));
+}
+
+int sbt_writer_flush(struct sbt_writer *w)
+{
+	uint64_t dict_off = w->off, blk_off;
+	int err;
+
+	if (!w->n && !dict_pending(w))
+		return 0;
+	w->out.len = 0;
+	if (dict_pending(w))
+		put_dict(w);
+	blk_off = w->off + w->out.len;
+	if (w->n)
+		put_block(w);
+	err = write_all(w, w->out.p, w->out.len);
+	if (err)
+		return err;	/* everything stays pending: a later flush retries */
+	commit(w, dict_off, blk_off, w->off + w->out.len);
+	return 0;
+}
+
+static uint64_t hash_key(const struct tkey *k)
+{
+	uint64_t h = 0x243f6a8885a308d3ull, x;
+	size_t i;
+
+	for (i = 0; i < sizeof(*k); i += 8) {
+		memcpy(&x, (const char *)k + i, 8);
+		h = (h ^ x) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* The template of an event: found, or added to the block's table */
+static uint32_t tmpl_of(struct sbt_writer *w, const struct gb_event *ev, const uint32_t sid[3])
+{
+	struct tkey k;
+	struct gb_event *t;
+	uint64_t h;
+	uint32_t i, id;
+
+	memset(&k, 0, sizeof(k));
+	k.stream = ev->stream;
+	k.handle = ev->handle;
+	k.pid = ev->pid;
+	k.tid = ev->tid;
+	k.ns_pid = ev->ns_pid;
+	k.ns_tid = ev->ns_tid;
+	k.flags = ev->flags;
+	k.device = ev->device;
+	k.stack_id = ev->stack_id;
+	k.shmem = ev->shmem;
+	memcpy(k.grid, ev->grid, sizeof(k.grid));
+	memcpy(k.block, ev->block, sizeof(k.block));
+	memcpy(k.sid, sid, sizeof(k.sid));
+	k.type = ev->type;
+	k.pad = ev->_pad;
+	k.api = ev->api;
+	k.kind = ev->kind;
+	k.prov = ev->prov;
+	k.cpu = ev->cpu;
+	h = hash_key(&k);
+	for (i = (uint32_t)h & (THASH - 1); (id = w->thtab[i]); i = (i + 1) & (THASH - 1))
+		if (w->tk_hash[id - 1] == h && !memcmp(&w->tk[id - 1], &k, sizeof(k)))
+			return id - 1;
+	id = w->ntmpl++;
+	w->thtab[i] = id + 1;
+	w->tk[id] = k;
+	w->tk_hash[id] = h;
+	t = &w->tmpl[id];
+	memset(t, 0, sizeof(*t));
+	t->stream = k.stream;
+	t->handle = k.handle;
+	t->pid = k.pid;
+	t->tid = k.tid;
+	t->ns_pid = k.ns_pid;
+	t->ns_tid = k.ns_tid;
+	t->flags = k.flags;
+	t->device = k.device;
+	t->stack_id = k.stack_id;
+	t->shmem = k.shmem;
+	memcpy(t->grid, k.grid, sizeof(k.grid));
+	memcpy(t->block, k.block, sizeof(k.block));
+	t->type = k.type;
+	t->_pad = k.pad;
+	t->api = k.api;
+	t->kind = k.kind;
+	t->prov = k.prov;
+	t->cpu = k.cpu;
+	memcpy(w->tsid[id], sid, sizeof(k.sid));
+	w->colmask |= sbt_cols_of(t, sid) & ~SBT_DYN_COLS;
+	return id;
+}
+
+int sbt_writer_add(struct sbt_writer *w, const struct gb_event *ev)
+{
+	uint32_t sid[3];
+	int err;
+
+	if (w->n >= SBT_BLOCK_EVENTS && (err = sbt_writer_flush(w)))
+		return err;
+	sid[0] = intern(w, ev->comm);
+	sid[1] = intern(w, ev->name);
+	sid[2] = intern(w, ev->detail);
+	w->etid[w->n] = tmpl_of(w, ev, sid);
+	w->ev[w->n] = *ev;
+	w->colmask |= NZ(C_DUR, ev->dur_ns) | NZ(C_RET, ev->ret) | NZ(C_BYTES, ev->bytes) |
+		      NZ(C_PTR, ev->ptr) | NZ(C_SRC, ev->src) | NZ(C_CORR, ev->corr_id) |
+		      NZ(C_ARG, ev->arg) | NZ(C_AUX0, ev->aux[0]) | NZ(C_AUX1, ev->aux[1]);
+	if (!w->n) {
+		w->min_ts = w->max_ts = ev->ts_ns;
+	} else {
+		if (ev->ts_ns < w->last_ts)
+			w->unsorted = true;
+		if (ev->ts_ns < w->min_ts)
+			w->min_ts = ev->ts_ns;
+		if (ev->ts_ns > w->max_ts)
+			w->max_ts = ev->ts_ns;
+	}
+	w->last_ts = ev->ts_ns;
+	w->n++;
+	return 0;
+}
+
+int sbt_writer_add_stack(struct sbt_writer *w, uint32_t id, const struct gb_frame *f, unsigned n)
+{
+	unsigned i;
+
+	if (!id || n > SBT_MAX_FRAMES || (n && !f))
+		return -EINVAL;
+	sbt_buf_var(&w->stacks, id);
+	sbt_buf_var(&w->stacks, n);
+	for (i = 0; i < n; i++) {
+		sbt_buf_var(&w->stacks, f[i].ip);
+		sbt_buf_var(&w->stacks, f[i].offset);
+		sbt_buf_var(&w->stacks, intern(w, f[i].module));
+		sbt_buf_var(&w->stacks, intern(w, f[i].build_id));
+		sbt_buf_var(&w->stacks, intern(w, f[i].sym));
+		sbt_buf_var(&w->stacks, f[i].line);
+	}
+	w->nstacks++;
+	return 0;
+}
+
+int sbt_writer_note(struct sbt_writer *w, const char *key, const char *value)
+{
+	uint32_t i;
+	char *v;
+
+	if (!key || !value)
+		return -EINVAL;
+	v = strdup(value);
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < w->nnotes; i++)
+		if (!strcmp(w->notes[i].key, key))
+			break;
+	if (i == w->nnotes) {
+		char *k = strdup(key);
+
+		if (!k) {
+			free(v);
+			return -ENOMEM;
+		}
+		w->notes = xrealloc(w->notes, (w->nnotes + 1) * sizeof(*w->notes));
+		w->notes[w->nnotes++] = (struct sbt_note){ k, NULL };
+	}
+	free(w->notes[i].val);
+	w->notes[i].val = v;
+	w->notes_dirty = true;
+	return 0;
+}
+
+int sbt_writer_set_drops(struct sbt_writer *w, const uint64_t *per_cpu, unsigned ncpu)
+{
+	if (ncpu > SBT_MAX_CPUS || (ncpu && !per_cpu))
+		return -EINVAL;
+	w->drops = xrealloc(w->drops, (ncpu ? ncpu : 1) * sizeof(*w->drops));
+	if (ncpu)
+		memcpy(w->drops, per_cpu, ncpu * sizeof(*w->drops));
+	w->ncpu = ncpu;
+	w->drops_dirty = true;
+	return 0;
+}
+
+static void free_writer(struct sbt_writer *w)
+{
+	uint32_t i;
+
+	if (w->fd >= 0)
+		close(w->fd);
+	gb_buf_free(&w->arena);
+	free(w->str_off);
+	free(w->str_len);
+	free(w->str_hash);
+	free(w->htab);
+	gb_buf_free(&w->stacks);
+	for (i = 0; i < w->nnotes; i++) {
+		free(w->notes[i].key);
+		free(w->notes[i].val);
+	}
+	free(w->notes);
+	free(w->drops);
+	free(w->ev);
+	free(w->etid);
+	free(w->tk);
+	free(w->tk_hash);
+	free(w->tmpl);
+	free(w->tsid);
+	free(w->thtab);
+	free(w->perm);
+	sbt_colenc_free(&w->enc);
+	gb_buf_free(&w->out);
+	ZSTD_freeCCtx(w->zc);
+	free(w->idx);
+	free(w->dicts);
+	free(w->type_counts);
+	free(w);
+}
+
+int sbt_writer_fdopen(struct sbt_writer **wp, int fd, const struct sbt_meta *m)
+{
+	uint8_t fh[SBT_FILE_HDR_LEN] = { 0 };
+	struct sbt_writer *w;
+	struct gb_buf mb = { 0 };
+	int err;
+
+	*wp = NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		close(fd);
+		return -ENOMEM;
+	}
+	w->fd = fd;
+	w->seekable = true;
+	if (m)
+		w->meta = *m;
+	w->nstr = w->dict_from = 1;	/* id 0 = NULL */
+	w->capstr = 1024;
+	w->str_off = xrealloc(NULL, w->capstr * sizeof(*w->str_off));
+	w->str_len = xrealloc(NULL, w->capstr * sizeof(*w->str_len));
+	w->str_hash = xrealloc(NULL, w->capstr * sizeof(*w->str_hash));
+	w->ev = xrealloc(NULL, SBT_BLOCK_EVENTS * sizeof(*w->ev));
+	w->etid = xrealloc(NULL, SBT_BLOCK_EVENTS * sizeof(*w->etid));
+	w->tk = xrealloc(NULL, SBT_BLOCK_EVENTS * sizeof(*w->tk));
+	w->tk_hash = xrealloc(NULL, SBT_BLOCK_EVENTS * sizeof(*w->tk_hash));
+	w->tmpl = xrealloc(NULL, SBT_BLOCK_EVENTS * sizeof(*w->tmpl));
+	w->tsid = xrealloc(NULL, SBT_BLOCK_EVENTS * sizeof(*w->tsid));
+	w->thtab = calloc(THASH, sizeof(*w->thtab));
+	w->perm = xrealloc(NULL, SBT_BLOCK_EVENTS * sizeof(*w->perm));
+	w->type_counts = calloc(65536, sizeof(*w->type_counts));
+	w->zc = ZSTD_createCCtx();
+	if (!w->type_counts || !w->zc || !w->thtab) {
+		free_writer(w);
+		return -ENOMEM;
+	}
+	memcpy(fh, SBT_MAGIC, SBT_MAGIC_LEN);
+	sbt_le16(fh + 8, SBT_VERSION_MAJOR);
+	sbt_le16(fh + 10, SBT_VERSION_MINOR);
+	sbt_buf_put(&w->out, fh, sizeof(fh));
+	sbt_meta_enc(&mb, &w->meta);
+	put_record(w, SBT_REC_META, NULL, 0, mb.p, mb.len, false);
+	gb_buf_free(&mb);
+	err = write_all(w, w->out.p, w->out.len);
+	if (err) {
+		free_writer(w);
+		return err;
+	}
+	w->off = w->out.len;
+	*wp = w;
+	return 0;
+}
+
+int sbt_writer_open(struct sbt_writer **w, const char *path, const struct sbt_meta *m)
+{
+	int fd = gb_open_output(path);
+
+	*w = NULL;
+	if (fd < 0)
+		return fd;
+	return sbt_writer_fdopen(w, fd, m);
+}
+
+static void put_footer(struct sbt_writer *w)
+{
+	struct gb_buf *b = &w->enc.body;
+	uint8_t tr[SBT_TRAILER_LEN];
+	uint64_t foot_off = w->off;
+	uint32_t i, ntypes = 0;
+
+	b->len = 0;
+	sbt_meta_enc(b, &w->meta);
+	enc_drops(b, w, true);
+	enc_notes(b, w, true);
+	sbt_buf_var(b, w->nidx);
+	for (i = 0; i < w->nidx; i++) {
+		sbt_buf_var(b, w->idx[i].off);
+		sbt_buf_var(b, w->idx[i].len);
+		sbt_buf_var(b, w->idx[i].min_ts);
+		sbt_buf_var(b, w->idx[i].max_ts - w->idx[i].min_ts);
+		sbt_buf_var(b, w->idx[i].count);
+	}
+	sbt_buf_var(b, w->ndicts);
+	for (i = 0; i < w->ndicts; i++)
+		sbt_buf_var(b, w->dicts[i]);
+	for (i = 0; i < 65536; i++)
+		ntypes += !!w->type_counts[i];
+	sbt_buf_var(b, ntypes);
+	for (i = 0; i < 65536; i++) {
+		if (!w->type_counts[i])
+			continue;
+		sbt_buf_var(b, i);
+		sbt_buf_var(b, w->type_counts[i]);
+	}
+	sbt_buf_var(b, w->total);
+	w->out.len = 0;
+	put_record(w, SBT_REC_FOOTER, NULL, 0, b->p, b->len, true);
+	sbt_le64(tr, foot_off);
+	memcpy(tr + 8, SBT_TRAILER_MAGIC, 8);
+	sbt_buf_put(&w->out, tr, sizeof(tr));
+}
+
+int sbt_writer_close(struct sbt_writer *w, const struct sbt_meta *end)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	err = sbt_writer_flush(w);
+	if (!err) {
+		if (end) {
+			w->meta.real_end_ns = end->real_end_ns;
+			w->meta.mono_end_ns = end->mono_end_ns;
+		}
+		if (!w->meta.mono_end_ns) {
+			w->meta.real_end_ns = gb_now_real_ns();
+			w->meta.mono_end_ns = gb_now_mono_ns();
+		}
+		put_footer(w);
+		err = write_all(w, w->out.p, w->out.len);
+	}
+	if (!err && close(w->fd))
+		err = -errno;
+	w->fd = -1;
+	free_writer(w);
+	return err;
+}
+
+void sbt_writer_abort(struct sbt_writer *w)
+{
+	if (w)
+		free_writer(w);
+}
