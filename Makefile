@@ -86,8 +86,9 @@ $(BUILD)/libgpubpf.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+# whole archive: subcommands are found through weak references in main.c
 $(BUILD)/gpubpf: $(BUILD)/obj/user/main.o $(BUILD)/libgpubpf.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/user/main.o -Wl,--whole-archive $(BUILD)/libgpubpf.a -Wl,--no-whole-archive $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgpubpf.a $(HDRS)
 	@mkdir -p $(@D)
@@ -110,7 +111,7 @@ test: deps
 	@bash tests/run_all.sh
 
 # the suite alone against an existing build (used by run_all.sh)
-test-only: all unit workloads
+test-only: all unit workloads cupti
 	@bash tests/run.sh $(BUILD)
 
 bench: all workloads

@@ -236,6 +236,8 @@ int collector_handle(void *ctx, void *data, size_t size)
 			p->exit_ns = r->ts_ns ? r->ts_ns : 1;
 		return 0;
 	default:
+		if (c->ops.raw)
+			return c->ops.raw(c->ops.ctx, data, size);
 		c->st.bad++;
 		return 0;
 	}

@@ -20,6 +20,8 @@ struct collector_ops {
 	int (*event)(void *ctx, const struct gb_event *ev);
 	/* a process's link map changed (startup, dlopen): look for new libraries */
 	void (*rescan)(void *ctx, pid_t pid);
+	/* records of kinds the collector does not know (CUPTI, NVTX, ioctl ...) */
+	int (*raw)(void *ctx, const void *data, size_t size);
 	void *ctx;
 };
 

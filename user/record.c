@@ -21,6 +21,8 @@
 #include "cuda.skel.h"
 #include "cmds.h"
 #include "collector.h"
+#include "cupti_attach.h"
+#include "cupti_join.h"
 #include "libs.h"
 #include "record.h"
 #include "sbt.h"
@@ -53,6 +55,10 @@ static const char usage_text[] =
 "      --lean             no return probes on launches: lowest overhead, launches\n"
 "                         lose their duration and return code\n"
 "      --perfetto FILE    also export a Perfetto trace to FILE at the end\n"
+"      --cupti-lib PATH   attach to the USDT probes of the CUPTI injection library\n"
+"                         (build/cupti/libgpubpf_cupti.so) for device timing\n"
+"      --cupti            with -- COMMAND: also load that library into the command\n"
+"                         (sets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH)\n"
 "      --ready-file FILE  create FILE once every probe is attached (for scripts)\n"
 "  -v, --verbose          say which libraries and probes were attached\n"
 "  -h, --help             this text\n"
@@ -67,7 +73,7 @@ static const char usage_text[] =
 "  sudo gpubpf record -p 4242 -p 4250 -d 30 -o job.sbt  # running processes, 30 s\n"
 "  sudo gpubpf record -o run.sbt -- ./train --epochs 1  # a command and its children\n";
 
-enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO };
+enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI };
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -79,6 +85,8 @@ static const struct option long_opts[] = {
 	{ "lean", no_argument, NULL, OPT_LEAN },
 	{ "ready-file", required_argument, NULL, OPT_READY },
 	{ "perfetto", required_argument, NULL, OPT_PERFETTO },
+	{ "cupti-lib", required_argument, NULL, OPT_CUPTI_LIB },
+	{ "cupti", no_argument, NULL, OPT_CUPTI },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -143,6 +151,12 @@ static int parse_args(struct record_opts *o, int argc, char **argv)
 		case OPT_PERFETTO:
 			o->perfetto = optarg;
 			break;
+		case OPT_CUPTI_LIB:
+			o->cupti_lib = optarg;
+			break;
+		case OPT_CUPTI:
+			o->cupti_inject = true;
+			break;
 		case 'v':
 			gb_verbose++;
 			break;
@@ -156,6 +170,12 @@ static int parse_args(struct record_opts *o, int argc, char **argv)
 	}
 	if (optind < argc) {
 		o->cmd = argv + optind;
+	}
+	if (o->cupti_inject && !o->cupti_lib)
+		o->cupti_lib = cupti_default_lib();
+	if (o->cupti_inject && !o->cmd) {
+		gb_err("--cupti loads the library into a command: use it with -- COMMAND (for running processes set CUDA_INJECTION64_PATH yourself and give --cupti-lib)");
+		return -1;
 	}
 	if (!o->all + !o->npids + !o->cmd != 2) {
 		gb_err("choose one target: -a (every process), -p PID, or -- COMMAND");
@@ -232,15 +252,16 @@ struct rec_ctx {
 	struct collector *col;
 	struct sbt_writer *w;
 	struct ring_buffer *rb;
+	struct cupti_join *join;
+	struct cupti_attach *cupti;
 	int write_err;
 	uint64_t drops_reported;
 	pid_t child;
 	int go_fd;		/* write end: releases the child */
 };
 
-static int sink_event(void *ctx, const struct gb_event *ev)
+static int write_event(struct rec_ctx *r, const struct gb_event *ev)
 {
-	struct rec_ctx *r = ctx;
 	int err;
 
 	if (r->write_err)
@@ -250,6 +271,31 @@ static int sink_event(void *ctx, const struct gb_event *ev)
 		r->write_err = err;
 		return -1;
 	}
+	return 0;
+}
+
+static void join_out(void *ctx, const struct gb_event *ev)
+{
+	write_event(ctx, ev);
+}
+
+/* every host event passes the join: it may hold a launch for its device time */
+static int sink_event(void *ctx, const struct gb_event *ev)
+{
+	struct rec_ctx *r = ctx;
+
+	if (r->join && cupti_join_host(r->join, ev))
+		return r->write_err ? -1 : 0;
+	return write_event(r, ev);
+}
+
+static int sink_raw(void *ctx, const void *data, size_t size)
+{
+	struct rec_ctx *r = ctx;
+	const struct gb_rec *rec = data;
+
+	if (r->join && rec->kind >= GB_REC_CUPTI_LAUNCH && rec->kind <= GB_REC_CUPTI_LOST)
+		cupti_join_rec(r->join, data, size);
 	return 0;
 }
 
@@ -353,6 +399,20 @@ static int open_bpf(struct rec_ctx *r)
 	}
 	for (i = 0; i < o->npids; i++)
 		add_target(r, o->pids[i]);
+	if (o->cupti_lib) {
+		char msg[512];
+
+		if (cupti_attach_drops_fd(o->cupti_lib, bpf_map__fd(r->skel->maps.rb),
+					  bpf_map__fd(r->skel->maps.targets), bpf_map__fd(r->skel->maps.drops),
+					  !o->all, &r->cupti, msg, sizeof(msg))) {
+			gb_err("%s", msg);
+			return -1;
+		}
+		if (o->cupti_inject) {
+			setenv("CUDA_INJECTION64_PATH", o->cupti_lib, 1);
+			setenv("NVTX_INJECTION64_PATH", o->cupti_lib, 1);
+		}
+	}
 	if (o->cmd) {
 		if ((err = spawn_child(r))) {
 			gb_err("cannot start '%s': %s", o->cmd[0], strerror(-err));
@@ -420,6 +480,25 @@ static int check_pids(const struct record_opts *o)
 	return 0;
 }
 
+/* the library built beside this binary, else the installed one */
+const char *cupti_default_lib(void)
+{
+	static char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+	char *slash;
+
+	if (n > 0) {
+		path[n] = 0;
+		slash = strrchr(path, '/');
+		if (slash) {
+			strcpy(slash, "/cupti/libgpubpf_cupti.so");
+			if (access(path, R_OK) == 0)
+				return path;
+		}
+	}
+	return "/usr/local/lib/gpubpf/libgpubpf_cupti.so";
+}
+
 static void summary(struct rec_ctx *r, uint64_t drops, double secs)
 {
 	const struct collector_stats *st = collector_stats(r->col);
@@ -451,6 +530,7 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 		if (r->write_err)
 			break;
 		now = gb_now_mono_ns();
+		cupti_join_drain(r->join, now, join_out, r);
 		if (now - last_flush >= 1000000000ull) {
 			note_drops(r);
 			if ((r->write_err = sbt_writer_flush(r->w)))
@@ -469,6 +549,7 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 	/* what the BPF side produced before we stopped is still ours */
 	if (!r->write_err)
 		ring_buffer__consume(r->rb);
+	cupti_join_flush(r->join, join_out, r);
 	return r->write_err;
 }
 
@@ -476,7 +557,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { 0 };
 	struct rec_ctx r = { .o = &o, .go_fd = -1 };
-	struct collector_ops ops = { .event = sink_event, .rescan = sink_rescan, .ctx = &r };
+	struct collector_ops ops = { .event = sink_event, .rescan = sink_rescan, .raw = sink_raw, .ctx = &r };
 	struct sbt_meta meta;
 	struct sigaction sa = { .sa_handler = on_signal };
 	unsigned ncpu = libbpf_num_possible_cpus();
@@ -500,8 +581,9 @@ int cmd_record(int argc, char **argv)
 	if (open_bpf(&r) || attach_libs(&r))
 		goto cleanup;
 	r.col = collector_new(&ops);
+	r.join = cupti_join_new(NULL);
 	r.rb = ring_buffer__new(bpf_map__fd(r.skel->maps.rb), collector_handle, r.col, NULL);
-	if (!r.col || !r.rb) {
+	if (!r.col || !r.rb || !r.join) {
 		gb_err("cannot set up the ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
@@ -558,8 +640,10 @@ cleanup:
 	if (r.child > 0)
 		waitpid(r.child, NULL, 0);
 	ring_buffer__free(r.rb);
+	cupti_detach(r.cupti);
 	libs_free(r.libs);
 	collector_free(r.col);
+	cupti_join_free(r.join);
 	cuda_bpf__destroy(r.skel);
 	free(per_cpu);
 	return ret;

@@ -23,10 +23,13 @@ struct record_opts {
 	bool lean;
 	const char *ready_file;
 	const char *perfetto;
+	const char *cupti_lib;
+	bool cupti_inject;
 	int child_status;
 };
 
 int record_ensure_tracefs(void);
+const char *cupti_default_lib(void);
 
 /* provided by the exporters when built in */
 int gb_export_file(const char *sbt_path, const char *format, const char *out_path,
