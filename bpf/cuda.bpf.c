@@ -15,6 +15,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile bool filter_pids = false;	/* only tgids in targets */
 const volatile bool follow_children = false;	/* forks of targets become targets */
+/* call stacks: enum gb_stack_mode, which types get one, bytes of stack copied */
+const volatile __u32 stack_mode = GB_STACK_NONE;
+const volatile __u8 stack_types[GB_T__COUNT] = {};
+const volatile __u32 stack_bytes = GB_STACK_COPY_DEF;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -56,6 +60,30 @@ struct {
 	__type(key, __u32);
 	__type(value, struct gb_rec);
 } scratch SEC(".maps");
+
+/* --stack fp: user stacks deduplicated by the kernel; sized by user space */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__uint(value_size, GB_STACK_FP_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+/* --stack dwarf: one record being built per CPU (too big for a per-CPU map) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);			/* set to the number of CPUs */
+	__type(key, __u32);
+	__type(value, struct gb_stack_rec);
+} stack_scratch SEC(".maps");
+
+/* stacks we could not take, per CPU: [0] fp (stack map full), [1] dwarf (ring full) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} stack_errs SEC(".maps");
 
 static __always_inline bool traced(__u32 tgid)
 {
@@ -99,6 +127,8 @@ static __always_inline void fill_common(struct gb_rec *r, __u16 kind, __u16 type
 	r->type = type;
 	r->ret = 0;
 	r->flags = 0;
+	r->stack_id = 0;
+	r->_spare = 0;
 	r->cpu = bpf_get_smp_processor_id();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 }
@@ -195,6 +225,79 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 	}
 }
 
+static __always_inline void count_stack_err(__u32 what)
+{
+	__u64 *d = bpf_map_lookup_elem(&stack_errs, &what);
+
+	if (d)
+		*d += 1;
+}
+
+/*
+ * The top of the user stack from sp, page by page: the copy stops at the
+ * first unreadable page (the end of the stack mapping), so a shallow
+ * stack still yields what there is.
+ */
+static __always_inline __u32 copy_stack(struct gb_stack_rec *s, __u64 sp)
+{
+	__u32 off = 0, n = 4096 - (sp & 4095), want = stack_bytes;
+	int i;
+
+	for (i = 0; i <= GB_STACK_COPY_MAX / 4096; i++) {
+		if (off >= want || off > GB_STACK_COPY_MAX - 4096)
+			break;
+		if (n > want - off)
+			n = want - off;
+		if (n > 4096)
+			n = 4096;
+		if (bpf_probe_read_user(s->data + off, n, (void *)(sp + off)))
+			break;
+		off += n;
+		n = 4096;
+	}
+	return off;
+}
+
+/* registers and stack copy, sent ahead of the call record they belong to */
+static __always_inline void emit_dwarf_stack(struct pt_regs *ctx, const struct gb_rec *r)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), len;
+	struct gb_stack_rec *s = bpf_map_lookup_elem(&stack_scratch, &cpu);
+
+	if (!s) {
+		__u32 zero = 0;
+
+		s = bpf_map_lookup_elem(&stack_scratch, &zero);
+		if (!s)
+			return;
+	}
+	__builtin_memcpy(&s->r, r, sizeof(s->r));
+	s->r.kind = GB_REC_STACK;
+	bpf_probe_read_kernel(s->regs, sizeof(struct pt_regs) < sizeof(s->regs) ?
+			      sizeof(struct pt_regs) : sizeof(s->regs), ctx);
+	s->sp = PT_REGS_SP(ctx);
+	len = copy_stack(s, s->sp);
+	if (len > GB_STACK_COPY_MAX)
+		len = GB_STACK_COPY_MAX;
+	s->len = len;
+	if (bpf_ringbuf_output(&rb, s, GB_STACK_REC_HDR + len, BPF_RB_NO_WAKEUP))
+		count_stack_err(1);
+}
+
+/* dead code for the verifier unless a stack mode was chosen before load */
+static __always_inline void take_stack(struct pt_regs *ctx, struct gb_rec *r, __u32 type)
+{
+	if (stack_mode == GB_STACK_NONE || type >= GB_T__COUNT || !stack_types[type])
+		return;
+	if (stack_mode == GB_STACK_FP) {
+		r->stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		if (r->stack_id < 0)
+			count_stack_err(0);
+	} else if (stack_mode == GB_STACK_DWARF) {
+		emit_dwarf_stack(ctx, r);
+	}
+}
+
 SEC("uprobe")
 int gb_entry(struct pt_regs *ctx)
 {
@@ -213,7 +316,20 @@ int gb_entry(struct pt_regs *ctx)
 			return 0;
 		fill_common(r, GB_REC_CALL, type);
 		capture_entry(ctx, r, shape);
+		take_stack(ctx, r, type);
 		bpf_map_update_elem(&inflight, &key, r, BPF_ANY);
+		return 0;
+	}
+	if (stack_mode == GB_STACK_DWARF) {
+		/* the stack record must reach the ring before its call */
+		r = bpf_map_lookup_elem(&scratch, &zero);
+		if (!r)
+			return 0;
+		fill_common(r, GB_REC_CALL, type);
+		capture_entry(ctx, r, shape);
+		take_stack(ctx, r, type);
+		if (bpf_ringbuf_output(&rb, r, sizeof(*r), BPF_RB_NO_WAKEUP))
+			count_drop(GB_DROP_CALL);
 		return 0;
 	}
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
@@ -223,6 +339,7 @@ int gb_entry(struct pt_regs *ctx)
 	}
 	fill_common(r, GB_REC_CALL, type);
 	capture_entry(ctx, r, shape);
+	take_stack(ctx, r, type);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -209,6 +209,7 @@ enum gb_rec_kind {
 	GB_REC_EXEC,		/* a traced process exec'd: rescan its mappings */
 	GB_REC_DLOPEN,		/* the dynamic loader changed a link map */
 	GB_REC_EXIT,		/* a traced process exited */
+	GB_REC_STACK,		/* registers + user stack copy for one call (struct gb_stack_rec) */
 };
 
 /*
@@ -230,6 +231,8 @@ struct gb_rec {
 	char comm[GB_COMM_LEN];
 	__u64 a[GB_NARGS];
 	__u64 x[GB_NX];
+	__s32 stack_id;		/* --stack fp: id in the stacks map, <0 error, 0 none */
+	__u32 _spare;
 };
 
 #define GB_RF_RET	0x1	/* ret and dur_ns are valid */
@@ -239,6 +242,33 @@ struct gb_name_rec {
 	struct gb_rec r;
 	char name[GB_NAME_MAX];
 };
+
+/* --- call stacks (see user/stack.c, user/unwind.c) --- */
+enum gb_stack_mode {
+	GB_STACK_NONE = 0,
+	GB_STACK_FP,		/* bpf_get_stackid: frame pointers, deduplicated in the kernel */
+	GB_STACK_DWARF,		/* registers + a copy of the stack, unwound in user space */
+};
+#define GB_STACK_FP_DEPTH	127	/* frames per fp stack (PERF_MAX_STACK_DEPTH) */
+#define GB_STACK_COPY_MAX	65536	/* largest --stack dwarf=BYTES */
+#define GB_STACK_COPY_DEF	8192
+#define GB_NREGS		34	/* the arch's struct pt_regs, raw (x86-64: 21 used) */
+
+/*
+ * GB_REC_STACK, emitted at entry just before the call it belongs to
+ * reaches the ring (r.ts_ns and r.tid equal those of the call record):
+ * the user registers at the probe and the top len bytes of the user stack
+ * starting at the stack pointer. Variable size: header + len.
+ */
+struct gb_stack_rec {
+	struct gb_rec r;
+	__u64 regs[GB_NREGS];	/* struct pt_regs of the arch, zero padded */
+	__u64 sp;		/* address of data[0] */
+	__u32 len;		/* bytes of data[] that were readable */
+	__u32 _pad;
+	__u8 data[GB_STACK_COPY_MAX];
+};
+#define GB_STACK_REC_HDR	((unsigned long)&((struct gb_stack_rec *)0)->data)
 
 /* indexes of the per-CPU drops map */
 #define GB_DROP_CALL	0	/* API call records */
@@ -320,6 +350,74 @@ enum gb_nvtx_op {
 struct gb_nvtx_rec {
 	struct gb_rec r;
 	char name[GB_NAME_MAX];	/* message, "" for pop/end */
+};
+
+/* --- GPU driver ioctls (bpf/ioctl.bpf.c, user/ioctl.c): section owned by that work --- */
+
+/*
+ * One ioctl on a GPU device file, completed at return. r.type is
+ * GB_T_ioctl, r.ret the syscall/driver return value, r.dur_ns the time in
+ * the call (GB_RF_RET); r.a[]/r.x[] are unused. GB_RF_XFAULT: the argument
+ * was not decoded (unknown cmd, short struct, unreadable pointer).
+ */
+#define GB_REC_IOCTL		32	/* struct gb_ioctl_rec */
+#define GB_IOCTL_NF		6	/* decoded fields per ioctl */
+#define GB_IOCTL_ARG_MAX	64	/* bytes of an argument struct we look at */
+#define GB_IOCTL_MINOR_ANY	0xfffff	/* watch key: every minor of a major */
+
+enum gb_iodev {			/* which driver's numbering a device uses */
+	GB_IODEV_NONE = 0,
+	GB_IODEV_NVIDIA,	/* nvidiactl, nvidia0...: NV_ESC_* ('F') */
+	GB_IODEV_UVM,		/* nvidia-uvm: UVM_* (plain numbers) */
+	GB_IODEV_KFD,		/* /dev/kfd: AMDKFD_IOC_* ('K') */
+	GB_IODEV_DRM,		/* DRM card/render nodes: DRM_IOCTL_*, amdgpu */
+	GB_IODEV__COUNT,
+};
+
+enum gb_iosrc {			/* where the record came from */
+	GB_IOSRC_NONE = 0,
+	GB_IOSRC_KPROBE,	/* kprobe/kretprobe on the driver entry point */
+	GB_IOSRC_FENTRY,	/* fentry/fexit on the same */
+	GB_IOSRC_TRACEPOINT,	/* syscalls:sys_{enter,exit}_ioctl, filtered by device */
+};
+
+/* BPF map "watch": key is the kernel dev_t (major << 20 | minor) */
+struct gb_iowatch {
+	__u16 dev_kind;		/* enum gb_iodev */
+	__u16 id;		/* user space's index for the device name */
+};
+
+/*
+ * BPF map "layouts": how to decode one cmd of one device kind. Filled by
+ * user space from its version-keyed tables; a cmd without an entry is
+ * recorded undecoded. Field i is read from arg + off[i], len[i] bytes
+ * (1, 2, 4 or 8; 0 = unused), only when size <= _IOC_SIZE or the cmd has
+ * no size bits (UVM).
+ */
+struct gb_iolayout_key {
+	__u32 dev_kind;
+	__u32 cmd;
+};
+
+struct gb_iolayout {
+	__u16 size;		/* bytes the struct must have */
+	__u16 decoder;		/* user space's decoder id, copied to the record */
+	__u8 off[GB_IOCTL_NF];
+	__u8 len[GB_IOCTL_NF];
+};
+
+struct gb_ioctl_rec {
+	struct gb_rec r;
+	__u64 arg;		/* the user argument pointer */
+	__u64 w[GB_IOCTL_NF];	/* decoded fields, zero-extended (layout order) */
+	__u32 cmd;
+	__s32 fd;		/* -1 where the source cannot see it (kprobe, fentry) */
+	__u32 dev;		/* kernel dev_t of the file */
+	__u16 dev_kind;		/* enum gb_iodev */
+	__u16 dev_id;		/* gb_iowatch.id, 0xffff if not in the watch map */
+	__u16 decoder;		/* gb_iolayout.decoder, 0 = not decoded */
+	__u16 source;		/* enum gb_iosrc */
+	__u32 _pad;
 };
 
 #endif /* GPUBPF_ABI_H */

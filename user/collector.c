@@ -8,6 +8,7 @@
 #include "collector.h"
 #include "elfsym.h"
 #include "procmaps.h"
+#include "stack.h"
 #include "util.h"
 
 struct proc {
@@ -29,6 +30,8 @@ struct collector {
 	struct hmap procs;	/* pid -> struct proc */
 	struct hmap elfs;	/* hash(dev, ino) -> struct elf_entry */
 	struct collector_stats st;
+	struct stack_table *stk;	/* NULL: no stacks */
+	int stack_mode;
 };
 
 struct collector *collector_new(const struct collector_ops *ops)
@@ -81,6 +84,58 @@ void collector_snapshot_maps(struct collector *c, pid_t pid)
 	procmaps_free(&p->maps);
 	p->maps = m;
 	p->have_maps = true;
+	/* open its files now: it may be gone (or its namespace) before we need them */
+	if (c->stk)
+		stack_note_maps(c->stk, pid, &p->maps);
+}
+
+static const struct gb_maps *refresh_maps(void *ctx, pid_t pid)
+{
+	struct collector *c = ctx;
+	struct proc *p;
+
+	collector_snapshot_maps(c, pid);
+	p = hmap_get(&c->procs, (uint64_t)pid);
+	return p && p->have_maps ? &p->maps : NULL;
+}
+
+int collector_enable_stacks(struct collector *c, int mode, int fp_map_fd,
+			    int (*out)(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n),
+			    void *ctx)
+{
+	struct stack_ops so = { .out = out, .ctx = ctx };
+
+	c->stk = stack_table_new(&so);
+	if (!c->stk)
+		return -ENOMEM;
+	c->stack_mode = mode;
+	stack_set_fp_map(c->stk, fp_map_fd);
+	stack_set_refresh(c->stk, refresh_maps, c);
+	return 0;
+}
+
+struct stack_table *collector_stack_table(struct collector *c)
+{
+	return c->stk;
+}
+
+static const struct gb_maps *proc_maps(struct collector *c, struct proc *p)
+{
+	if (!p->have_maps)
+		collector_snapshot_maps(c, p->pid);
+	return p->have_maps ? &p->maps : NULL;
+}
+
+/* the event's stack: an fp stack id from BPF, or the DWARF stack unwound before */
+static uint32_t event_stack(struct collector *c, struct proc *p, const struct gb_rec *r)
+{
+	if (!c->stk)
+		return 0;
+	if (c->stack_mode == GB_STACK_FP && r->stack_id > 0)
+		return stack_from_fp(c->stk, p->pid, proc_maps(c, p), r->stack_id);
+	if (c->stack_mode == GB_STACK_DWARF)
+		return stack_take_pending(c->stk, r->tid, r->ts_ns);
+	return 0;
 }
 
 static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_map *m)
@@ -179,6 +234,7 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 		c->st.procs_seen++;
 	}
 	ev.comm = intern_strn(c->strs, r->comm, strnlen(r->comm, sizeof(r->comm)));
+	ev.stack_id = event_stack(c, p, r);
 	cat = gb_event_cat(&ev);
 	if (cat == GB_CAT_LAUNCH) {
 		ev.name = kernel_name(c, p, &ev);
@@ -221,6 +277,11 @@ int collector_handle(void *ctx, void *data, size_t size)
 		name[GB_NAME_MAX] = 0;
 		return handle_call(c, r, name[0] ? name : NULL);
 	}
+	case GB_REC_STACK:
+		p = get_proc(c, (pid_t)r->pid);
+		if (c->stk && p)
+			stack_dwarf_rec(c->stk, proc_maps(c, p), data, size);
+		return 0;
 	case GB_REC_DLOPEN:
 		collector_snapshot_maps(c, (pid_t)r->pid);
 		if (c->ops.rescan)
@@ -253,11 +314,15 @@ void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns)
 		struct proc *p = v;
 
 		if (p->exit_ns && now_ns > p->exit_ns + grace_ns) {
+			if (c->stk)
+				stack_forget_pid(c->stk, p->pid);
 			hmap_del(&c->procs, k);
 			free_proc(p);
 			c->st.procs_live--;
 		}
 	}
+	if (c->stk)
+		stack_expire(c->stk, now_ns, grace_ns);
 }
 
 const struct collector_stats *collector_stats(const struct collector *c)
@@ -289,6 +354,7 @@ void collector_free(struct collector *c)
 		free(e);
 	}
 	hmap_free(&c->elfs);
+	stack_table_free(c->stk);
 	intern_free(c->strs);
 	free(c);
 }

@@ -41,6 +41,15 @@ int collector_handle(void *ctx, void *data, size_t size);
 void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns);
 /* Remember a process's mappings now (call when it is first seen or rescanned) */
 void collector_snapshot_maps(struct collector *c, pid_t pid);
+/*
+ * Call stacks (enum gb_stack_mode): fp_map_fd is the BPF stack-trace map
+ * for GB_STACK_FP; new distinct stacks go to out (sbt_writer_add_stack).
+ */
+struct stack_table;
+int collector_enable_stacks(struct collector *c, int mode, int fp_map_fd,
+			    int (*out)(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n),
+			    void *ctx);
+struct stack_table *collector_stack_table(struct collector *c);
 const struct collector_stats *collector_stats(const struct collector *c);
 struct intern *collector_strings(struct collector *c);
 void collector_free(struct collector *c);

@@ -23,6 +23,7 @@
 #include "collector.h"
 #include "cupti_attach.h"
 #include "cupti_join.h"
+#include "../xray_import/xray.h"
 #include "libs.h"
 #include "record.h"
 #include "sbt.h"
@@ -55,6 +56,8 @@ static const char usage_text[] =
 "      --lean             no return probes on launches: lowest overhead, launches\n"
 "                         lose their duration and return code\n"
 "      --perfetto FILE    also export a Perfetto trace to FILE at the end\n"
+"      --xray-dir DIR     at the end, import the LLVM XRay logs (xray-log.*) written\n"
+"                         to DIR during the recording onto the same timeline\n"
 "      --cupti-lib PATH   attach to the USDT probes of the CUPTI injection library\n"
 "                         (build/cupti/libgpubpf_cupti.so) for device timing\n"
 "      --cupti            with -- COMMAND: also load that library into the command\n"
@@ -73,7 +76,7 @@ static const char usage_text[] =
 "  sudo gpubpf record -p 4242 -p 4250 -d 30 -o job.sbt  # running processes, 30 s\n"
 "  sudo gpubpf record -o run.sbt -- ./train --epochs 1  # a command and its children\n";
 
-enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI };
+enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR };
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -87,6 +90,7 @@ static const struct option long_opts[] = {
 	{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 	{ "cupti-lib", required_argument, NULL, OPT_CUPTI_LIB },
 	{ "cupti", no_argument, NULL, OPT_CUPTI },
+	{ "xray-dir", required_argument, NULL, OPT_XRAY_DIR },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -157,6 +161,9 @@ static int parse_args(struct record_opts *o, int argc, char **argv)
 		case OPT_CUPTI:
 			o->cupti_inject = true;
 			break;
+		case OPT_XRAY_DIR:
+			o->xray_dir = optarg;
+			break;
 		case 'v':
 			gb_verbose++;
 			break;
@@ -185,7 +192,7 @@ static int parse_args(struct record_opts *o, int argc, char **argv)
 }
 
 /* Root, or CAP_BPF with CAP_PERFMON (and CAP_SYS_ADMIN to mount tracefs) */
-static int check_privileges(void)
+int record_check_privileges(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = {};
@@ -202,7 +209,7 @@ static int check_privileges(void)
 	return -1;
 }
 
-static int check_btf(void)
+int record_check_btf(void)
 {
 	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
 		return 0;
@@ -499,6 +506,19 @@ const char *cupti_default_lib(void)
 	return "/usr/local/lib/gpubpf/libgpubpf_cupti.so";
 }
 
+/* XRay logs written during the recording join the trace; a bad log is reported, not fatal */
+static void import_xray(struct rec_ctx *r, const struct sbt_meta *m)
+{
+	char msg[512] = "";
+	int n = xray_import_dir(r->o->xray_dir, r->o->cmd ? r->o->cmd[0] : NULL, r->w,
+				m->real_start_ns, m->mono_start_ns, msg, sizeof(msg));
+
+	if (n < 0)
+		gb_warn("--xray-dir %s: %s", r->o->xray_dir, msg);
+	else
+		gb_dbg("imported %d XRay logs from %s", n, r->o->xray_dir);
+}
+
 static void summary(struct rec_ctx *r, uint64_t drops, double secs)
 {
 	const struct collector_stats *st = collector_stats(r->col);
@@ -566,7 +586,7 @@ int cmd_record(int argc, char **argv)
 
 	if (parse_args(&o, argc, argv))
 		return 2;
-	if (check_privileges() || check_btf() || check_pids(&o) || record_ensure_tracefs())
+	if (record_check_privileges() || record_check_btf() || check_pids(&o) || record_ensure_tracefs())
 		return 1;
 	libbpf_set_print(libbpf_log);
 	sbt_meta_init(&meta, argc, argv);
@@ -611,6 +631,8 @@ int cmd_record(int argc, char **argv)
 		r.w = NULL;
 		goto cleanup;
 	}
+	if (o.xray_dir)
+		import_xray(&r, &meta);
 	meta.real_end_ns = gb_now_real_ns();
 	meta.mono_end_ns = gb_now_mono_ns();
 	err = sbt_writer_close(r.w, &meta);

@@ -24,11 +24,15 @@ struct record_opts {
 	const char *ready_file;
 	const char *perfetto;
 	const char *cupti_lib;
+	const char *xray_dir;
 	bool cupti_inject;
 	int child_status;
 };
 
 int record_ensure_tracefs(void);
+/* one-line error and -1 when BPF cannot work here (shared with top) */
+int record_check_privileges(void);
+int record_check_btf(void);
 const char *cupti_default_lib(void);
 
 /* provided by the exporters when built in */

@@ -189,11 +189,12 @@ long xray_import_file(const char *path, const struct xray_import_opts *o,
 /*
  * For "record --xray-dir DIR": import every xray-log file in dir that is a
  * binary XRay log into w. real_ns/mono_ns: a CLOCK_REALTIME/CLOCK_MONOTONIC
- * pair taken together during the recording (0/0 if none). Returns the
+ * pair taken together during the recording (0/0 if none). binary: the
+ * instrumented program when known (used for logs named after it), or NULL. Returns the
  * number of logs imported, or -errno with err set (the first failure; the
  * other logs are still imported).
  */
-int xray_import_dir(const char *dir, struct sbt_writer *w, uint64_t real_ns,
+int xray_import_dir(const char *dir, const char *binary, struct sbt_writer *w, uint64_t real_ns,
 		    uint64_t mono_ns, char *err, size_t errlen);
 
 #endif /* GB_XRAY_H */

@@ -330,9 +330,10 @@ static bool looks_like_log(const char *dir, const char *name, char *path, size_t
 	return ok;
 }
 
-int xray_import_dir(const char *dir, struct sbt_writer *w, uint64_t real_ns,
+int xray_import_dir(const char *dir, const char *binary, struct sbt_writer *w, uint64_t real_ns,
 		    uint64_t mono_ns, char *err, size_t errlen)
 {
+	const char *bin_base;
 	struct xray_import_opts o = {
 		.ref = { .real_ns = real_ns, .mono_ns = mono_ns, .pair_error_ns = 1000 },
 	};
@@ -359,6 +360,11 @@ int xray_import_dir(const char *dir, struct sbt_writer *w, uint64_t real_ns,
 			goto cleanup;
 		}
 		srcs = ns;
+		/* xray-log.<program>.<random>: the hint is for logs of that program */
+		bin_base = binary ? (strrchr(binary, '/') ? strrchr(binary, '/') + 1 : binary) : NULL;
+		o.binary = bin_base && !strncmp(ents[i]->d_name, "xray-log.", 9) &&
+			   !strncmp(ents[i]->d_name + 9, bin_base, strlen(bin_base)) &&
+			   ents[i]->d_name[9 + strlen(bin_base)] == '.' ? binary : NULL;
 		ret = xray_src_open(&srcs[n], path, &o, e1, sizeof(e1));
 		if (ret) {
 			gb_err("%s", e1);

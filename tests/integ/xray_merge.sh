@@ -56,3 +56,24 @@ bad = [l for l in launches if not inside(l)]
 ok(launches and not bad, "each cuLaunchKernel lies inside a step() slice of its own thread",
    "%d of %d outside; first %s" % (len(bad), len(launches), bad[:1]))
 PY
+
+# record --xray-dir: the logs written during the recording are imported at the end
+mkdir -p "$T/logs2"
+XRAY_OPTIONS="patch_premain=true xray_mode=xray-basic xray_logfile_base=$T/logs2/xray-log." \
+XRAY_BASIC_OPTIONS="func_duration_threshold_us=0" \
+	"$GPUBPF" record -o "$T/rx.sbt" --lib "$WL/libcuda.so.1" --xray-dir "$T/logs2" -- \
+	"$T/xr_cuda" "$WL/libcuda.so.1" 2 20 >"$T/wl2.out" 2>"$T/rx.err"
+check_eq "record --xray-dir exits 0" 0 "$?"
+"$GPUBPF" view --json "$T/rx.sbt" >"$T/rx.jsonl" || fail "view of the --xray-dir trace"
+python3 - "$T/rx.jsonl" "$T/wl2.out" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+pid = int(open(sys.argv[2]).read().split("pid=")[1])
+ok = lambda c, w, d="": print(("PASS: " if c else "FAIL: ") + w + ("" if c else " (%s)" % d))
+steps = [e for e in ev if e["type"] == "xray" and e.get("func") == "step"]
+launches = [e for e in ev if e["type"] == "cuLaunchKernel" and e["pid"] == pid]
+ok(len(steps) == 40, "--xray-dir: 40 step() slices imported", len(steps))
+ok(len(launches) == 120, "--xray-dir: 120 launches recorded", len(launches))
+inside = lambda l: any(s["tid"] == l["tid"] and s["ts_ns"] <= l["ts_ns"] <= s["ts_ns"] + s["dur_ns"] for s in steps)
+ok(launches and all(inside(l) for l in launches), "--xray-dir: launches inside step() on their thread")
+PY

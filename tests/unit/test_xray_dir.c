@@ -69,7 +69,7 @@ static void test_import_dir(void **state)
 	m.real_start_ns = real;
 	m.mono_start_ns = mono;
 	assert_int_equal(sbt_writer_open(&w, sbt, &m), 0);
-	assert_int_equal(xray_import_dir(dir, w, real, mono, err, sizeof(err)), 2);
+	assert_int_equal(xray_import_dir(dir, NULL, w, real, mono, err, sizeof(err)), 2);
 	assert_int_equal(sbt_writer_close(w, NULL), 0);
 
 	assert_int_equal(sbt_reader_open(&r, sbt, err, sizeof(err)), 0);
@@ -97,7 +97,7 @@ static void test_import_dir_missing(void **state)
 {
 	char err[256];
 
-	assert_true(xray_import_dir("/nonexistent/xray", NULL, 0, 0, err, sizeof(err)) < 0);
+	assert_true(xray_import_dir("/nonexistent/xray", NULL, NULL, 0, 0, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "/nonexistent/xray"));
 }
 

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * top.bpf.c - live counters for gpubpf top. The same generic entry/return
+ * pair as cuda.bpf.c (the attach cookie names the function), but instead
+ * of a record per call it adds to per-CPU hash maps: per process and per
+ * (process, kernel handle), with log2 latency histograms. User space reads
+ * the maps once per interval. Only name-giving calls (cuModuleGetFunction
+ * ...) and loader/exit notices go through the ring buffer.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "gpubpf.h"
+#include "top.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile bool filter_pids = false;
+
+/* category and detail of every type, from the one type table */
+#define TOP_X_CAT(name, api, cat, shape, flags, detail) cat,
+#define TOP_X_DETAIL(name, api, cat, shape, flags, detail) detail,
+static const __u8 type_cat[GB_T__COUNT] = { GB_TYPES(TOP_X_CAT) };
+static const __u8 type_detail[GB_T__COUNT] = { GB_TYPES(TOP_X_DETAIL) };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GB_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TOP_NDROPS);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, TOP_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct top_proc_val);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, TOP_MAX_KERNELS);
+	__type(key, struct top_kern_key);
+	__type(value, struct top_kern_val);
+} kernels SEC(".maps");
+
+struct alloc_key {
+	__u32 pid;
+	__u32 _pad;
+	__u64 ptr;
+};
+
+/* live device allocations: (pid, pointer) -> size */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TOP_MAX_ALLOCS);
+	__type(key, struct alloc_key);
+	__type(value, __u64);
+} allocs SEC(".maps");
+
+struct inflight_key {
+	__u32 tid;
+	__u32 type;
+};
+
+/* what a return needs from its entry; small, unlike a full gb_rec */
+struct call {
+	__u64 ts;
+	__u64 handle;	/* kernel handle, out pointer, freed pointer */
+	__u64 arg;	/* bytes, size, name pointer, CUkernel */
+	__u64 grid;	/* blocks per launch */
+	__u64 block;	/* threads per block */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct inflight_key);
+	__type(value, struct call);
+} inflight SEC(".maps");
+
+/* a zeroed process value to create entries from (too big for the stack) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct top_proc_val);
+} proc_init SEC(".maps");
+
+static __always_inline bool traced(__u32 tgid)
+{
+	if (!filter_pids)
+		return true;
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+static __always_inline void count_drop(__u32 what)
+{
+	__u64 *d = bpf_map_lookup_elem(&drops, &what);
+
+	if (d)
+		*d += 1;
+}
+
+/* floor(log2(v)), v > 0; branch-light like libbpf-tools' log2l */
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xffffffffULL) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xffff) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xff) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xf) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+static __always_inline __u32 hist_slot(__u64 ns)
+{
+	__u32 s = ns ? log2_u64(ns) : 0;
+
+	return s < TOP_NHIST ? s : TOP_NHIST - 1;
+}
+
+static __always_inline __u64 stack_arg(struct pt_regs *ctx, int n)
+{
+	__u64 v = 0;
+
+#if defined(__TARGET_ARCH_x86)
+	/* SysV: arguments 7.. above the return address */
+	bpf_probe_read_user(&v, sizeof(v), (void *)(PT_REGS_SP(ctx) + 8 + (n - 6) * 8));
+#elif defined(__TARGET_ARCH_arm64)
+	if (n == 6)
+		return ((struct user_pt_regs *)ctx)->regs[6];
+	bpf_probe_read_user(&v, sizeof(v), (void *)(PT_REGS_SP(ctx) + (n - 8) * 8));
+#endif
+	return v;
+}
+
+#if defined(__TARGET_ARCH_x86)
+#define TOP_PARM6(x)	(((struct pt_regs *)(x))->r9)
+#elif defined(__TARGET_ARCH_arm64)
+#define TOP_PARM6(x)	(((struct user_pt_regs *)(x))->regs[5])
+#endif
+
+static __always_inline void launch_entry(struct pt_regs *ctx, struct call *c, __u32 type, __u32 shape)
+{
+	__u64 a1 = PT_REGS_PARM2(ctx), a2 = PT_REGS_PARM3(ctx), a3 = PT_REGS_PARM4(ctx);
+	__u64 a4 = PT_REGS_PARM5(ctx), a5 = TOP_PARM6(ctx), bz;
+	__u32 cfg[6] = {};
+
+	switch (shape) {
+	case GB_SH_LAUNCH_DRV:	/* f, gx, gy, gz, bx, by, bz (stack) */
+		c->handle = PT_REGS_PARM1(ctx);
+		bz = stack_arg(ctx, 6);
+		if (type == GB_T_hipExtModuleLaunchKernel) {	/* global work sizes */
+			a1 = a4 ? a1 / a4 : a1;
+			a2 = a5 ? a2 / a5 : a2;
+			a3 = bz ? a3 / bz : a3;
+		}
+		c->grid = (a1 & 0xffffffff) * (a2 & 0xffffffff) * (a3 & 0xffffffff);
+		c->block = (a4 & 0xffffffff) * (a5 & 0xffffffff) * (bz & 0xffffffff);
+		break;
+	case GB_SH_LAUNCH_RT:	/* func, grid {xy, z}, block {xy, z} */
+		c->handle = PT_REGS_PARM1(ctx);
+		c->grid = (a1 & 0xffffffff) * (a1 >> 32) * (a2 & 0xffffffff);
+		c->block = (a3 & 0xffffffff) * (a3 >> 32) * (a4 & 0xffffffff);
+		break;
+	case GB_SH_LAUNCH_DRV_EX:
+	case GB_SH_LAUNCH_RT_EX:	/* *config starts with grid xyz, block xyz */
+		c->handle = a1;
+		if (!bpf_probe_read_user(cfg, sizeof(cfg), (void *)PT_REGS_PARM1(ctx))) {
+			c->grid = (__u64)cfg[0] * cfg[1] * cfg[2];
+			c->block = (__u64)cfg[3] * cfg[4] * cfg[5];
+		}
+		break;
+	default:		/* graph launches: the exec handle */
+		c->handle = PT_REGS_PARM1(ctx);
+		break;
+	}
+}
+
+static __always_inline __u64 copy_bytes(struct pt_regs *ctx, __u32 shape)
+{
+	__u64 a0 = PT_REGS_PARM1(ctx), d[3] = {};
+
+	switch (shape) {
+	case GB_SH_MEMCPY2D:	/* CUDA_MEMCPY2D: WidthInBytes, Height at 112 */
+		if (bpf_probe_read_user(d, 16, (void *)(a0 + 112)))
+			return 0;
+		return d[0] * d[1];
+	case GB_SH_MEMCPY3D:	/* CUDA_MEMCPY3D: width, height, depth at 176 */
+		if (bpf_probe_read_user(d, 24, (void *)(a0 + 176)))
+			return 0;
+		return d[0] * d[1] * d[2];
+	case GB_SH_HIP_MEMCPY2D:	/* width, height */
+		return PT_REGS_PARM5(ctx) * TOP_PARM6(ctx);
+	default:		/* dst, src, bytes */
+		return PT_REGS_PARM3(ctx);
+	}
+}
+
+SEC("uprobe")
+int top_entry(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
+	__u64 id = bpf_get_current_pid_tgid();
+	struct inflight_key key = { .tid = (__u32)id, .type = type };
+	struct call c = { .ts = bpf_ktime_get_ns() };
+
+	if (type >= GB_T__COUNT || !traced(id >> 32))
+		return 0;
+	switch (type_cat[type]) {
+	case GB_CAT_LAUNCH:
+		launch_entry(ctx, &c, type, shape);
+		break;
+	case GB_CAT_COPY:
+		c.arg = copy_bytes(ctx, shape);
+		break;
+	case GB_CAT_MEMSET:
+		c.arg = PT_REGS_PARM3(ctx) * (type_detail[type] ? type_detail[type] : 1);
+		break;
+	case GB_CAT_ALLOC:	/* out pointer, size */
+	case GB_CAT_NAME:	/* out handle, module or CUkernel, name */
+		c.handle = PT_REGS_PARM1(ctx);
+		c.arg = shape == GB_SH_NAME ? PT_REGS_PARM3(ctx) : PT_REGS_PARM2(ctx);
+		c.grid = PT_REGS_PARM2(ctx);
+		break;
+	case GB_CAT_FREE:
+		c.handle = PT_REGS_PARM1(ctx);
+		break;
+	}
+	bpf_map_update_elem(&inflight, &key, &c, BPF_ANY);
+	return 0;
+}
+
+static __always_inline struct top_proc_val *proc_val(__u32 pid)
+{
+	struct top_proc_val *v = bpf_map_lookup_elem(&procs, &pid);
+	__u32 zero = 0;
+
+	if (v)
+		return v;
+	v = bpf_map_lookup_elem(&proc_init, &zero);
+	if (!v)
+		return NULL;
+	__builtin_memset(v, 0, sizeof(*v));
+	bpf_get_current_comm(v->comm, sizeof(v->comm));
+	bpf_map_update_elem(&procs, &pid, v, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&procs, &pid);
+	if (!v)
+		count_drop(TOP_DROP_MAP);
+	return v;
+}
+
+static __always_inline void count_launch(__u32 pid, __u32 type, const struct call *c, __u64 dur)
+{
+	struct top_kern_key k = { .pid = pid, .type = type, .handle = c->handle };
+	struct top_kern_val *v = bpf_map_lookup_elem(&kernels, &k), init = {};
+
+	if (!v) {
+		bpf_map_update_elem(&kernels, &k, &init, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&kernels, &k);
+		if (!v) {
+			count_drop(TOP_DROP_MAP);
+			return;
+		}
+	}
+	v->launches++;
+	v->grid_sum += c->grid;
+	v->block_sum += c->block;
+	v->lat_sum_ns += dur;
+	v->hist[hist_slot(dur) & (TOP_NHIST - 1)]++;
+}
+
+static __always_inline bool host_alloc(__u32 type)
+{
+	return type == GB_T_cuMemAllocHost_v2 || type == GB_T_cudaMallocHost ||
+	       type == GB_T_hipHostMalloc;
+}
+
+static __always_inline void count_alloc(struct top_proc_val *v, __u32 pid, __u32 type,
+					const struct call *c, int ret)
+{
+	struct alloc_key k = { .pid = pid };
+
+	v->allocs++;
+	if (ret || host_alloc(type) || bpf_probe_read_user(&k.ptr, sizeof(k.ptr), (void *)c->handle))
+		return;
+	v->alloc_bytes += c->arg;
+	if (bpf_map_update_elem(&allocs, &k, &c->arg, BPF_ANY))
+		count_drop(TOP_DROP_ALLOC);
+}
+
+static __always_inline void count_free(struct top_proc_val *v, __u32 pid, const struct call *c, int ret)
+{
+	struct alloc_key k = { .pid = pid, .ptr = c->handle };
+	__u64 *size;
+
+	v->frees++;
+	if (ret || !(size = bpf_map_lookup_elem(&allocs, &k)))
+		return;
+	v->free_bytes += *size;
+	bpf_map_delete_elem(&allocs, &k);
+}
+
+/* the collector names handles from these, exactly as in record mode */
+static __always_inline void send_name(__u64 id, __u32 type, __u32 shape, const struct call *c, int ret)
+{
+	struct gb_name_rec *nr = bpf_ringbuf_reserve(&rb, sizeof(*nr), 0);
+	__u64 out = 0;
+
+	if (!nr) {
+		count_drop(TOP_DROP_RING);
+		return;
+	}
+	__builtin_memset(&nr->r, 0, sizeof(nr->r));
+	nr->r.ts_ns = c->ts;
+	nr->r.pid = id >> 32;
+	nr->r.tid = (__u32)id;
+	nr->r.kind = shape == GB_SH_NAME ? GB_REC_NAME : GB_REC_CALL;
+	nr->r.type = type;
+	nr->r.ret = ret;
+	nr->r.flags = GB_RF_RET;
+	bpf_get_current_comm(nr->r.comm, sizeof(nr->r.comm));
+	nr->r.a[0] = c->handle;
+	nr->r.a[1] = c->grid;
+	nr->r.a[2] = c->arg;
+	bpf_probe_read_user(&out, sizeof(out), (void *)c->handle);
+	nr->r.x[0] = out;
+	nr->name[0] = 0;
+	if (shape == GB_SH_NAME && bpf_probe_read_user_str(nr->name, sizeof(nr->name), (void *)c->arg) < 0)
+		nr->name[0] = 0;
+	bpf_ringbuf_submit(nr, 0);
+}
+
+SEC("uretprobe")
+int top_return(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), dur;
+	struct inflight_key key = { .tid = (__u32)id, .type = type };
+	struct top_proc_val *v;
+	struct call *in, c;
+	__u32 pid = id >> 32;
+	int ret = (int)PT_REGS_RC(ctx);
+
+	in = bpf_map_lookup_elem(&inflight, &key);
+	if (!in || type >= GB_T__COUNT)
+		return 0;
+	c = *in;
+	bpf_map_delete_elem(&inflight, &key);
+	dur = now - c.ts;
+	v = proc_val(pid);
+	if (!v)
+		return 0;
+	v->calls++;
+	v->errors += ret != 0;
+	v->lat_sum_ns += dur;
+	v->hist[hist_slot(dur) & (TOP_NHIST - 1)]++;
+	switch (type_cat[type]) {
+	case GB_CAT_LAUNCH:
+		v->launches++;
+		count_launch(pid, type, &c, dur);
+		break;
+	case GB_CAT_COPY:
+		v->copies++;
+		v->copy_bytes += c.arg;
+		break;
+	case GB_CAT_MEMSET:
+		v->memsets++;
+		v->memset_bytes += c.arg;
+		break;
+	case GB_CAT_SYNC:
+		v->syncs++;
+		v->sync_ns += dur;
+		break;
+	case GB_CAT_ALLOC:
+		count_alloc(v, pid, type, &c, ret);
+		break;
+	case GB_CAT_FREE:
+		count_free(v, pid, &c, ret);
+		break;
+	case GB_CAT_NAME:
+		send_name(id, type, shape, &c, ret);
+		break;
+	}
+	return 0;
+}
+
+static __always_inline void notify(__u16 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct gb_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r) {
+		count_drop(TOP_DROP_RING);
+		return;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->ts_ns = bpf_ktime_get_ns();
+	r->pid = id >> 32;
+	r->tid = (__u32)id;
+	r->kind = kind;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	bpf_ringbuf_submit(r, 0);
+}
+
+/* ld.so calls _dl_debug_state() whenever its link map changed (startup, dlopen) */
+SEC("uprobe")
+int top_dl_state(struct pt_regs *ctx)
+{
+	if (traced(bpf_get_current_pid_tgid() >> 32))
+		notify(GB_REC_DLOPEN);
+	return 0;
+}
+
+/* only processes we count: every other exit on the system costs one lookup */
+SEC("tracepoint/sched/sched_process_exit")
+int top_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+
+	if ((__u32)id == tgid && bpf_map_lookup_elem(&procs, &tgid))
+		notify(GB_REC_EXIT);
+	return 0;
+}

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * stack.c - addresses to stored stacks: map each address through the
+ * process's mappings to (module, build-id, file offset), keep one copy of
+ * each distinct frame list under a small id, and hand new ones to the
+ * trace writer. 10,000 calls from one call site cost one stored stack.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "stack_int.h"
+#include "util.h"
+
+struct stk_entry {
+	uint32_t id;
+	unsigned n;
+	struct gb_frame *f;	/* strings interned in the table */
+};
+
+struct stk_pending {
+	uint32_t tid, id;
+	uint64_t ts_ns;
+};
+
+struct stack_table *stack_table_new(const struct stack_ops *ops)
+{
+	struct stack_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->ops = *ops;
+	t->fp_fd = -1;
+	t->strs = intern_new();
+	t->unw = unwind_new();
+	if (!t->strs || !t->unw) {
+		stack_table_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void free_vals(struct hmap *m, void (*fn)(void *))
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(m, &i, &k, &v))
+		fn(v);
+	hmap_free(m);
+}
+
+static void free_entry(void *v)
+{
+	struct stk_entry *e = v;
+
+	free(e->f);
+	free(e);
+}
+
+static void free_mod(void *v)
+{
+	stk_mod_free(v);
+}
+
+static void noop(void *v)
+{
+}
+
+void stack_table_free(struct stack_table *t)
+{
+	if (!t)
+		return;
+	free_vals(&t->mods, free_mod);
+	free_vals(&t->dedup, free_entry);
+	free_vals(&t->pending, free);
+	free_vals(&t->fp_cache, noop);
+	unwind_free(t->unw);
+	intern_free(t->strs);
+	free(t);
+}
+
+void stack_set_refresh(struct stack_table *t,
+		       const struct gb_maps *(*refresh)(void *ctx, pid_t pid), void *ctx)
+{
+	t->refresh = refresh;
+	t->refresh_ctx = ctx;
+}
+
+void stack_set_fp_map(struct stack_table *t, int fd)
+{
+	t->fp_fd = fd;
+}
+
+void stack_note_maps(struct stack_table *t, pid_t pid, const struct gb_maps *m)
+{
+	unsigned i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->v[i].exec && m->v[i].path)
+			stk_mod_get(t, pid, &m->v[i]);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t hash_frames(const struct gb_frame *f, unsigned n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		h = fnv(h, &f[i].offset, sizeof(f[i].offset));
+		h = fnv(h, &f[i].line, sizeof(f[i].line));
+		if (f[i].module)
+			h = fnv(h, f[i].module, strlen(f[i].module));
+		if (f[i].build_id)
+			h = fnv(h, f[i].build_id, strlen(f[i].build_id));
+		if (f[i].sym)
+			h = fnv(h, f[i].sym, strlen(f[i].sym));
+		/* anonymous memory (JIT code): the address is all there is */
+		if (!f[i].module)
+			h = fnv(h, &f[i].ip, sizeof(f[i].ip));
+	}
+	return h;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool same_frames(const struct stk_entry *e, const struct gb_frame *f, unsigned n)
+{
+	unsigned i;
+
+	if (e->n != n)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (e->f[i].offset != f[i].offset || e->f[i].line != f[i].line ||
+		    !str_eq(e->f[i].module, f[i].module) || !str_eq(e->f[i].build_id, f[i].build_id) ||
+		    !str_eq(e->f[i].sym, f[i].sym) || (!f[i].module && e->f[i].ip != f[i].ip))
+			return false;
+	}
+	return true;
+}
+
+uint32_t stack_intern(struct stack_table *t, const struct gb_frame *f, unsigned n)
+{
+	uint64_t h = hash_frames(f, n);
+	struct stk_entry *e;
+	unsigned i;
+
+	if (!n)
+		return 0;
+	t->st.lookups++;
+	/* open addressing over the content hash: equal hashes, different stacks */
+	while ((e = hmap_get(&t->dedup, h))) {
+		if (same_frames(e, f, n))
+			return e->id;
+		h++;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->f = calloc(n, sizeof(*f)))) {
+		free(e);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		e->f[i] = f[i];
+		e->f[i].module = intern_str(t->strs, f[i].module);
+		e->f[i].build_id = intern_str(t->strs, f[i].build_id);
+		e->f[i].sym = intern_str(t->strs, f[i].sym);
+	}
+	e->n = n;
+	e->id = ++t->next_id;
+	if (hmap_put(&t->dedup, h, e)) {
+		free_entry(e);
+		return 0;
+	}
+	t->st.stacks++;
+	if (t->ops.out && t->ops.out(t->ops.ctx, e->id, e->f, n) < 0)
+		return 0;
+	return e->id;
+}
+
+unsigned stack_frames(struct stack_table *t, pid_t pid, const struct gb_maps *m,
+		      const uint64_t *ips, unsigned n, struct gb_frame *out)
+{
+	bool refreshed = false;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		const struct gb_map *map = m ? procmaps_find(m, ips[i]) : NULL;
+
+		if (!map && !refreshed && t->refresh) {
+			const struct gb_maps *nm = t->refresh(t->refresh_ctx, pid);
+
+			refreshed = true;
+			if (nm) {
+				m = nm;
+				map = procmaps_find(m, ips[i]);
+			}
+		}
+		struct gb_frame *f = &out[i];
+		struct stk_mod *mod;
+
+		memset(f, 0, sizeof(*f));
+		f->ip = ips[i];
+		f->offset = ips[i];
+		if (!map || !map->path)
+			continue;
+		f->offset = ips[i] - map->start + map->offset;
+		f->module = intern_str(t->strs, map->path);	/* maps may be replaced */
+		mod = stk_mod_get(t, pid, map);
+		if (!mod)
+			continue;
+		f->build_id = mod->build_id;
+		/* return addresses point after the call: name the call itself */
+		if (mod->private_file)
+			f->sym = stk_mod_sym(t, mod, f->offset - (i > 0));
+	}
+	return n;
+}
+
+uint32_t stack_from_ips(struct stack_table *t, pid_t pid, const struct gb_maps *m,
+			const uint64_t *ips, unsigned n)
+{
+	struct gb_frame f[GB_STACK_MAX_FRAMES];
+
+	if (n > GB_STACK_MAX_FRAMES)
+		n = GB_STACK_MAX_FRAMES;
+	n = stack_frames(t, pid, m, ips, n, f);
+	return stack_intern(t, f, n);
+}
+
+uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m, int32_t kid)
+{
+	uint64_t key = ((uint64_t)(uint32_t)pid << 32) | (uint32_t)kid;
+	uint64_t ips[GB_STACK_FP_DEPTH] = { 0 };
+	uint32_t id;
+	unsigned n;
+	void *v;
+
+	if (kid < 0 || t->fp_fd < 0)
+		return 0;
+	v = hmap_get(&t->fp_cache, key);
+	if (v)
+		return (uint32_t)(uintptr_t)v;
+	/* the kernel never rewrites a stack id (no BPF_F_REUSE_STACKID) */
+	if (bpf_map_lookup_elem(t->fp_fd, &kid, ips)) {
+		t->st.fp_missing++;
+		return 0;
+	}
+	for (n = 0; n < GB_STACK_FP_DEPTH && ips[n]; n++)
+		;
+	id = stack_from_ips(t, pid, m, ips, n);
+	if (id)
+		hmap_put(&t->fp_cache, key, (void *)(uintptr_t)id);
+	return id;
+}
+
+static uint64_t pending_key(uint32_t tid, uint64_t ts)
+{
+	return fnv(fnv(0xcbf29ce484222325ull, &tid, 4), &ts, 8);
+}
+
+void stack_dwarf_rec(struct stack_table *t, const struct gb_maps *m, const void *rec, size_t size)
+{
+	const struct gb_stack_rec *s = rec;
+	uint64_t ips[GB_STACK_MAX_FRAMES];
+	struct stk_pending *p;
+	unsigned n;
+
+	if (size < GB_STACK_REC_HDR)
+		return;
+	/* the probed library may be newer than our snapshot */
+	if (t->refresh && (!m || !procmaps_find(m, unwind_rec_ip(s)))) {
+		const struct gb_maps *nm = t->refresh(t->refresh_ctx, (pid_t)s->r.pid);
+
+		if (nm)
+			m = nm;
+	}
+	n = unwind_rec(t, m, s, size, ips, GB_STACK_MAX_FRAMES);
+	t->st.dwarf_unwound++;
+	t->st.dwarf_frames += n;
+	p = malloc(sizeof(*p));
+	if (!p)
+		return;
+	p->tid = s->r.tid;
+	p->ts_ns = s->r.ts_ns;
+	p->id = stack_from_ips(t, (pid_t)s->r.pid, m, ips, n);
+	free(hmap_del(&t->pending, pending_key(p->tid, p->ts_ns)));
+	if (hmap_put(&t->pending, pending_key(p->tid, p->ts_ns), p))
+		free(p);
+}
+
+uint32_t stack_take_pending(struct stack_table *t, uint32_t tid, uint64_t ts_ns)
+{
+	struct stk_pending *p = hmap_del(&t->pending, pending_key(tid, ts_ns));
+	uint32_t id = 0;
+
+	if (p && p->tid == tid && p->ts_ns == ts_ns)
+		id = p->id;
+	free(p);
+	return id;
+}
+
+void stack_forget_pid(struct stack_table *t, pid_t pid)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(&t->fp_cache, &i, &k, &v))
+		if ((k >> 32) == (uint32_t)pid)
+			hmap_del(&t->fp_cache, k);
+}
+
+void stack_expire(struct stack_table *t, uint64_t now_ns, uint64_t grace_ns)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(&t->pending, &i, &k, &v)) {
+		struct stk_pending *p = v;
+
+		if (p->ts_ns + grace_ns < now_ns) {
+			hmap_del(&t->pending, k);
+			free(p);
+			t->st.dwarf_orphans++;
+		}
+	}
+}
+
+const struct stack_stats *stack_table_stats(const struct stack_table *t)
+{
+	return &t->st;
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * unwind.c - DWARF unwinding of a copied user stack after the fact, the
+ * way `perf record --call-graph dwarf` does it: libunwind's remote
+ * interface with our own accessors. Registers come from the record, stack
+ * memory from its copy, everything else (.eh_frame_hdr, .eh_frame) from
+ * the mapped files, which stack_mod.c opened while the process lived.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "stack_int.h"
+
+#if defined(__x86_64__)
+#include <libunwind.h>
+
+/* libunwind exports it but does not declare it */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+					      unw_proc_info_t *pi, int need_unwind_info, void *arg);
+#define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
+
+struct unw_arg {
+	struct stack_table *t;
+	const struct gb_maps *m;
+	const struct gb_stack_rec *s;
+	size_t len;		/* bytes of s->data present */
+	pid_t pid;
+};
+
+/* libunwind register number -> index in x86-64 struct pt_regs */
+static const int pt_index[] = {
+	[UNW_X86_64_RAX] = 10, [UNW_X86_64_RDX] = 12, [UNW_X86_64_RCX] = 11,
+	[UNW_X86_64_RBX] = 5, [UNW_X86_64_RSI] = 13, [UNW_X86_64_RDI] = 14,
+	[UNW_X86_64_RBP] = 4, [UNW_X86_64_RSP] = 19, [UNW_X86_64_R8] = 9,
+	[UNW_X86_64_R9] = 8, [UNW_X86_64_R10] = 7, [UNW_X86_64_R11] = 6,
+	[UNW_X86_64_R12] = 3, [UNW_X86_64_R13] = 2, [UNW_X86_64_R14] = 1,
+	[UNW_X86_64_R15] = 0, [UNW_X86_64_RIP] = 16,
+};
+
+/* runtime address of a file offset of the same file as map, through any of its mappings */
+static int off_to_addr(const struct gb_maps *m, const struct gb_map *like, uint64_t off, uint64_t *addr)
+{
+	unsigned i;
+
+	for (i = 0; i < m->n; i++) {
+		const struct gb_map *x = &m->v[i];
+
+		if (x->inode != like->inode || x->dev_major != like->dev_major ||
+		    x->dev_minor != like->dev_minor || off < x->offset ||
+		    off >= x->offset + (x->end - x->start))
+			continue;
+		*addr = x->start + (off - x->offset);
+		return 0;
+	}
+	return -1;
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			  int need_unwind_info, void *arg)
+{
+	struct unw_arg *a = arg;
+	const struct gb_map *map = procmaps_find(a->m, ip);
+	unw_dyn_info_t di;
+	struct stk_mod *mod;
+	uint64_t hdr, table;
+
+	if (!map || !map->path || !(mod = stk_mod_get(a->t, a->pid, map)) || !mod->ehf)
+		return -UNW_ENOINFO;
+	if (off_to_addr(a->m, map, mod->ehf_off, &hdr) ||
+	    off_to_addr(a->m, map, mod->ehf_table_off, &table))
+		return -UNW_ENOINFO;
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = map->start;
+	di.end_ip = map->end;
+	di.u.rti.segbase = hdr;
+	di.u.rti.table_data = table;
+	di.u.rti.table_len = mod->ehf_count * 8 / sizeof(unw_word_t);
+	return dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dil, void *arg)
+{
+	return -UNW_ENOINFO;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)
+{
+	struct unw_arg *a = arg;
+	const struct gb_map *map;
+	struct stk_mod *mod;
+	uint64_t off;
+
+	if (write)
+		return -UNW_EINVAL;
+	if (addr >= a->s->sp && addr + sizeof(*val) <= a->s->sp + a->len) {
+		memcpy(val, a->s->data + (addr - a->s->sp), sizeof(*val));
+		return 0;
+	}
+	/* not the stack: unwind tables and code of a mapped file */
+	map = procmaps_find(a->m, addr);
+	if (!map || !map->path || !(mod = stk_mod_get(a->t, a->pid, map)) || !mod->data)
+		return -UNW_EINVAL;
+	off = addr - map->start + map->offset;
+	if (off + sizeof(*val) > mod->size)
+		return -UNW_EINVAL;
+	memcpy(val, mod->data + off, sizeof(*val));
+	return 0;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg)
+{
+	struct unw_arg *a = arg;
+
+	if (write)
+		return -UNW_EREADONLYREG;
+	if (reg < 0 || reg >= (int)(sizeof(pt_index) / sizeof(pt_index[0])))
+		return -UNW_EBADREG;
+	*val = a->s->regs[pt_index[reg]];
+	return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write, void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+			 unw_word_t *off, void *arg)
+{
+	return -UNW_ENOINFO;
+}
+
+static unw_accessors_t accessors = {
+	.find_proc_info = find_proc_info,
+	.put_unwind_info = put_unwind_info,
+	.get_dyn_info_list_addr = get_dyn_info_list_addr,
+	.access_mem = access_mem,
+	.access_reg = access_reg,
+	.access_fpreg = access_fpreg,
+	.resume = resume,
+	.get_proc_name = get_proc_name,
+};
+
+void *unwind_new(void)
+{
+	unw_addr_space_t as = unw_create_addr_space(&accessors, 0);
+
+	/* no caching: one address space serves every process */
+	if (as)
+		unw_set_caching_policy(as, UNW_CACHE_NONE);
+	return as;
+}
+
+void unwind_free(void *u)
+{
+	if (u)
+		unw_destroy_addr_space(u);
+}
+
+uint64_t unwind_rec_ip(const struct gb_stack_rec *s)
+{
+	return s->regs[pt_index[UNW_X86_64_RIP]];
+}
+
+unsigned unwind_rec(struct stack_table *t, const struct gb_maps *m, const struct gb_stack_rec *s,
+		    size_t size, uint64_t *ips, unsigned max)
+{
+	struct unw_arg a = { .t = t, .m = m, .s = s, .pid = (pid_t)s->r.pid };
+	unw_cursor_t c;
+	unw_word_t ip, prev_sp = 0, sp;
+	unsigned n = 0;
+
+	if (!m || !max)
+		return 0;
+	a.len = s->len;
+	if (a.len > size - GB_STACK_REC_HDR)
+		a.len = size - GB_STACK_REC_HDR;
+	if (unw_init_remote(&c, t->unw, &a) < 0) {
+		ips[0] = s->regs[pt_index[UNW_X86_64_RIP]];
+		return 1;
+	}
+	do {
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+			break;
+		unw_get_reg(&c, UNW_REG_SP, &sp);
+		/* a frame that does not move the stack would loop forever */
+		if (n && sp == prev_sp && ip == ips[n - 1])
+			break;
+		prev_sp = sp;
+		ips[n++] = ip;
+	} while (n < max && unw_step(&c) > 0);
+	return n;
+}
+
+#else	/* other architectures: the call site only */
+
+uint64_t unwind_rec_ip(const struct gb_stack_rec *s)
+{
+	return 0;
+}
+
+void *unwind_new(void)
+{
+	return (void *)1;
+}
+
+void unwind_free(void *u)
+{
+}
+
+unsigned unwind_rec(struct stack_table *t, const struct gb_maps *m, const struct gb_stack_rec *s,
+		    size_t size, uint64_t *ips, unsigned max)
+{
+	return 0;
+}
+#endif
