@@ -248,9 +248,8 @@ static __always_inline __u32 copy_stack(struct gb_stack_rec *s, __u64 sp)
 			break;
 		if (n > want - off)
 			n = want - off;
-		if (n > 4096)
-			n = 4096;
-		if (bpf_probe_read_user(s->data + off, n, (void *)(sp + off)))
+		n = ((n - 1) & 4095) + 1;	/* 1..4096, in a form the verifier keeps */
+		if (bpf_probe_read_user(s->data + (off & (GB_STACK_COPY_MAX - 1)), n, (void *)(sp + off)))
 			break;
 		off += n;
 		n = 4096;

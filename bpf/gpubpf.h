@@ -266,7 +266,7 @@ struct gb_stack_rec {
 	__u64 sp;		/* address of data[0] */
 	__u32 len;		/* bytes of data[] that were readable */
 	__u32 _pad;
-	__u8 data[GB_STACK_COPY_MAX];
+	__u8 data[GB_STACK_COPY_MAX + 4096];	/* slack: lets the verifier bound each page read */
 };
 #define GB_STACK_REC_HDR	((unsigned long)&((struct gb_stack_rec *)0)->data)
 

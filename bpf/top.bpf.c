@@ -237,8 +237,10 @@ int top_entry(struct pt_regs *ctx)
 	case GB_CAT_ALLOC:	/* out pointer, size */
 	case GB_CAT_NAME:	/* out handle, module or CUkernel, name */
 		c.handle = PT_REGS_PARM1(ctx);
-		c.arg = shape == GB_SH_NAME ? PT_REGS_PARM3(ctx) : PT_REGS_PARM2(ctx);
 		c.grid = PT_REGS_PARM2(ctx);
+		c.arg = PT_REGS_PARM3(ctx);
+		if (shape != GB_SH_NAME)
+			c.arg = c.grid;
 		break;
 	case GB_CAT_FREE:
 		c.handle = PT_REGS_PARM1(ctx);

@@ -45,6 +45,7 @@ wait_for() {
 # Start "gpubpf record ARGS" in the background, wait until attached.
 # Sets REC_PID. Output in $T/rec.log.
 start_record() {
+	rm -f "$T/ready"
 	"$GPUBPF" record --ready-file "$T/ready" "$@" >"$T/rec.log" 2>&1 &
 	REC_PID=$!
 	_bg_pids+=($REC_PID)

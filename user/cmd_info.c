@@ -173,8 +173,42 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 	}
 }
 
+/* the ioctl tracer's notes: which source recorded and why, layouts, device memory */
+static const char *const ioctl_notes[] = { "ioctl.source", "ioctl.reason", "ioctl.layouts", "ioctl.devmem" };
+
+static void print_ioctl_text(struct sbt_reader *r)
+{
+	unsigned i;
+
+	if (!sbt_reader_note(r, "ioctl.source"))
+		return;
+	printf("\nGPU driver ioctls:\n");
+	for (i = 0; i < sizeof(ioctl_notes) / sizeof(ioctl_notes[0]); i++)
+		if (sbt_reader_note(r, ioctl_notes[i]))
+			printf("  %-8s %s\n", ioctl_notes[i] + 6, sbt_reader_note(r, ioctl_notes[i]));
+}
+
+static void print_ioctl_json(struct gb_buf *b, struct sbt_reader *r)
+{
+	unsigned i;
+
+	if (!sbt_reader_note(r, "ioctl.source"))
+		return;
+	gb_buf_puts(b, ",\"ioctl\":{");
+	for (i = 0; i < sizeof(ioctl_notes) / sizeof(ioctl_notes[0]); i++) {
+		const char *v = sbt_reader_note(r, ioctl_notes[i]);
+
+		gb_buf_printf(b, "%s\"%s\":", i ? "," : "", ioctl_notes[i] + 6);
+		if (v)
+			gb_buf_json_str(b, v);
+		else
+			gb_buf_puts(b, "null");
+	}
+	gb_buf_putc(b, '}');
+}
+
 static void print_json(const struct sbt_info *in, struct info_acc *a, struct proc_stat **ps,
-		       struct kern_stat **ks)
+		       struct kern_stat **ks, struct sbt_reader *r)
 {
 	struct gb_buf b = { 0 };
 	unsigned i;
@@ -220,7 +254,9 @@ static void print_json(const struct sbt_info *in, struct info_acc *a, struct pro
 		gb_buf_json_str(&b, ks[i]->name);
 		gb_buf_printf(&b, ",\"launches\":%" PRIu64 "}", ks[i]->launches);
 	}
-	gb_buf_puts(&b, "]}\n");
+	gb_buf_putc(&b, ']');
+	print_ioctl_json(&b, r);
+	gb_buf_puts(&b, "}\n");
 	fwrite(b.p, 1, b.len, stdout);
 	gb_buf_free(&b);
 }
@@ -286,10 +322,12 @@ int cmd_info(int argc, char **argv)
 		gb_warn("%s: %s", argv[optind], sbt_reader_last_error(r));
 	ps = (struct proc_stat **)sorted(&a.procs, cmp_proc);
 	ks = (struct kern_stat **)sorted(&a.kerns, cmp_kern);
-	if (json)
-		print_json(sbt_reader_info(r), &a, ps, ks);
-	else
+	if (json) {
+		print_json(sbt_reader_info(r), &a, ps, ks, r);
+	} else {
 		print_text(sbt_reader_info(r), &a, ps, ks);
+		print_ioctl_text(r);
+	}
 	ret = 0;
 cleanup:
 	free(ps);

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmds.h"
+#include "ioctl.h"
 #include "sbt.h"
+#include "symbolize.h"
 #include "util.h"
 #include "view.h"
 
@@ -23,6 +25,11 @@ static const char usage_text[] =
 "      --pid PID       only this process (repeatable)\n"
 "      --type NAME     only this function (cuLaunchKernel) or category (launch, copy,\n"
 "                      memset, alloc, free, sync, name, ioctl, func, mark, device); repeatable\n"
+"      --stacks        print each event's call stack under it (symbolised now,\n"
+"                      from the recorded module paths and build-ids)\n"
+"      --symfs DIR     look for the traced binaries under DIR first (a copy of\n"
+"                      the traced machine's files); JSON output always carries\n"
+"                      \"stack\": [{sym, module, offset}] for events with a stack\n"
 "  -h, --help          this text\n"
 "\n"
 "EXAMPLES:\n"
@@ -30,7 +37,7 @@ static const char usage_text[] =
 "  gpubpf view --json --type launch trace.sbt | jq .kernel | sort | uniq -c\n"
 "  gpubpf view --pid 4242 --from 10 --to 12 trace.sbt\n";
 
-enum { OPT_FROM = 256, OPT_TO, OPT_PID, OPT_TYPE };
+enum { OPT_FROM = 256, OPT_TO, OPT_PID, OPT_TYPE, OPT_STACKS, OPT_SYMFS };
 
 static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
@@ -38,6 +45,8 @@ static const struct option long_opts[] = {
 	{ "to", required_argument, NULL, OPT_TO },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "type", required_argument, NULL, OPT_TYPE },
+	{ "stacks", no_argument, NULL, OPT_STACKS },
+	{ "symfs", required_argument, NULL, OPT_SYMFS },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -131,6 +140,8 @@ void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
 		gb_buf_printf(b, " arg=%" PRIu64, ev->arg);
 	if (ev->detail)
 		gb_buf_printf(b, " %s", ev->detail);
+	if (cat == GB_CAT_IOCTL)
+		ioctl_event_fields(b, ev, false);
 	if (gb_prov_name(ev->prov) && ev->prov != GB_PROV_LAUNCH_ONLY)
 		gb_buf_printf(b, " timing=%s", gb_prov_name(ev->prov));
 	if (ev->flags & GB_EF_DUR)
@@ -152,8 +163,34 @@ int view_open(const char *path, struct sbt_reader **r)
 	return 0;
 }
 
+/* the event's stack: a "stack" key in JSON, indented lines in text */
+static void add_stack(struct gb_buf *b, struct sbt_reader *r, struct symbolizer *sy,
+		      const struct gb_event *ev, bool json)
+{
+	const struct gb_frame *f;
+	unsigned n = 0;
+
+	if (!ev->stack_id || !sy || !(f = sbt_reader_stack(r, ev->stack_id, &n)) || !n)
+		return;
+	if (json) {
+		if (!b->len || b->p[b->len - 1] != '}')
+			return;
+		b->len--;
+		gb_buf_puts(b, ",\"stack\":");
+		symbolize_stack_json(sy, b, f, n);
+		gb_buf_putc(b, '}');
+	} else {
+		gb_buf_putc(b, '\n');
+		symbolize_stack_text(sy, b, f, n);
+		b->len--;	/* the caller ends the line */
+	}
+}
+
 int cmd_view(int argc, char **argv)
 {
+	struct symbolizer *sy = NULL;
+	const char *symfs = NULL;
+	bool stacks = false;
 	struct view_filter f = { 0 };
 	struct sbt_reader *r = NULL;
 	struct gb_buf b = { 0 };
@@ -189,6 +226,12 @@ int cmd_view(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case OPT_STACKS:
+			stacks = true;
+			break;
+		case OPT_SYMFS:
+			symfs = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -203,6 +246,13 @@ int cmd_view(int argc, char **argv)
 	}
 	if (view_open(argv[optind], &r))
 		return 1;
+	if (json || stacks) {
+		sy = symbolizer_new(symfs);
+		if (!sy) {
+			gb_err("out of memory");
+			goto cleanup;
+		}
+	}
 	t0 = sbt_reader_info(r)->first_ts;
 	if (f.have_from)
 		sbt_reader_seek(r, t0 + f.from_ns);
@@ -216,6 +266,8 @@ int cmd_view(int argc, char **argv)
 			gb_event_json(&b, &ev);
 		else
 			view_event_text(&b, &ev, t0);
+		if (json || stacks)
+			add_stack(&b, r, sy, &ev, json);
 		gb_buf_putc(&b, '\n');
 		if (fwrite(b.p, 1, b.len, stdout) != b.len)
 			break;
@@ -229,6 +281,7 @@ int cmd_view(int argc, char **argv)
 	ret = fflush(stdout) ? 1 : 0;
 cleanup:
 	gb_buf_free(&b);
+	symbolizer_free(sy);
 	sbt_reader_close(r);
 	return ret;
 }

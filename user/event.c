@@ -7,12 +7,24 @@
  *   memsets       arg = value written
  *   cuKernelGetFunction  handle = CUfunction returned, arg = CUkernel given
  *   xray          handle = function id, arg = logged argument
- *   ioctl         handle = cmd, detail = device
+ *   ioctl         handle = cmd (the 32-bit request), name = its name (NV_ESC_RM_ALLOC,
+ *                 UVM_FREE, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU ...; NULL if unknown),
+ *                 detail = device (nvidiactl, nvidia0, nvidia-uvm, kfd, renderD128, or
+ *                 the --ioctl-dev path), dur/ret from the return, GB_EF_XFAULT when
+ *                 the argument was not decoded (unknown cmd, short struct, bad pointer);
+ *                 grid[0] = device kind (GB_IODEV_*), grid[1] = source (GB_IOSRC_*),
+ *                 grid[2] = fd + 1 (0: unknown), all without GB_EF_GRID;
+ *                 src = decoder id (user/ioctl.h IOCTL_DEC_*, 0 = not decoded); the
+ *                 decoder's fields live in arg, aux[0], aux[1] (32-bit fields in
+ *                 halves), bytes, ptr and device as the table in ioctl_names.c says;
+ *                 KFD alloc/free: aux[1] = the process's live device memory after the
+ *                 call, best-effort (only allocations seen while recording)
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 #include "event.h"
+#include "ioctl.h"
 #include "util.h"
 
 static const struct gb_type_info types[GB_T__COUNT] = {
@@ -363,5 +375,7 @@ void gb_event_json(struct gb_buf *b, const struct gb_event *ev)
 		gb_buf_puts(b, ",\"arg_fault\":true");
 	if (ev->flags & GB_EF_RET)
 		gb_buf_printf(b, ",\"ret\":%" PRId64, ev->ret);
+	if (cat == GB_CAT_IOCTL)
+		ioctl_event_fields(b, ev, true);
 	gb_buf_putc(b, '}');
 }

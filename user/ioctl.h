@@ -48,7 +48,7 @@ struct ioctl_dev {
 	uint32_t dev;		/* kernel dev_t: major << 20 | minor (GB_IOCTL_MINOR_ANY: all) */
 	uint16_t kind;		/* enum gb_iodev */
 	bool user;		/* from --ioctl-dev: named by its path */
-	char name[64];
+	char name[128];
 	char version[32];	/* driver version to decode with ("" = the system's) */
 };
 
@@ -130,5 +130,49 @@ unsigned ioctl_attach_source(const struct ioctl_attach *a);
 const char *ioctl_attach_reason(const struct ioctl_attach *a);
 struct ioctl_decoder *ioctl_attach_decoder(struct ioctl_attach *a);
 void ioctl_detach(struct ioctl_attach *a);	/* NULL is fine */
+
+/* --- layout tables (ioctl_names.c), shared by ioctl.c and the tests --- */
+
+/* where a decoded field lives in struct gb_event */
+enum ioctl_slot {
+	IOS_NONE = 0,
+	IOS_ARG, IOS_ARG_LO, IOS_ARG_HI,
+	IOS_AUX0, IOS_AUX0_LO, IOS_AUX0_HI,
+	IOS_AUX1, IOS_AUX1_LO, IOS_AUX1_HI,
+	IOS_BYTES, IOS_PTR, IOS_DEVICE,
+};
+
+struct ioctl_field {
+	const char *name;	/* NULL: unused */
+	uint8_t off, len;	/* in the argument struct */
+	uint8_t slot;		/* enum ioctl_slot */
+	bool hex;		/* print as hex in text */
+};
+
+/*
+ * One decodable (kind, cmd). decoder ids are stored in traces (gb_event.src):
+ * append only, never renumber.
+ */
+struct ioctl_layout_desc {
+	uint16_t decoder;
+	uint16_t kind;		/* enum gb_iodev */
+	uint32_t cmd;
+	uint16_t size;		/* sizeof the struct */
+	struct ioctl_field f[GB_IOCTL_NF];
+};
+
+const struct ioctl_layout_desc *ioctl_layout_descs(unsigned *n);
+const struct ioctl_layout_desc *ioctl_layout_by_decoder(unsigned id);
+/* decoded words (layout order) into the event's slots */
+void ioctl_pack_fields(const struct ioctl_layout_desc *l, const __u64 *w, struct gb_event *ev);
+uint64_t ioctl_field_value(const struct ioctl_field *f, const struct gb_event *ev);
+
+/* decoder ids with meaning to the device-memory counter */
+enum {
+	IOCTL_DEC_NV_ALLOC21 = 1, IOCTL_DEC_NV_ALLOC64, IOCTL_DEC_NV_CONTROL, IOCTL_DEC_NV_FREE,
+	IOCTL_DEC_NV_MAP_MEMORY, IOCTL_DEC_NV_XFER, IOCTL_DEC_UVM_FREE, IOCTL_DEC_UVM_MIGRATE,
+	IOCTL_DEC_UVM_MAP_EXTERNAL, IOCTL_DEC_KFD_ALLOC, IOCTL_DEC_KFD_FREE, IOCTL_DEC_KFD_MAP,
+	IOCTL_DEC_KFD_UNMAP, IOCTL_DEC_KFD_CREATE_QUEUE,
+};
 
 #endif

@@ -23,10 +23,12 @@
 #include "collector.h"
 #include "cupti_attach.h"
 #include "cupti_join.h"
+#include "ioctl.h"
 #include "../xray_import/xray.h"
 #include "libs.h"
 #include "record.h"
 #include "sbt.h"
+#include "stack_record.h"
 #include "util.h"
 
 static volatile sig_atomic_t exiting;
@@ -56,6 +58,18 @@ static const char usage_text[] =
 "      --lean             no return probes on launches: lowest overhead, launches\n"
 "                         lose their duration and return code\n"
 "      --perfetto FILE    also export a Perfetto trace to FILE at the end\n"
+"      --stack MODE       call stack of each GPU call: fp (frame pointers, default),\n"
+"                         dwarf[=BYTES] (copy BYTES of stack, default 8K, max 64K, and\n"
+"                         unwind with .eh_frame: works without frame pointers), none\n"
+"      --python           add CPython frames (function, file, line) to the stacks\n"
+"      --ioctl            also trace GPU driver ioctls (NVIDIA nvidiactl/nvidia*/nvidia-uvm,\n"
+"                         AMD kfd, DRM render nodes): name, decoded arguments, duration;\n"
+"                         the source (kprobe, fentry or syscall tracepoints) is probed\n"
+"      --ioctl-dev SPEC   also watch this device (repeatable; implies --ioctl and the\n"
+"                         tracepoint source): PATH or MAJOR:MINOR, then =nvidia, =uvm,\n"
+"                         =kfd or =drm to decode it as that driver (needed unless the\n"
+"                         major is a GPU driver's), then @VERSION for the NVIDIA driver\n"
+"                         version whose layouts apply, e.g. /dev/null=nvidia@550.54\n"
 "      --xray-dir DIR     at the end, import the LLVM XRay logs (xray-log.*) written\n"
 "                         to DIR during the recording onto the same timeline\n"
 "      --cupti-lib PATH   attach to the USDT probes of the CUPTI injection library\n"
@@ -76,7 +90,8 @@ static const char usage_text[] =
 "  sudo gpubpf record -p 4242 -p 4250 -d 30 -o job.sbt  # running processes, 30 s\n"
 "  sudo gpubpf record -o run.sbt -- ./train --epochs 1  # a command and its children\n";
 
-enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR };
+enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR,
+       OPT_STACK, OPT_PYTHON, OPT_IOCTL, OPT_IOCTL_DEV };
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -91,6 +106,10 @@ static const struct option long_opts[] = {
 	{ "cupti-lib", required_argument, NULL, OPT_CUPTI_LIB },
 	{ "cupti", no_argument, NULL, OPT_CUPTI },
 	{ "xray-dir", required_argument, NULL, OPT_XRAY_DIR },
+	{ "stack", required_argument, NULL, OPT_STACK },
+	{ "python", no_argument, NULL, OPT_PYTHON },
+	{ "ioctl", no_argument, NULL, OPT_IOCTL },
+	{ "ioctl-dev", required_argument, NULL, OPT_IOCTL_DEV },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -163,6 +182,24 @@ static int parse_args(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_XRAY_DIR:
 			o->xray_dir = optarg;
+			break;
+		case OPT_STACK:
+			if (stack_parse_opt(o, optarg))
+				return -1;
+			break;
+		case OPT_PYTHON:
+			o->python = true;
+			break;
+		case OPT_IOCTL:
+			o->ioctl = true;
+			break;
+		case OPT_IOCTL_DEV:
+			if (o->nioctl_devs >= 16) {
+				gb_err("too many --ioctl-dev (at most 16)");
+				return -1;
+			}
+			o->ioctl_devs[o->nioctl_devs++] = optarg;
+			o->ioctl = true;
 			break;
 		case 'v':
 			gb_verbose++;
@@ -261,6 +298,7 @@ struct rec_ctx {
 	struct ring_buffer *rb;
 	struct cupti_join *join;
 	struct cupti_attach *cupti;
+	struct ioctl_attach *ioctl;
 	int write_err;
 	uint64_t drops_reported;
 	pid_t child;
@@ -303,6 +341,13 @@ static int sink_raw(void *ctx, const void *data, size_t size)
 
 	if (r->join && rec->kind >= GB_REC_CUPTI_LAUNCH && rec->kind <= GB_REC_CUPTI_LOST)
 		cupti_join_rec(r->join, data, size);
+	if (r->ioctl && rec->kind == GB_REC_IOCTL) {
+		struct gb_event ev;
+
+		if (!ioctl_decoder_event(ioctl_attach_decoder(r->ioctl), data, size,
+					 collector_strings(r->col), &ev))
+			return sink_event(r, &ev);
+	}
 	return 0;
 }
 
@@ -384,6 +429,32 @@ static int spawn_child(struct rec_ctx *r)
 	return 0;
 }
 
+/* after the main skeleton is loaded: the ioctl programs share its maps */
+static int attach_ioctl(struct rec_ctx *r)
+{
+	struct ioctl_opts io = {
+		.ndevs = r->o->nioctl_devs, .filter = !r->o->all,
+		.ringbuf_fd = bpf_map__fd(r->skel->maps.rb),
+		.targets_fd = bpf_map__fd(r->skel->maps.targets),
+		.drops_fd = bpf_map__fd(r->skel->maps.drops),
+	};
+	const char *src;
+	char msg[512];
+
+	memcpy(io.devs, r->o->ioctl_devs, sizeof(io.devs));
+	if (ioctl_attach(&io, &r->ioctl, msg, sizeof(msg))) {
+		gb_err("%s", msg);
+		return -1;
+	}
+	src = ioctl_source_name(ioctl_attach_source(r->ioctl));
+	if (gb_verbose)
+		fprintf(stderr, "gpubpf: ioctl source: %s (%s)\n", src, ioctl_attach_reason(r->ioctl));
+	sbt_writer_note(r->w, "ioctl.source", src);
+	sbt_writer_note(r->w, "ioctl.reason", ioctl_attach_reason(r->ioctl));
+	sbt_writer_note(r->w, "ioctl.layouts", ioctl_decoder_layout_note(ioctl_attach_decoder(r->ioctl)));
+	return 0;
+}
+
 static int open_bpf(struct rec_ctx *r)
 {
 	struct record_opts *o = r->o;
@@ -397,6 +468,7 @@ static int open_bpf(struct rec_ctx *r)
 	}
 	r->skel->rodata->filter_pids = !o->all;
 	r->skel->rodata->follow_children = o->cmd != NULL;
+	stack_setup_bpf(o, r->skel);
 	bpf_map__set_max_entries(r->skel->maps.rb, (uint32_t)round_pow2(o->ring_size));
 	err = cuda_bpf__load(r->skel);
 	if (err) {
@@ -420,6 +492,8 @@ static int open_bpf(struct rec_ctx *r)
 			setenv("NVTX_INJECTION64_PATH", o->cupti_lib, 1);
 		}
 	}
+	if (o->ioctl && attach_ioctl(r))
+		return -1;
 	if (o->cmd) {
 		if ((err = spawn_child(r))) {
 			gb_err("cannot start '%s': %s", o->cmd[0], strerror(-err));
@@ -463,7 +537,9 @@ static int attach_libs(struct rec_ctx *r)
 	}
 	libs_scan_standard(r->libs);
 	libs_scan_all_pids(r->libs);
-	if (!libs_count(r->libs)) {
+	if (!libs_count(r->libs) && o->ioctl) {
+		gb_dbg("no GPU library found: tracing driver ioctls only");
+	} else if (!libs_count(r->libs)) {
 		gb_err("no libcuda, libcudart or libamdhip64 found (looked in %s): install the GPU driver/runtime or name the library with --lib PATH",
 		       libs_searched(r->libs));
 		return -1;
@@ -607,6 +683,10 @@ int cmd_record(int argc, char **argv)
 		gb_err("cannot set up the ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
+	if (stack_setup_collector(&o, r.skel, r.col, r.w)) {
+		gb_err("cannot set up call stacks: out of memory");
+		goto cleanup;
+	}
 	if (o.ready_file)
 		close(open(o.ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	gb_dbg("tracing: %u libraries, %u functions", libs_count(r.libs), libs_probe_count(r.libs));
@@ -633,6 +713,13 @@ int cmd_record(int argc, char **argv)
 	}
 	if (o.xray_dir)
 		import_xray(&r, &meta);
+	if (r.ioctl) {
+		char dm[2048];
+
+		ioctl_decoder_devmem(ioctl_attach_decoder(r.ioctl), dm, sizeof(dm));
+		if (dm[0])
+			sbt_writer_note(r.w, "ioctl.devmem", dm);
+	}
 	meta.real_end_ns = gb_now_real_ns();
 	meta.mono_end_ns = gb_now_mono_ns();
 	err = sbt_writer_close(r.w, &meta);
@@ -642,6 +729,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	summary(&r, drops, (gb_now_mono_ns() - start) / 1e9);
+	stack_report(r.skel, r.col);
 	ret = 0;
 	if (o.perfetto) {
 		char msg[512];
@@ -663,6 +751,7 @@ cleanup:
 		waitpid(r.child, NULL, 0);
 	ring_buffer__free(r.rb);
 	cupti_detach(r.cupti);
+	ioctl_detach(r.ioctl);
 	libs_free(r.libs);
 	collector_free(r.col);
 	cupti_join_free(r.join);

@@ -21,11 +21,18 @@ struct record_opts {
 	const char *libs[RECORD_MAX_LIBS];
 	unsigned nlibs;
 	bool lean;
+	bool stack_set;		/* --stack given (default: fp) */
+	int stack_mode;		/* enum gb_stack_mode */
+	uint32_t stack_bytes;	/* --stack dwarf=BYTES */
+	bool python;		/* --python: CPython frames in stacks */
 	const char *ready_file;
 	const char *perfetto;
 	const char *cupti_lib;
 	const char *xray_dir;
 	bool cupti_inject;
+	bool ioctl;		/* --ioctl: GPU driver ioctls (user/ioctl.c) */
+	const char *ioctl_devs[16];	/* --ioctl-dev specs */
+	unsigned nioctl_devs;
 	int child_status;
 };
 

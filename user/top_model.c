@@ -169,7 +169,7 @@ uint64_t top_hist_quantile(const uint64_t *hist, unsigned n, double q)
 	return 1ull << n;
 }
 
-static void hist_delta(uint64_t *out, const uint64_t *cur, const uint64_t *prev)
+static void hist_delta(uint64_t *out, const __u64 *cur, const __u64 *prev)
 {
 	unsigned i;
 

@@ -41,7 +41,7 @@ static void sample(struct gb_buf *b, const char *name, const char *labels, uint6
 }
 
 /* a histogram from log2 ns buckets: le in seconds, cumulative */
-static void histogram(struct gb_buf *b, const char *name, const char *labels, const uint64_t *hist,
+static void histogram(struct gb_buf *b, const char *name, const char *labels, const __u64 *hist,
 		      uint64_t sum_ns)
 {
 	size_t ll = strlen(labels);

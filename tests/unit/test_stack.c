@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_stack.c - call stacks without BPF: dedup of frame lists, addresses
+ * to (module, build-id, offset), DWARF unwinding of a stack copy taken in
+ * this very process, and symbolisation with build-id checks.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include "elfsym.h"
+#include "stack.h"
+#include "stack_int.h"
+#include "symbolize.h"
+#include "util.h"
+
+struct sink {
+	unsigned calls;
+	uint32_t last_id;
+	struct gb_frame f[GB_STACK_MAX_FRAMES];
+	char names[GB_STACK_MAX_FRAMES][128];
+	unsigned n;
+};
+
+static int out(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n)
+{
+	struct sink *s = ctx;
+
+	s->calls++;
+	s->last_id = id;
+	s->n = n < GB_STACK_MAX_FRAMES ? n : GB_STACK_MAX_FRAMES;
+	memcpy(s->f, f, s->n * sizeof(*f));
+	return 0;
+}
+
+static void test_dedup(void **state)
+{
+	struct sink k = { 0 };
+	struct stack_ops ops = { .out = out, .ctx = &k };
+	struct stack_table *t = stack_table_new(&ops);
+	char mod_a[] = "/lib/liba.so", mod_b[] = "/lib/liba.so";
+	struct gb_frame f[3] = {
+		{ .ip = 0x1000, .offset = 0x10, .module = mod_a, .build_id = "ab" },
+		{ .ip = 0x2000, .offset = 0x20, .module = mod_a },
+		{ .ip = 0x3000, .offset = 0x30, .module = NULL },
+	};
+	uint32_t id, id2;
+	int i;
+
+	assert_non_null(t);
+	id = stack_intern(t, f, 3);
+	assert_int_not_equal(id, 0);
+	for (i = 0; i < 10000; i++)
+		assert_int_equal(stack_intern(t, f, 3), id);
+	assert_int_equal(k.calls, 1);
+	/* equal strings at other addresses, other ips of known modules: same stack */
+	f[0].module = mod_b;
+	f[0].ip = 0x9999;
+	assert_int_equal(stack_intern(t, f, 3), id);
+	/* anonymous frames differ by address; depth and offsets count */
+	f[2].ip = 0x3008;
+	id2 = stack_intern(t, f, 3);
+	assert_int_not_equal(id2, id);
+	assert_int_not_equal(stack_intern(t, f, 2), id);
+	f[1].offset = 0x24;
+	assert_int_not_equal(stack_intern(t, f, 2), id2);
+	assert_int_equal(k.calls, 4);
+	assert_int_equal(stack_intern(t, f, 0), 0);
+	assert_int_equal(stack_table_stats(t)->stacks, 4);
+	stack_table_free(t);
+}
+
+static const char *self_exe(void)
+{
+	static char p[4096];
+	ssize_t n = readlink("/proc/self/exe", p, sizeof(p) - 1);
+
+	p[n > 0 ? n : 0] = 0;
+	return p;
+}
+
+/* addresses in a made-up mapping of this test binary: offset, module, build-id */
+static void test_frames_from_maps(void **state)
+{
+	struct sink k = { 0 };
+	struct stack_ops ops = { .out = out, .ctx = &k };
+	struct stack_table *t = stack_table_new(&ops);
+	struct elf_syms *es = elf_syms_open(self_exe());
+	char text[4400];
+	struct gb_maps m;
+	uint64_t ips[2] = { 0x401234, 0x7000 };
+	struct stat st;
+
+	assert_non_null(es);
+	assert_int_equal(stat(self_exe(), &st), 0);
+	snprintf(text, sizeof(text), "00400000-00500000 r-xp 00002000 %02x:%02x %llu %s\n",
+		 major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino, self_exe());
+	assert_int_equal(procmaps_parse(text, strlen(text), &m), 0);
+	assert_int_equal(m.n, 1);
+	assert_int_not_equal(stack_from_ips(t, getpid(), &m, ips, 2), 0);
+	assert_int_equal(k.n, 2);
+	assert_int_equal(k.f[0].offset, 0x3234);
+	assert_string_equal(k.f[0].module, self_exe());
+	assert_non_null(k.f[0].build_id);
+	assert_string_equal(k.f[0].build_id, elf_syms_build_id(es));
+	assert_null(k.f[0].sym);	/* reachable by path: named at view time */
+	assert_null(k.f[1].module);	/* not in any mapping */
+	assert_int_equal(k.f[1].ip, 0x7000);
+	procmaps_free(&m);
+	elf_syms_close(es);
+	stack_table_free(t);
+}
+
+#if defined(__x86_64__)
+static struct gb_stack_rec *rec;
+
+/* the stack as a uprobe at snap's entry would see it: copied word by word */
+__attribute__((noinline, no_sanitize_address)) static void snap(void)
+{
+	uint64_t *fp = __builtin_frame_address(0);
+	uint64_t sp = (uint64_t)(fp + 1), i;
+
+	memset(rec->regs, 0, sizeof(rec->regs));
+	rec->regs[16] = (uint64_t)(uintptr_t)snap;	/* ip */
+	rec->regs[19] = sp;				/* sp: the return address */
+	rec->regs[4] = fp[0];				/* the caller's rbp */
+	rec->sp = sp;
+	for (i = 0; i < 8192 / 8; i++)
+		((volatile uint64_t *)rec->data)[i] = ((volatile uint64_t *)sp)[i];
+	rec->len = 8192;
+}
+
+__attribute__((noinline)) void unw_level3(void) { snap(); asm volatile(""); }
+__attribute__((noinline)) void unw_level2(void) { unw_level3(); asm volatile(""); }
+__attribute__((noinline)) void unw_level1(void) { unw_level2(); asm volatile(""); }
+
+static void test_unwind_self(void **state)
+{
+	struct sink k = { 0 };
+	struct stack_ops ops = { .out = out, .ctx = &k };
+	struct stack_table *t = stack_table_new(&ops);
+	struct symbolizer *sy = symbolizer_new(NULL);
+	const char *want[] = { "snap", "unw_level3", "unw_level2", "unw_level1", "test_unwind_self" };
+	struct gb_maps m;
+	uint32_t id;
+	unsigned i;
+
+	rec = calloc(1, sizeof(*rec));
+	rec->r.kind = GB_REC_STACK;
+	rec->r.pid = rec->r.tid = getpid();
+	rec->r.ts_ns = 42;
+	unw_level1();
+	assert_int_equal(procmaps_read(getpid(), &m), 0);
+	stack_dwarf_rec(t, &m, rec, GB_STACK_REC_HDR + rec->len);
+	id = stack_take_pending(t, getpid(), 42);
+	assert_int_not_equal(id, 0);
+	assert_int_equal(stack_take_pending(t, getpid(), 42), 0);	/* consumed */
+	assert_true(k.n >= 5);
+	for (i = 0; i < 5; i++) {
+		const char *name = symbolize_frame(sy, &k.f[i], i);
+
+		assert_non_null(name);
+		assert_string_equal(name, want[i]);
+		assert_string_equal(k.f[i].module, self_exe());
+	}
+	/* a truncated copy stops the unwinding, it does not invent frames */
+	rec->len = 16;
+	rec->r.ts_ns = 43;
+	stack_dwarf_rec(t, &m, rec, GB_STACK_REC_HDR + rec->len);
+	id = stack_take_pending(t, getpid(), 43);
+	assert_true(k.n <= 2);
+	/* an undersized record is ignored */
+	stack_dwarf_rec(t, &m, rec, 10);
+	procmaps_free(&m);
+	symbolizer_free(sy);
+	stack_table_free(t);
+	free(rec);
+}
+#else
+static void test_unwind_self(void **state)
+{
+	skip();
+}
+#endif
+
+static void test_symbolize(void **state)
+{
+	struct symbolizer *sy = symbolizer_new("/nonexistent-symfs");
+	struct elf_syms *es = elf_syms_open(self_exe());
+	struct gb_frame f[3] = { { 0 } };
+	struct gb_buf b = { 0 };
+	uint64_t off = 0;
+
+	assert_non_null(es);
+	assert_int_equal(elf_syms_find(es, "test_symbolize", &off), 0);
+	f[0].module = self_exe();
+	f[0].offset = off + 1;
+	f[0].build_id = elf_syms_build_id(es);
+	f[1].module = "/py/\"x\".py";
+	f[1].sym = "fn";
+	f[1].line = 7;
+	f[2].ip = 0x1234;
+	assert_string_equal(symbolize_frame(sy, &f[0], 0), "test_symbolize");
+	symbolize_stack_json(sy, &b, f, 3);
+	gb_buf_putc(&b, 0);
+	assert_string_equal(strstr(b.p, "},{"),
+			    "},{\"sym\":\"fn\",\"module\":\"/py/\\\"x\\\".py\",\"offset\":0,\"line\":7},"
+			    "{\"sym\":null,\"module\":null,\"offset\":4660}]");
+	/* the file at the recorded path is another build: no name rather than a wrong one */
+	f[0].build_id = "00112233445566778899aabbccddeeff00112233";
+	assert_null(symbolize_frame(sy, &f[0], 0));
+	gb_buf_free(&b);
+	elf_syms_close(es);
+	symbolizer_free(sy);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dedup),
+		cmocka_unit_test(test_frames_from_maps),
+		cmocka_unit_test(test_unwind_self),
+		cmocka_unit_test(test_symbolize),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

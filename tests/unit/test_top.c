@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* test_top.c - gpubpf top's model, quantiles, views and Prometheus text */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include "top_model.h"
+#include "top_prom.h"
+#include "top_render.h"
+
+static void test_quantile(void **state)
+{
+	uint64_t h[TOP_NHIST] = { 0 };
+
+	assert_int_equal(top_hist_quantile(h, TOP_NHIST, 0.5), 0);
+	h[10] = 100;	/* all in [1024, 2048) */
+	assert_in_range(top_hist_quantile(h, TOP_NHIST, 0.5), 1024, 2048);
+	assert_in_range(top_hist_quantile(h, TOP_NHIST, 0.99), 1024, 2048);
+	h[20] = 2;	/* 2 of 102 slow calls: p99 lands in the slow bucket, p50 not */
+	assert_in_range(top_hist_quantile(h, TOP_NHIST, 0.5), 1024, 2048);
+	assert_in_range(top_hist_quantile(h, TOP_NHIST, 0.99), 1 << 20, 1 << 21);
+	assert_true(top_hist_quantile(h, TOP_NHIST, 0.25) < top_hist_quantile(h, TOP_NHIST, 0.75));
+}
+
+static const char *fake_names[] = { "alpha", "beta", "gamma", "delta" };
+
+static const char *resolve(void *ctx, const struct top_kern_key *k)
+{
+	int *calls = ctx;
+
+	(*calls)++;
+	return k->handle >= 1 && k->handle <= 4 ? fake_names[k->handle - 1] : NULL;
+}
+
+static void put(struct top_model *m, uint32_t pid, const char *comm, uint64_t launches, uint64_t per_kernel[4])
+{
+	struct top_proc_val v = { 0 };
+	unsigned i;
+
+	v.launches = launches;
+	v.calls = launches;
+	v.hist[12] = launches;
+	v.alloc_bytes = 4096;
+	v.free_bytes = 1024;
+	strcpy(v.comm, comm);
+	assert_int_equal(top_model_put_proc(m, pid, &v), 0);
+	for (i = 0; per_kernel && i < 4; i++) {
+		struct top_kern_key k = { .pid = pid, .type = 1, .handle = i + 1 };
+		struct top_kern_val kv = { .launches = per_kernel[i], .grid_sum = per_kernel[i] * 8,
+					   .block_sum = per_kernel[i] * 256 };
+
+		kv.hist[10] = per_kernel[i];
+		assert_int_equal(top_model_put_kern(m, &k, &kv), 0);
+	}
+}
+
+static void test_rates(void **state)
+{
+	struct top_model m;
+	uint64_t k1[4] = { 100, 200, 300, 400 }, k2[4] = { 300, 600, 900, 1200 };
+	int calls = 0;
+	struct top_proc *p;
+
+	top_model_init(&m, resolve, &calls);
+	top_model_begin(&m);
+	put(&m, 42, "work", 1000, k1);
+	top_model_end(&m, 1000000000ull);
+	top_model_begin(&m);
+	put(&m, 42, "work", 3000, k2);
+	top_model_end(&m, 3000000000ull);	/* 2 s later */
+	p = top_model_proc(&m, 42);
+	assert_non_null(p);
+	assert_float_equal(m.dt, 2.0, 1e-9);
+	assert_float_equal(p->launches_s, 1000.0, 1e-9);	/* (3000-1000)/2 */
+	assert_int_equal(p->mem_live, 3072);
+	assert_string_equal(p->comm, "work");
+	assert_non_null(p->busiest);
+	assert_string_equal(p->busiest, "delta");	/* 400 launches/s */
+	assert_int_equal(calls, 4);	/* names resolved once per handle */
+	assert_int_equal(m.nkerns, 4);
+	assert_float_equal(m.kerns[0]->grid_mean, 8.0, 1e-9);
+	assert_float_equal(m.kerns[0]->block_mean, 256.0, 1e-9);
+	assert_in_range(m.kerns[0]->p50_ns, 1024, 2048);
+	assert_float_equal(m.tot.launches_s, 1000.0, 1e-9);
+	top_model_drop_proc(&m, 42);
+	assert_int_equal(m.nprocs, 0);
+	assert_int_equal(m.nkerns, 0);
+	top_model_free(&m);
+}
+
+static void test_views(void **state)
+{
+	struct top_model m;
+	struct top_proc *ps[8];
+	struct top_kern *ks[16];
+	uint64_t k1[4] = { 1, 2, 3, 4 };
+
+	top_model_init(&m, resolve, &(int){ 0 });
+	top_model_begin(&m);
+	put(&m, 10, "small", 10, NULL);
+	put(&m, 20, "big", 500, k1);
+	put(&m, 30, "mid", 100, NULL);
+	top_model_end(&m, 1000000000ull);
+	assert_int_equal(top_view_procs(&m, TOP_SORT_LAUNCHES, "", ps), 3);
+	assert_int_equal(ps[0]->pid, 20);
+	assert_int_equal(ps[2]->pid, 10);
+	assert_int_equal(top_view_procs(&m, TOP_SORT_PID, NULL, ps), 3);
+	assert_int_equal(ps[0]->pid, 10);
+	assert_int_equal(top_view_procs(&m, TOP_SORT_LAUNCHES, "30", ps), 1);	/* a pid */
+	assert_int_equal(ps[0]->pid, 30);
+	assert_int_equal(top_view_procs(&m, TOP_SORT_LAUNCHES, "mi", ps), 1);	/* a name */
+	assert_int_equal(top_view_kerns(&m, TOP_SORT_LAUNCHES, "gam", ks), 1);
+	assert_string_equal(top_kern_name(ks[0]), "gamma");
+	assert_int_equal(top_view_kerns(&m, TOP_SORT_LAUNCHES, "big", ks), 4);	/* by process name */
+	assert_string_equal(top_kern_name(ks[0]), "delta");
+	assert_int_equal(top_view_kerns(&m, TOP_SORT_NAME, "", ks), 4);
+	assert_string_equal(top_kern_name(ks[0]), "alpha");
+	top_model_free(&m);
+}
+
+static void test_sum_percpu(void **state)
+{
+	struct top_proc_val cpu[3], sum;
+
+	memset(cpu, 0, sizeof(cpu));
+	cpu[0].launches = 1;
+	cpu[1].launches = 2;
+	cpu[2].launches = 4;
+	cpu[2].hist[31] = 5;
+	strcpy(cpu[1].comm, "cpu1comm");
+	top_sum_proc(&sum, cpu, sizeof(cpu[0]), 3);
+	assert_int_equal(sum.launches, 7);
+	assert_int_equal(sum.hist[31], 5);
+	assert_string_equal(sum.comm, "cpu1comm");
+}
+
+static void test_escape(void **state)
+{
+	struct gb_buf b = { 0 };
+
+	top_prom_escape(&b, "a\"b\\c\nd");
+	gb_buf_putc(&b, 0);
+	assert_string_equal(b.p, "a\\\"b\\\\c\\nd");
+	gb_buf_free(&b);
+}
+
+static void test_split(void **state)
+{
+	char h[64], p[8];
+
+	assert_int_equal(top_prom_split(":9400", h, sizeof(h), p, sizeof(p)), 0);
+	assert_string_equal(h, "127.0.0.1");
+	assert_string_equal(p, "9400");
+	assert_int_equal(top_prom_split("9401", h, sizeof(h), p, sizeof(p)), 0);
+	assert_string_equal(h, "127.0.0.1");
+	assert_int_equal(top_prom_split("0.0.0.0:80", h, sizeof(h), p, sizeof(p)), 0);
+	assert_string_equal(h, "0.0.0.0");
+	assert_int_equal(top_prom_split("[::1]:9400", h, sizeof(h), p, sizeof(p)), 0);
+	assert_string_equal(h, "::1");
+	assert_int_equal(top_prom_split("host:", h, sizeof(h), p, sizeof(p)), -1);
+	assert_int_equal(top_prom_split("host:0", h, sizeof(h), p, sizeof(p)), -1);
+	assert_int_equal(top_prom_split("host:65536", h, sizeof(h), p, sizeof(p)), -1);
+	assert_int_equal(top_prom_split("host:9x", h, sizeof(h), p, sizeof(p)), -1);
+}
+
+/* the value of the first line starting with prefix, -1 if none */
+static double value_of(const char *text, const char *prefix)
+{
+	const char *s = strstr(text, prefix);
+
+	while (s && s != text && s[-1] != '\n')
+		s = strstr(s + 1, prefix);
+	return s ? strtod(strchr(s + strlen(prefix), ' ') + 1, NULL) : -1;
+}
+
+static unsigned count_lines(const char *text, const char *prefix)
+{
+	unsigned n = 0;
+	const char *s;
+
+	for (s = text; (s = strstr(s, prefix)); s++)
+		n += s == text || s[-1] == '\n';
+	return n;
+}
+
+static void test_prom_labels(void **state)
+{
+	struct top_model m;
+	struct gb_buf b = { 0 };
+	uint64_t k1[4] = { 10, 20, 30, 40 }, k2[4] = { 50, 60, 70, 400 };
+	const char *pre = "gpubpf_launches_total{pid=\"7\",comm=\"w\\\"x\",kernel=";
+
+	top_model_init(&m, resolve, &(int){ 0 });
+	top_model_begin(&m);
+	put(&m, 7, "w\"x", 100, k1);
+	top_model_end(&m, 1000000000ull);
+	top_prom_render(&b, &m, 2);
+	gb_buf_putc(&b, 0);
+	/* two names get labels (the busiest), the rest is "other" */
+	assert_int_equal(count_lines(b.p, pre), 3);
+	assert_true(value_of(b.p, "gpubpf_launches_total{pid=\"7\",comm=\"w\\\"x\",kernel=\"delta\"}") == 40);
+	assert_true(value_of(b.p, "gpubpf_launches_total{pid=\"7\",comm=\"w\\\"x\",kernel=\"gamma\"}") == 30);
+	assert_true(value_of(b.p, "gpubpf_launches_total{pid=\"7\",comm=\"w\\\"x\",kernel=\"other\"}") == 30);
+	assert_true(value_of(b.p, "gpubpf_api_latency_seconds_count{pid=\"7\",comm=\"w\\\"x\"}") == 100);
+	assert_non_null(strstr(b.p, "le=\"+Inf\"} 100\n"));
+	/* later, alpha outgrows gamma: labels stay, so every series only grows */
+	gb_buf_reset(&b);
+	top_model_begin(&m);
+	put(&m, 7, "w\"x", 580, k2);
+	top_model_end(&m, 2000000000ull);
+	top_prom_render(&b, &m, 2);
+	gb_buf_putc(&b, 0);
+	assert_int_equal(count_lines(b.p, pre), 3);
+	assert_true(value_of(b.p, "gpubpf_launches_total{pid=\"7\",comm=\"w\\\"x\",kernel=\"gamma\"}") == 70);
+	assert_true(value_of(b.p, "gpubpf_launches_total{pid=\"7\",comm=\"w\\\"x\",kernel=\"other\"}") == 110);
+	gb_buf_free(&b);
+	top_model_free(&m);
+}
+
+static void test_render(void **state)
+{
+	struct top_model m;
+	struct top_view v = { .interval_s = 1 };
+	struct gb_buf b = { 0 };
+	uint64_t k1[4] = { 1, 2, 3, 4 };
+	char buf[32];
+
+	top_model_init(&m, resolve, &(int){ 0 });
+	top_model_begin(&m);
+	put(&m, 99, "tab\tname", 10, k1);
+	top_model_end(&m, 1000000000ull);
+	top_render_json(&b, &m, &v, 0);
+	gb_buf_putc(&b, 0);
+	assert_non_null(strstr(b.p, "\"comm\":\"tab\\tname\""));
+	assert_non_null(strstr(b.p, "\"name\":\"delta\""));
+	assert_int_equal(b.p[strlen(b.p) - 1], '\n');
+	gb_buf_free(&b);
+	assert_string_equal(top_fmt_ns(buf, sizeof(buf), 0), "-");
+	assert_string_equal(top_fmt_ns(buf, sizeof(buf), 1500), "1.5us");
+	assert_string_equal(top_fmt_bytes(buf, sizeof(buf), 3 << 20), "3.0MiB");
+	top_model_free(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_quantile),
+		cmocka_unit_test(test_rates),
+		cmocka_unit_test(test_views),
+		cmocka_unit_test(test_sum_percpu),
+		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_prom_labels),
+		cmocka_unit_test(test_render),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,62 @@
+/*
+ * fake_hip.c - a fake libamdhip64.so.5: HIP runtime entry points with
+ * AMD's names and signatures (dim3 by value), deterministic, no GPU.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define API __attribute__((noinline, visibility("default")))
+typedef struct { unsigned int x, y, z; } dim3;
+typedef struct ihipStream_t *hipStream_t;
+typedef struct ihipModule_t *hipModule_t;
+typedef struct ihipModuleSymbol_t *hipFunction_t;
+typedef int hipError_t;
+
+static uint64_t next_ptr = 0x7d0000000000ull;
+
+static uintptr_t name_handle(const char *name)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ull;
+	return (uintptr_t)(h | 0x1000);
+}
+
+API hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name)
+{
+	if (!f || !name)
+		return 1;	/* hipErrorInvalidValue */
+	*f = (hipFunction_t)name_handle(name);
+	return 0;
+}
+
+API hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz,
+				     unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+				     hipStream_t s, void **params, void **extra)
+{
+	return f ? 0 : 400;
+}
+
+API hipError_t hipLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
+			       hipStream_t s)
+{
+	return func ? 0 : 98;
+}
+
+API hipError_t hipMalloc(void **p, size_t n)
+{
+	if (!p || !n)
+		return 1;
+	*p = (void *)__atomic_fetch_add(&next_ptr, (n + 0xfff) & ~0xfffull, __ATOMIC_RELAXED);
+	return 0;
+}
+
+API hipError_t hipFree(void *p) { return 0; }
+API hipError_t hipMemcpy(void *d, const void *s, size_t n, int kind) { return kind > 4 ? 21 : 0; }
+API hipError_t hipMemcpyAsync(void *d, const void *s, size_t n, int kind, hipStream_t st) { return 0; }
+API hipError_t hipMemcpyHtoD(void *d, void *s, size_t n) { return 0; }
+API hipError_t hipMemset(void *d, int v, size_t n) { return 0; }
+API hipError_t hipDeviceSynchronize(void) { return 0; }
+API hipError_t hipStreamSynchronize(hipStream_t s) { return 0; }

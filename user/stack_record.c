@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * stack_record.c - what gpubpf record does for call stacks: parse
+ * --stack, set the BPF program's stack mode before load, wire the
+ * collector's stack table to the trace writer, report what was missed.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <stdio.h>
+#include <string.h>
+#include "cuda.skel.h"
+#include "collector.h"
+#include "event.h"
+#include "record.h"
+#include "sbt.h"
+#include "stack.h"
+#include "stack_record.h"
+#include "util.h"
+
+#define FP_MAP_ENTRIES	16384	/* distinct stacks the kernel map can hold */
+
+int stack_parse_opt(struct record_opts *o, const char *arg)
+{
+	uint64_t v;
+
+	if (!strcmp(arg, "none")) {
+		o->stack_mode = GB_STACK_NONE;
+	} else if (!strcmp(arg, "fp")) {
+		o->stack_mode = GB_STACK_FP;
+	} else if (!strncmp(arg, "dwarf", 5) && (!arg[5] || arg[5] == '=')) {
+		o->stack_mode = GB_STACK_DWARF;
+		o->stack_bytes = GB_STACK_COPY_DEF;
+		if (arg[5] == '=' && (gb_parse_size(arg + 6, &v) || v < 64 || v > GB_STACK_COPY_MAX)) {
+			gb_err("bad --stack '%s': give dwarf=BYTES with BYTES from 64 to 64K, e.g. --stack dwarf=16K", arg);
+			return -1;
+		}
+		if (arg[5] == '=')
+			o->stack_bytes = (uint32_t)v;
+	} else {
+		gb_err("bad --stack '%s': give fp (frame pointers), dwarf[=BYTES] (copy and unwind) or none", arg);
+		return -1;
+	}
+	o->stack_set = true;
+	return 0;
+}
+
+/* which calls pay for a stack: every call for fp; for dwarf the work-issuing ones */
+static bool wants_stack(int mode, unsigned type)
+{
+	const struct gb_type_info *ti = gb_type_info(type);
+
+	if (!ti || ti->api == GB_API_NONE || ti->api >= GB_API_IOCTL)
+		return false;
+	if (mode == GB_STACK_FP)
+		return true;
+	switch (ti->cat) {
+	case GB_CAT_LAUNCH:
+	case GB_CAT_COPY:
+	case GB_CAT_MEMSET:
+	case GB_CAT_ALLOC:
+	case GB_CAT_FREE:
+		return true;
+	}
+	return false;
+}
+
+void stack_setup_bpf(const struct record_opts *o, struct cuda_bpf *skel)
+{
+	int mode = o->stack_set ? o->stack_mode : GB_STACK_FP;
+	unsigned t;
+
+	skel->rodata->stack_mode = (uint32_t)mode;
+	skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes : GB_STACK_COPY_DEF;
+	for (t = 0; t < GB_T__COUNT; t++)
+		skel->rodata->stack_types[t] = wants_stack(mode, t);
+	bpf_map__set_max_entries(skel->maps.stacks, mode == GB_STACK_FP ? FP_MAP_ENTRIES : 1);
+	if (mode == GB_STACK_DWARF)
+		bpf_map__set_max_entries(skel->maps.stack_scratch, (uint32_t)libbpf_num_possible_cpus());
+}
+
+static int write_stack(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n)
+{
+	return sbt_writer_add_stack(ctx, id, f, n);
+}
+
+int stack_setup_collector(const struct record_opts *o, struct cuda_bpf *skel,
+			  struct collector *col, struct sbt_writer *w)
+{
+	int mode = o->stack_set ? o->stack_mode : GB_STACK_FP;
+
+	if (mode == GB_STACK_NONE)
+		return 0;
+	return collector_enable_stacks(col, mode, bpf_map__fd(skel->maps.stacks), write_stack, w);
+}
+
+/* stacks that could not be taken are reported, never silently missing */
+void stack_report(struct cuda_bpf *skel, struct collector *col)
+{
+	struct stack_table *t = collector_stack_table(col);
+	unsigned i, ncpu = (unsigned)libbpf_num_possible_cpus();
+	uint64_t v[ncpu], errs[2] = { 0, 0 };
+	uint32_t k;
+
+	if (!t)
+		return;
+	for (k = 0; k < 2; k++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.stack_errs), &k, v))
+			continue;
+		for (i = 0; i < ncpu; i++)
+			errs[k] += v[i];
+	}
+	gb_dbg("stacks: %llu distinct, %llu DWARF copies unwound (%llu frames)",
+	       (unsigned long long)stack_table_stats(t)->stacks,
+	       (unsigned long long)stack_table_stats(t)->dwarf_unwound,
+	       (unsigned long long)stack_table_stats(t)->dwarf_frames);
+	if (errs[0] || errs[1] || stack_table_stats(t)->fp_missing)
+		gb_warn("%llu call stacks could not be taken (stack map full or ring buffer full): use a larger --ring-size or fewer distinct call sites",
+			(unsigned long long)(errs[0] + errs[1] + stack_table_stats(t)->fp_missing));
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* stack_record.h - call-stack options of gpubpf record */
+#ifndef GB_STACK_RECORD_H
+#define GB_STACK_RECORD_H
+struct record_opts;
+struct cuda_bpf;
+struct collector;
+struct sbt_writer;
+
+/* --stack fp|dwarf[=BYTES]|none; 0 or -1 (message printed) */
+int stack_parse_opt(struct record_opts *o, const char *arg);
+/* before load: stack mode, which types, map sizes */
+void stack_setup_bpf(const struct record_opts *o, struct cuda_bpf *skel);
+/* after load: the collector turns stack ids/copies into stored stacks */
+int stack_setup_collector(const struct record_opts *o, struct cuda_bpf *skel,
+			  struct collector *col, struct sbt_writer *w);
+void stack_report(struct cuda_bpf *skel, struct collector *col);
+#endif

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* top_render.c - the screen, batch text and JSON of gpubpf top */
+#include <curses.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "top_render.h"
+
+const char *top_fmt_ns(char *buf, size_t n, uint64_t ns)
+{
+	if (!ns)
+		snprintf(buf, n, "-");
+	else if (ns < 1000)
+		snprintf(buf, n, "%lluns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, n, "%.1fus", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, n, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, n, "%.2fs", ns / 1e9);
+	return buf;
+}
+
+const char *top_fmt_bytes(char *buf, size_t n, double bytes)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned u = 0;
+
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, n, u ? "%.1f%s" : "%.0f%s", bytes, unit[u]);
+	return buf;
+}
+
+static void fmt_totals(struct gb_buf *b, const struct top_model *m)
+{
+	const struct top_totals *t = &m->tot;
+	char mem[32];
+
+	gb_buf_printf(b, "launches/s %.1f  copy %.2f MB/s  syncs/s %.1f  calls/s %.1f  device mem %s  drops %llu",
+		      t->launches_s, t->copy_Bps / 1e6, t->syncs_s, t->calls_s,
+		      top_fmt_bytes(mem, sizeof(mem), (double)t->mem_live), (unsigned long long)t->drops);
+}
+
+#define PROC_HDR "    PID COMM             LAUNCH/s BUSIEST KERNEL         COPY MB/s  SYNC%    DEV MEM   API P50   API P99"
+#define KERN_HDR "    PID KERNEL                           LAUNCH/s    GRIDxBLOCK  LNCH P50  LNCH P99"
+
+static void fmt_proc(struct gb_buf *b, const struct top_proc *p)
+{
+	char mem[32], p50[16], p99[16];
+
+	gb_buf_printf(b, "%7u %-16.16s %9.1f %-22.22s %9.2f %5.1f%% %10s %9s %9s", p->pid,
+		      p->comm[0] ? p->comm : "?", p->launches_s, p->busiest ? p->busiest : "-",
+		      p->copy_Bps / 1e6, p->sync_share * 100, top_fmt_bytes(mem, sizeof(mem), (double)p->mem_live),
+		      top_fmt_ns(p50, sizeof(p50), p->p50_ns), top_fmt_ns(p99, sizeof(p99), p->p99_ns));
+}
+
+static void fmt_kern(struct gb_buf *b, const struct top_kern *k)
+{
+	char gb[32], p50[16], p99[16];
+
+	snprintf(gb, sizeof(gb), "%.0fx%.0f", k->grid_mean, k->block_mean);
+	gb_buf_printf(b, "%7u %-32.32s %9.1f %13s %9s %9s", k->key.pid, top_kern_name(k), k->launches_s, gb,
+		      top_fmt_ns(p50, sizeof(p50), k->p50_ns), top_fmt_ns(p99, sizeof(p99), k->p99_ns));
+}
+
+void top_render_text(struct gb_buf *b, const struct top_model *m, const struct top_view *v)
+{
+	struct top_proc **ps = calloc(m->nprocs + 1, sizeof(*ps));
+	struct top_kern **ks = calloc(m->nkerns + 1, sizeof(*ks));
+	size_t np, nk, i;
+	char ts[32];
+	time_t now = time(NULL);
+
+	if (!ps || !ks)
+		goto out;
+	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
+	gb_buf_printf(b, "gpubpf top %s  interval %.2fs  processes %zu  kernels %zu\n", ts, m->dt, m->nprocs,
+		      m->nkerns);
+	fmt_totals(b, m);
+	gb_buf_puts(b, "\n" PROC_HDR "\n");
+	np = top_view_procs(m, v->psort, v->filter, ps);
+	for (i = 0; i < np && (!v->limit || i < v->limit); i++) {
+		fmt_proc(b, ps[i]);
+		gb_buf_putc(b, '\n');
+	}
+	gb_buf_puts(b, KERN_HDR "\n");
+	nk = top_view_kerns(m, v->ksort, v->filter, ks);
+	for (i = 0; i < nk && (!v->limit || i < v->limit); i++) {
+		fmt_kern(b, ks[i]);
+		gb_buf_putc(b, '\n');
+	}
+	gb_buf_putc(b, '\n');
+out:
+	free(ps);
+	free(ks);
+}
+
+static void json_proc(struct gb_buf *b, const struct top_proc *p)
+{
+	gb_buf_printf(b, "{\"pid\":%u,\"comm\":", p->pid);
+	gb_buf_json_str(b, p->comm);
+	gb_buf_printf(b, ",\"launches_per_s\":%.3f,\"busiest_kernel\":", p->launches_s);
+	if (p->busiest)
+		gb_buf_json_str(b, p->busiest);
+	else
+		gb_buf_puts(b, "null");
+	gb_buf_printf(b, ",\"copy_bytes_per_s\":%.1f,\"syncs_per_s\":%.3f,\"sync_share\":%.4f,"
+		      "\"calls_per_s\":%.3f,\"device_memory_bytes\":%lld,\"api_p50_ns\":%llu,\"api_p99_ns\":%llu,"
+		      "\"launches\":%llu,\"calls\":%llu,\"errors\":%llu}",
+		      p->copy_Bps, p->syncs_s, p->sync_share, p->calls_s, (long long)p->mem_live,
+		      (unsigned long long)p->p50_ns, (unsigned long long)p->p99_ns,
+		      (unsigned long long)p->tot.launches, (unsigned long long)p->tot.calls,
+		      (unsigned long long)p->tot.errors);
+}
+
+static void json_kern(struct gb_buf *b, const struct top_kern *k)
+{
+	gb_buf_printf(b, "{\"pid\":%u,\"name\":", k->key.pid);
+	gb_buf_json_str(b, top_kern_name(k));
+	gb_buf_printf(b, ",\"named\":%s,\"handle\":\"0x%llx\",\"launches_per_s\":%.3f,\"launches\":%llu,"
+		      "\"grid_mean\":%.1f,\"block_mean\":%.1f,\"p50_ns\":%llu,\"p99_ns\":%llu}",
+		      k->name ? "true" : "false", (unsigned long long)k->key.handle, k->launches_s,
+		      (unsigned long long)k->tot.launches, k->grid_mean, k->block_mean,
+		      (unsigned long long)k->p50_ns, (unsigned long long)k->p99_ns);
+}
+
+void top_render_json(struct gb_buf *b, const struct top_model *m, const struct top_view *v, uint64_t real_ns)
+{
+	const struct top_totals *t = &m->tot;
+	struct top_proc **ps = calloc(m->nprocs + 1, sizeof(*ps));
+	struct top_kern **ks = calloc(m->nkerns + 1, sizeof(*ks));
+	size_t np, nk, i;
+
+	if (!ps || !ks)
+		goto out;
+	gb_buf_printf(b, "{\"ts\":%.3f,\"interval_s\":%.4f,\"totals\":{\"launches_per_s\":%.3f,"
+		      "\"copy_bytes_per_s\":%.1f,\"syncs_per_s\":%.3f,\"calls_per_s\":%.3f,"
+		      "\"device_memory_bytes\":%lld,\"drops\":%llu},\"procs\":[",
+		      real_ns / 1e9, m->dt, t->launches_s, t->copy_Bps, t->syncs_s, t->calls_s,
+		      (long long)t->mem_live, (unsigned long long)t->drops);
+	np = top_view_procs(m, v->psort, v->filter, ps);
+	for (i = 0; i < np && (!v->limit || i < v->limit); i++) {
+		if (i)
+			gb_buf_putc(b, ',');
+		json_proc(b, ps[i]);
+	}
+	gb_buf_puts(b, "],\"kernels\":[");
+	nk = top_view_kerns(m, v->ksort, v->filter, ks);
+	for (i = 0; i < nk && (!v->limit || i < v->limit); i++) {
+		if (i)
+			gb_buf_putc(b, ',');
+		json_kern(b, ks[i]);
+	}
+	gb_buf_puts(b, "]}\n");
+out:
+	free(ps);
+	free(ks);
+}
+
+/* --- the screen --- */
+
+static bool screen_on;
+
+int top_screen_start(void)
+{
+	setlocale(LC_ALL, "");
+	if (!newterm(NULL, stdout, stdin))
+		return -1;
+	screen_on = true;
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	curs_set(0);
+	return 0;
+}
+
+void top_screen_stop(void)
+{
+	if (!screen_on)
+		return;
+	endwin();
+	screen_on = false;
+}
+
+static void line(int y, const char *s, int attr)
+{
+	if (y >= LINES)
+		return;
+	if (attr)
+		attron(attr);
+	mvaddnstr(y, 0, s, COLS);
+	if (attr) {
+		/* a full-width bar */
+		for (int x = (int)strlen(s); x < COLS; x++)
+			addch(' ');
+		attroff(attr);
+	}
+}
+
+static int draw_procs(const struct top_model *m, const struct top_view *v, int y, int rows, struct gb_buf *b)
+{
+	struct top_proc **ps = calloc(m->nprocs + 1, sizeof(*ps));
+	size_t n, i;
+
+	if (!ps)
+		return y;
+	gb_buf_reset(b);
+	gb_buf_printf(b, "%s", PROC_HDR);
+	line(y++, b->p, A_REVERSE | (v->focus == 0 ? A_BOLD : 0));
+	n = top_view_procs(m, v->psort, v->filter, ps);
+	for (i = 0; i < n && (int)i < rows; i++) {
+		gb_buf_reset(b);
+		fmt_proc(b, ps[i]);
+		line(y++, b->p, 0);
+	}
+	free(ps);
+	return y;
+}
+
+static int draw_kerns(const struct top_model *m, const struct top_view *v, int y, int rows, struct gb_buf *b)
+{
+	struct top_kern **ks = calloc(m->nkerns + 1, sizeof(*ks));
+	size_t n, i;
+
+	if (!ks)
+		return y;
+	gb_buf_reset(b);
+	gb_buf_printf(b, "%s", KERN_HDR);
+	line(y++, b->p, A_REVERSE | (v->focus == 1 ? A_BOLD : 0));
+	n = top_view_kerns(m, v->ksort, v->filter, ks);
+	for (i = 0; i < n && (int)i < rows; i++) {
+		gb_buf_reset(b);
+		fmt_kern(b, ks[i]);
+		line(y++, b->p, 0);
+	}
+	free(ks);
+	return y;
+}
+
+void top_screen_draw(const struct top_model *m, const struct top_view *v)
+{
+	struct gb_buf b = { 0 };
+	char ts[32];
+	time_t now = time(NULL);
+	int rows, y = 0;
+
+	if (!screen_on)
+		return;
+	erase();
+	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
+	gb_buf_printf(&b, "gpubpf top %s  interval %.1fs  processes %zu  kernels %zu  sort %s/%s%s%s%s",
+		      ts, v->interval_s, m->nprocs, m->nkerns, top_sort_name(v->psort), top_sort_name(v->ksort),
+		      v->paused ? "  [PAUSED]" : "", v->filter[0] ? "  filter: " : "", v->filter);
+	line(y++, b.p, A_BOLD);
+	gb_buf_reset(&b);
+	fmt_totals(&b, m);
+	line(y++, b.p, 0);
+	y++;
+	rows = (LINES - 6) / 2;
+	if (rows < 1)
+		rows = 1;
+	y = draw_procs(m, v, y, v->focus == 0 ? LINES - 6 - rows : rows - 1, &b);
+	y++;
+	draw_kerns(m, v, y, LINES - y - 2, &b);
+	gb_buf_reset(&b);
+	if (v->editing)
+		gb_buf_printf(&b, "filter (pid or name, Enter to apply, Esc to cancel): %s", v->edit);
+	else
+		gb_buf_puts(&b, "q quit  p pause  s sort  Tab switch table  / filter  c clear filter");
+	line(LINES - 1, b.p, A_REVERSE);
+	gb_buf_free(&b);
+	refresh();
+}
+
+static bool edit_key(struct top_view *v, int ch)
+{
+	size_t n = strlen(v->edit);
+
+	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+		snprintf(v->filter, sizeof(v->filter), "%s", v->edit);
+		v->editing = false;
+	} else if (ch == 27) {
+		v->editing = false;
+	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+		if (n)
+			v->edit[n - 1] = 0;
+	} else if (ch >= 32 && ch < 127 && n + 1 < sizeof(v->edit)) {
+		v->edit[n] = (char)ch;
+		v->edit[n + 1] = 0;
+	}
+	return true;
+}
+
+/* false: quit */
+bool top_screen_key(struct top_view *v, int ch)
+{
+	if (v->editing)
+		return edit_key(v, ch);
+	switch (ch) {
+	case 'q':
+	case 'Q':
+		return false;
+	case 'p':
+	case ' ':
+		v->paused = !v->paused;
+		break;
+	case '\t':
+	case KEY_BTAB:
+		v->focus = !v->focus;
+		break;
+	case 's':
+		if (v->focus == 0)
+			v->psort = (v->psort + 1) % TOP_SORT__COUNT;
+		else
+			v->ksort = (v->ksort + 1) % TOP_SORT__COUNT;
+		break;
+	case '/':
+		v->editing = true;
+		v->edit[0] = 0;
+		break;
+	case 'c':
+		v->filter[0] = 0;
+		break;
+	}
+	return true;
+}
+
+bool top_screen_input(struct top_view *v, bool *redraw)
+{
+	int ch;
+
+	while ((ch = getch()) != ERR) {
+		*redraw = true;
+		if (ch == KEY_RESIZE) {
+			clear();
+			continue;
+		}
+		if (!top_screen_key(v, ch))
+			return false;
+	}
+	return true;
+}
