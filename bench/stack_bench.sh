@@ -70,7 +70,7 @@ for lean in "" --lean; do
 	for mode in none fp dwarf; do
 		v=$(with_tracer gpubpf --stack $mode $lean)
 		awk -v m="$mode" -v l="$lean" -v v="$v" -v b="$base" -v f="$fl" 'BEGIN {
-			printf "| gpubpf --stack %s %s | %d | %d | %.2f |\n", m, l, v, v - b, f > 0 ? (v - b) / f : 0 }'
+			printf "| gpubpf --stack %s %s | %d | %d | %.2f |\n", m, l, v, v - b, (f > 0 ? (v - b) / f : 0) }'
 	done
 done
 echo

@@ -41,17 +41,39 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
-struct inflight_key {
-	__u32 tid;
-	__u32 type;
+/*
+ * Calls between entry and return, per thread: returns come back in LIFO
+ * order, so a small stack in task storage serves (no hashing, no map
+ * update on the hot path, freed with the thread). sp tells frames that a
+ * longjmp or an exception skipped.
+ */
+#define GB_INFLIGHT_DEPTH 4
+struct inflight_slot {
+	struct gb_rec r;
+	__u64 sp;
 };
 
-/* calls between entry and return; LRU so a thread killed mid-call cannot leak */
+struct inflight_stack {
+	__u32 depth;
+	__u32 _pad;
+	struct inflight_slot slot[GB_INFLIGHT_DEPTH];
+};
+
+/* slot d-1, masked after a barrier so the verifier sees the bound */
+static __always_inline struct inflight_slot *top_slot(struct inflight_stack *st, __u32 d)
+{
+	__u32 idx = d - 1;
+
+	barrier_var(idx);
+	idx &= GB_INFLIGHT_DEPTH - 1;
+	return &st->slot[idx];
+}
+
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct inflight_key);
-	__type(value, struct gb_rec);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct inflight_stack);
 } inflight SEC(".maps");
 
 struct {
@@ -100,10 +122,9 @@ static __always_inline void count_drop(__u32 what)
 		*d += 1;
 }
 
-/* the id of a task in the pid namespace it lives in */
-static __always_inline __u32 ns_nr(struct pid *p)
+/* the id of a task in the pid namespace at level (variable index: a helper read) */
+static __always_inline __u32 ns_nr(struct pid *p, unsigned int level)
 {
-	unsigned int level = BPF_CORE_READ(p, level);
 	struct upid up = {};
 	void *at = (void *)p + bpf_core_field_offset(struct pid, numbers) +
 		   (__u64)level * bpf_core_type_size(struct upid);
@@ -112,17 +133,28 @@ static __always_inline __u32 ns_nr(struct pid *p)
 	return up.nr;
 }
 
+/*
+ * Hot path: the BTF task pointer gives direct loads instead of helper
+ * calls, and tasks in the initial pid namespace (level 0) need no more.
+ */
 static __always_inline void fill_common(struct gb_rec *r, __u16 kind, __u16 type)
 {
-	struct task_struct *t = (void *)bpf_get_current_task();
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pid *tp = t->thread_pid;
+	unsigned int level = tp->level;
 	__u64 id = bpf_get_current_pid_tgid();
 
 	r->ts_ns = bpf_ktime_get_ns();
 	r->dur_ns = 0;
 	r->pid = id >> 32;
 	r->tid = (__u32)id;
-	r->ns_tid = ns_nr(BPF_CORE_READ(t, thread_pid));
-	r->ns_pid = ns_nr(BPF_CORE_READ(t, group_leader, thread_pid));
+	if (level == 0) {
+		r->ns_tid = r->tid;
+		r->ns_pid = r->pid;
+	} else {
+		r->ns_tid = ns_nr(tp, level);
+		r->ns_pid = ns_nr(t->group_leader->thread_pid, level);
+	}
 	r->kind = kind;
 	r->type = type;
 	r->ret = 0;
@@ -191,9 +223,14 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 
 	switch (shape) {
 	case GB_SH_LAUNCH_DRV:	/* f, gx, gy, gz, bx, by, bz, shmem, stream */
+#if defined(__TARGET_ARCH_x86)
+		/* the three stack arguments in one read */
+		read_user(&r->x[0], 24, PT_REGS_SP(ctx) + STACK_ARG0_OFF, r);
+#else
 		r->x[0] = call_arg(ctx, 6, r);
 		r->x[1] = call_arg(ctx, 7, r);
 		r->x[2] = call_arg(ctx, 8, r);
+#endif
 		break;
 	case GB_SH_LAUNCH_RT:	/* func, grid(2 regs), block(2 regs), args, shmem, stream */
 		r->x[0] = call_arg(ctx, 6, r);
@@ -303,20 +340,28 @@ int gb_entry(struct pt_regs *ctx)
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
 	__u64 id = bpf_get_current_pid_tgid();
-	struct inflight_key key = { .tid = (__u32)id, .type = type };
+	struct inflight_stack *st;
 	struct gb_rec *r;
-	__u32 zero = 0;
+	__u32 zero = 0, d;
 
 	if (!traced(id >> 32))
 		return 0;
 	if (cookie & GB_COOKIE_F_RET) {
-		r = bpf_map_lookup_elem(&scratch, &zero);
-		if (!r)
+		st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!st)
 			return 0;
+		d = st->depth;
+		st->depth = d + 1;	/* the return pops it, kept or not */
+		if (d >= GB_INFLIGHT_DEPTH) {
+			count_drop(GB_DROP_CALL);
+			return 0;
+		}
+		st->slot[d].sp = PT_REGS_SP(ctx);
+		r = &st->slot[d].r;
 		fill_common(r, GB_REC_CALL, type);
 		capture_entry(ctx, r, shape);
 		take_stack(ctx, r, type);
-		bpf_map_update_elem(&inflight, &key, r, BPF_ANY);
 		return 0;
 	}
 	if (stack_mode == GB_STACK_DWARF) {
@@ -362,14 +407,30 @@ int gb_return(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
-	__u64 id = bpf_get_current_pid_tgid();
-	struct inflight_key key = { .tid = (__u32)id, .type = type };
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), sp = PT_REGS_SP(ctx);
+	struct inflight_stack *st;
 	struct gb_name_rec *nr;
 	struct gb_rec *in, *r;
+	__u32 d, i;
 
-	in = bpf_map_lookup_elem(&inflight, &key);
-	if (!in)
+	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+	if (!st)
+		return 0;
+	/* frames entered below this one and never returned (longjmp, throw) */
+	for (i = 0; i < GB_INFLIGHT_DEPTH; i++) {
+		d = st->depth;
+		if (d == 0 || d > GB_INFLIGHT_DEPTH || top_slot(st, d)->sp >= sp - 8)
+			break;
+		st->depth = d - 1;
+	}
+	d = st->depth;
+	if (d == 0)
+		return 0;
+	st->depth = d - 1;
+	if (d > GB_INFLIGHT_DEPTH)
+		return 0;	/* too deep: counted as a drop at entry */
+	in = &top_slot(st, d)->r;
+	if (in->type != type)
 		return 0;
 	if (shape == GB_SH_NAME) {
 		nr = bpf_ringbuf_reserve(&rb, sizeof(*nr), 0);
@@ -391,11 +452,9 @@ int gb_return(struct pt_regs *ctx)
 		complete(ctx, r, now, shape);
 		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	}
-	bpf_map_delete_elem(&inflight, &key);
 	return 0;
 drop:
 	count_drop(GB_DROP_CALL);
-	bpf_map_delete_elem(&inflight, &key);
 	return 0;
 }
 

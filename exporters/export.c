@@ -140,6 +140,8 @@ static int setup_opts(struct gb_exporter *ex, const struct sbt_info *info,
 		return 0;
 	ex->split_bytes = o->split_bytes;
 	ex->pid_shift = o->pid_shift;
+	ex->stack_text = o->stack_text;
+	ex->stack_ctx = o->stack_ctx;
 	if (o->nhosts) {
 		ex->hosts = calloc(o->nhosts, sizeof(*ex->hosts));
 		if (!ex->hosts)

@@ -47,6 +47,12 @@ struct gb_export_opts {
 	unsigned pid_shift;
 	const char *const *hosts;
 	unsigned nhosts;
+	/*
+	 * Call stacks: the text of a stack id (frames innermost first, one per
+	 * line), NULL if unknown; put on slices as the "stack" argument.
+	 */
+	const char *(*stack_text)(void *ctx, uint32_t stack_id);
+	void *stack_ctx;
 };
 
 struct gb_export_stats {

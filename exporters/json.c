@@ -258,6 +258,7 @@ static void args(struct gb_exporter *ex, const struct gb_event *ev)
 {
 	struct args a = { &ex->out, false };
 	unsigned cat = gb_event_cat(ev);
+	const char *st;
 
 	if (ev->type == GB_T_drops) {
 		drops_args(ex, &a, ev);
@@ -299,6 +300,8 @@ static void args(struct gb_exporter *ex, const struct gb_event *ev)
 	/* device work: device and pid are in the track names ("GPU n", "pid P stream S") */
 	if (ev->stack_id)
 		arg_u(&a, "stack_id", ev->stack_id);
+	if (ev->stack_id && ex->stack_text && (st = ex->stack_text(ex->stack_ctx, ev->stack_id)))
+		arg_s(ex, &a, "stack", st);
 	if (ev->flags & GB_EF_XFAULT) {
 		key(&a, "arg_fault");
 		LIT(a.b, "true");

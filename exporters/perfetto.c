@@ -66,13 +66,13 @@ enum ann {
 	A_KERNEL, A_FUNC_ID, A_ARG, A_GRID, A_BLOCK, A_SHMEM, A_STREAM, A_BYTES,
 	A_KIND, A_PTR, A_SRC, A_HANDLE, A_CORR_ID, A_TIMING, A_DETAIL, A_DEVICE,
 	A_PID, A_RET, A_ARG_FAULT, A_STACK_ID, A_COUNT, A_CPU, A_CUPTI_DROPPED,
-	A_RATE_LIMITED, A__N
+	A_RATE_LIMITED, A_STACK, A__N
 };
 static const char *const ann_names[A__N] = {
 	"kernel", "func_id", "arg", "grid", "block", "shmem", "stream", "bytes",
 	"kind", "ptr", "src", "handle", "corr_id", "timing", "detail", "device",
 	"pid", "ret", "arg_fault", "stack_id", "count", "cpu", "cupti_dropped",
-	"rate_limited",
+	"rate_limited", "stack",
 };
 
 struct pf {
@@ -204,6 +204,7 @@ static void annotate_drops(struct gb_exporter *ex, struct pf *pf, const struct g
 static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_event *ev)
 {
 	unsigned cat = gb_event_cat(ev);
+	const char *st;
 	char b[48];
 
 	if (ev->type == GB_T_drops) {
@@ -245,6 +246,8 @@ static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_even
 	/* device work: device and pid are in the track names ("GPU n", "pid P stream S") */
 	if (ev->stack_id)
 		da_u(ex, pf, A_STACK_ID, DA_UINT, ev->stack_id);
+	if (ev->stack_id && ex->stack_text && (st = ex->stack_text(ex->stack_ctx, ev->stack_id)))
+		da_istr(ex, pf, A_STACK, st);
 	if (ev->flags & GB_EF_XFAULT)
 		da_u(ex, pf, A_ARG_FAULT, DA_BOOL, 1);
 	if (ev->flags & GB_EF_RET)

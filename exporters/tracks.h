@@ -126,6 +126,8 @@ struct gb_exporter {
 	uint64_t info_drops, first_ts;
 	unsigned pid_shift, nhosts;
 	char **hosts;
+	const char *(*stack_text)(void *ctx, uint32_t stack_id);
+	void *stack_ctx;
 
 	struct gb_export_stats st;
 	uint64_t last_ts;

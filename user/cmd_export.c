@@ -8,6 +8,7 @@
 #include <string.h>
 #include "cmds.h"
 #include "sbt.h"
+#include "symbolize.h"
 #include "util.h"
 #include "../exporters/export.h"
 
@@ -106,6 +107,7 @@ static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt f
 {
 	const struct sbt_info *info = sbt_reader_info(r);
 	struct gb_export_opts o = { .path = out, .split_bytes = split };
+	struct stack_namer *namer;
 	struct ahead a = { 0 };
 	struct gb_exporter *ex;
 	struct gb_event ev;
@@ -118,10 +120,16 @@ static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt f
 	o.pid_shift = h.shift;
 	o.hosts = h.name;
 	o.nhosts = h.n;
+	/* call stacks symbolised now, once per distinct stack */
+	namer = stack_namer_new(r, getenv("GPUBPF_SYMFS"));
+	o.stack_text = namer ? stack_namer_text : NULL;
+	o.stack_ctx = namer;
 	ex = gb_exporter_new(fmt, NULL, info, &o, err, errlen);
 	free(h.buf);
-	if (!ex)
+	if (!ex) {
+		stack_namer_free(namer);
 		return -EINVAL;
+	}
 	if (!sbt_reader_open(&a.r, in, aerr, sizeof(aerr)))
 		a.live = sbt_reader_next(a.r, &a.ev) == 1;
 	while ((rc = sbt_reader_next(r, &ev)) == 1) {
@@ -139,9 +147,12 @@ static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt f
 								      : "read error");
 	if (rc < 0) {
 		gb_exporter_abort(ex);
+		stack_namer_free(namer);
 		return rc;
 	}
-	return gb_exporter_finish(ex, st, err, errlen);
+	rc = gb_exporter_finish(ex, st, err, errlen);
+	stack_namer_free(namer);
+	return rc;
 }
 
 static char *default_out(const char *in, enum gb_export_fmt fmt)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "elfsym.h"
 #include "hmap.h"
+#include "sbt.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -148,14 +149,15 @@ const char *symbolize_frame(struct symbolizer *s, const struct gb_frame *f, unsi
 	return name;
 }
 
-void symbolize_stack_text(struct symbolizer *s, struct gb_buf *b, const struct gb_frame *f, unsigned n)
+static void stack_lines(struct symbolizer *s, struct gb_buf *b, const struct gb_frame *f, unsigned n,
+			const char *indent)
 {
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
 		const char *name = symbolize_frame(s, &f[i], i);
 
-		gb_buf_printf(b, "    #%-2u %s", i, name ? name : "??");
+		gb_buf_printf(b, "%s#%-2u %s", indent, i, name ? name : "??");
 		if (f[i].line)
 			gb_buf_printf(b, " (%s:%u)", f[i].module ? f[i].module : "?", f[i].line);
 		else if (f[i].module)
@@ -164,6 +166,11 @@ void symbolize_stack_text(struct symbolizer *s, struct gb_buf *b, const struct g
 			gb_buf_printf(b, " (0x%" PRIx64 ")", f[i].ip);
 		gb_buf_putc(b, '\n');
 	}
+}
+
+void symbolize_stack_text(struct symbolizer *s, struct gb_buf *b, const struct gb_frame *f, unsigned n)
+{
+	stack_lines(s, b, f, n, "    ");
 }
 
 void symbolize_stack_json(struct symbolizer *s, struct gb_buf *b, const struct gb_frame *f, unsigned n)
@@ -192,4 +199,58 @@ void symbolize_stack_json(struct symbolizer *s, struct gb_buf *b, const struct g
 		gb_buf_putc(b, '}');
 	}
 	gb_buf_putc(b, ']');
+}
+
+struct stack_namer {
+	struct sbt_reader *r;
+	struct symbolizer *sy;
+	struct hmap texts;	/* stack id -> interned text */
+};
+
+struct stack_namer *stack_namer_new(struct sbt_reader *r, const char *symfs)
+{
+	struct stack_namer *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->r = r;
+	n->sy = symbolizer_new(symfs);
+	if (!n->sy) {
+		free(n);
+		return NULL;
+	}
+	return n;
+}
+
+const char *stack_namer_text(void *namer, uint32_t id)
+{
+	struct stack_namer *n = namer;
+	const struct gb_frame *f;
+	struct gb_buf b = { 0 };
+	const char *text;
+	unsigned nf = 0;
+
+	text = hmap_get(&n->texts, id);
+	if (text)
+		return text;
+	f = sbt_reader_stack(n->r, id, &nf);
+	if (!f || !nf)
+		return NULL;
+	stack_lines(n->sy, &b, f, nf, "");
+	if (b.len)
+		b.len--;	/* no newline after the last frame */
+	gb_buf_putc(&b, 0);
+	text = intern_str(n->sy->strs, b.p);
+	gb_buf_free(&b);
+	hmap_put(&n->texts, id, (void *)text);
+	return text;
+}
+
+void stack_namer_free(struct stack_namer *n)
+{
+	if (!n)
+		return;
+	hmap_free(&n->texts);
+	symbolizer_free(n->sy);
+	free(n);
 }

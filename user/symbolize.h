@@ -26,4 +26,14 @@ const char *symbolize_frame(struct symbolizer *s, const struct gb_frame *f, unsi
 void symbolize_stack_text(struct symbolizer *s, struct gb_buf *b, const struct gb_frame *f, unsigned n);
 /* [{"sym":..,"module":..,"offset":..[,"line":..]}, ...] */
 void symbolize_stack_json(struct symbolizer *s, struct gb_buf *b, const struct gb_frame *f, unsigned n);
+
+/*
+ * Stack texts for exporters (gb_export_opts.stack_text): each id of the
+ * trace rendered once as "name (module+0xoff)" lines, innermost first.
+ */
+struct sbt_reader;
+struct stack_namer;
+struct stack_namer *stack_namer_new(struct sbt_reader *r, const char *symfs);
+const char *stack_namer_text(void *namer, uint32_t stack_id);
+void stack_namer_free(struct stack_namer *n);
 #endif

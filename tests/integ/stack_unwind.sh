@@ -51,6 +51,27 @@ PY
 check_eq "record --stack dwarf exits 0" 0 $?
 check_stacks "$T/d.sbt" dwarf "$T/d.out" 20
 
+# exports put the stack on each launch slice (JSON args, Perfetto debug annotation)
+if "$GPUBPF" export -f json -o "$T/d.json" "$T/d.sbt" >/dev/null 2>&1; then
+	n=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+print(sum(1 for e in ev if e.get("name") == "stack_kernel" or "cuLaunchKernel" in e.get("name", "")
+          if "stack_f4 (" in e.get("args", {}).get("stack", "")))' "$T/d.json")
+	check_true "JSON export: launch slices carry their stack in args.stack" [ "${n:-0}" -ge 20 ]
+else
+	fail "JSON export of a trace with stacks"
+fi
+if "$GPUBPF" export -f perfetto -o "$T/d.pftrace" "$T/d.sbt" >/dev/null 2>&1 && command -v protoc >/dev/null &&
+   [ -f "$SHARED/perfetto/perfetto_trace.proto" ]; then
+	n=$(protoc --decode=perfetto.protos.Trace -I "$SHARED/perfetto" "$SHARED/perfetto/perfetto_trace.proto" \
+		<"$T/d.pftrace" 2>/dev/null | grep -c 'stack_f4 (')
+	check_true "Perfetto export: the stack is a debug annotation (protoc --decode)" [ "${n:-0}" -ge 1 ]
+else
+	skip "Perfetto export stacks" "protoc or shared/perfetto/perfetto_trace.proto missing"
+fi
+
 # 2. fp, 10,000 launches from one call site
 "$GPUBPF" record --stack fp -o "$T/f.sbt" --lib "$WL/libcuda.so.1" -- \
 	"$WL/stack_work" -l "$WL/libcuda.so.1" -n 10000 >"$T/f.out" 2>"$T/f.err"

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 #include "fake_cuda.h"
@@ -118,25 +119,36 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 static void run(void)
 {
 	pthread_t th[64];
 	long i, it;
+	uint64_t t0, t1;
 
 	for (i = 0; i < NKERN; i++) {
 		snprintf(names[i], sizeof(names[i]), "%s_%ld", prefix, i);
 		api.getfn(&funcs[i], NULL, names[i]);
 	}
+	t0 = mono_ns();
 	for (i = 0; i < n_threads; i++)
 		pthread_create(&th[i], NULL, worker, (void *)i);
 	for (i = 0; i < n_threads; i++)
 		pthread_join(th[i], NULL);
+	t1 = mono_ns();
 	if (mixed)
 		api.csync();
 	for (i = 0, it = 0; mixed && i < n_threads; i++)
 		it += (n_launch / n_threads + (i < n_launch % n_threads) + 3) / 4;
-	printf("produced launches=%ld copies=%ld memsets=%ld allocs=%ld frees=%ld syncs=%ld names=%d pid=%d\n",
-	       n_launch, 2 * it, it, it, it, mixed ? it + 1 : 0, NKERN, getpid());
+	printf("produced launches=%ld copies=%ld memsets=%ld allocs=%ld frees=%ld syncs=%ld names=%d pid=%d elapsed_ns=%llu\n",
+	       n_launch, 2 * it, it, it, it, mixed ? it + 1 : 0, NKERN, getpid(), (unsigned long long)(t1 - t0));
 	fflush(stdout);
 }
 

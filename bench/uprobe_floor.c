@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * uprobe_floor LIB FUNC READYFILE: attach an empty uprobe to FUNC in LIB,
+ * create READYFILE, wait for SIGINT. The cost it adds per call is the floor
+ * any uprobe-based tracer pays.
+ */
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+#include "bench_empty.skel.h"
+
+static volatile sig_atomic_t stop;
+static void on_sig(int s) { stop = s; }
+
+int main(int argc, char **argv)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = argc > 2 ? argv[2] : "");
+	struct bench_empty_bpf *skel;
+	struct bpf_link *l;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: uprobe_floor LIB FUNC READYFILE\n");
+		return 2;
+	}
+	signal(SIGINT, on_sig);
+	signal(SIGTERM, on_sig);
+	skel = bench_empty_bpf__open_and_load();
+	if (!skel)
+		return 1;
+	l = bpf_program__attach_uprobe_opts(skel->progs.bench_empty, -1, argv[1], 0, &uo);
+	if (!l) {
+		perror("attach");
+		return 1;
+	}
+	close(open(argv[3], O_CREAT | O_WRONLY, 0644));
+	while (!stop)
+		pause();
+	bpf_link__destroy(l);
+	bench_empty_bpf__destroy(skel);
+	return 0;
+}
