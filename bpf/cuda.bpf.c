@@ -19,6 +19,11 @@ const volatile bool follow_children = false;	/* forks of targets become targets 
 const volatile __u32 stack_mode = GB_STACK_NONE;
 const volatile __u8 stack_types[GB_T__COUNT] = {};
 const volatile __u32 stack_bytes = GB_STACK_COPY_DEF;
+/* --python: CPython frames too (offsets of one interpreter build) */
+const volatile bool python = false;
+/* struct gb_py_offsets, as words: a skeleton field of a struct type would need its header */
+const volatile __u64 py_off[sizeof(struct gb_py_offsets) / 8] = {};
+#define py (*(const volatile struct gb_py_offsets *)py_off)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -98,6 +103,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct gb_stack_rec);
 } stack_scratch SEC(".maps");
+
+/* --python: one record being built per CPU */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gb_py_rec);
+} py_scratch SEC(".maps");
 
 /* stacks we could not take, per CPU: [0] fp (stack map full), [1] dwarf (ring full) */
 struct {
@@ -320,10 +333,93 @@ static __always_inline void emit_dwarf_stack(struct pt_regs *ctx, const struct g
 		count_stack_err(1);
 }
 
+static __always_inline __u64 uptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (addr)
+		bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+/* the calling thread's PyThreadState: the interpreter's list, by native thread id */
+static __always_inline __u64 py_tstate(struct task_struct *t, __u32 tid)
+{
+	__u64 rt = BPF_CORE_READ(t, mm, start_code) + py.runtime_off;
+	__u64 ts = uptr(uptr(rt + py.interp_head) + py.threads_head);
+	int i;
+
+	for (i = 0; i < 64 && ts; i++) {
+		if (uptr(ts + py.ts_tid) == tid)
+			return ts;
+		ts = uptr(ts + py.ts_next);
+	}
+	return 0;
+}
+
+static __always_inline void py_frame(struct gb_py_frame *f, __u64 frame)
+{
+	__u64 code = uptr(frame + py.fr_code), s, lt, len = 0;
+
+	f->code = code;
+	f->instr = (__s32)((uptr(frame + py.fr_instr) - (code + py.co_code)) >> 1);
+	f->firstline = 0;
+	bpf_probe_read_user(&f->firstline, 4, (void *)(code + py.co_firstlineno));
+	s = uptr(code + py.co_name);
+	if (bpf_probe_read_user_str(f->name, sizeof(f->name), (void *)(s + py.str_data)) < 0)
+		f->name[0] = 0;
+	s = uptr(code + py.co_filename);
+	if (bpf_probe_read_user_str(f->file, sizeof(f->file), (void *)(s + py.str_data)) < 0)
+		f->file[0] = 0;
+	lt = uptr(code + py.co_linetable);
+	len = uptr(lt + 16);	/* PyVarObject.ob_size */
+	if (len > GB_PY_LTAB)
+		len = GB_PY_LTAB;
+	f->ltab_len = 0;
+	if (len && !bpf_probe_read_user(f->ltab, len, (void *)(lt + py.bytes_data)))
+		f->ltab_len = len;
+}
+
+/* the Python frames of the calling thread, if it runs the traced interpreter */
+static __always_inline void emit_py_stack(const struct gb_rec *r)
+{
+	struct task_struct *t = (void *)bpf_get_current_task();
+	struct gb_py_rec *p;
+	__u64 frame, ts;
+	__u32 zero = 0, n = 0;
+	int i;
+
+	if (BPF_CORE_READ(t, mm, exe_file, f_inode, i_ino) != py.exe_ino)
+		return;
+	ts = py_tstate(t, r->tid);
+	if (!ts)
+		return;
+	frame = uptr(ts + py.ts_cframe);
+	if (py.cf_current >= 0)
+		frame = uptr(frame + py.cf_current);
+	p = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!p)
+		return;
+	for (i = 0; i < GB_PY_MAX_FRAMES && frame; i++) {
+		py_frame(&p->f[i], frame);
+		frame = uptr(frame + py.fr_previous);
+		n = i + 1;
+	}
+	if (!n)
+		return;
+	__builtin_memcpy(&p->r, r, sizeof(p->r));
+	p->r.kind = GB_REC_PYSTACK;
+	p->n = n;
+	if (n > GB_PY_MAX_FRAMES)
+		n = GB_PY_MAX_FRAMES;
+	if (bpf_ringbuf_output(&rb, p, GB_PY_REC_SIZE(n), BPF_RB_NO_WAKEUP))
+		count_stack_err(1);
+}
+
 /* dead code for the verifier unless a stack mode was chosen before load */
 static __always_inline void take_stack(struct pt_regs *ctx, struct gb_rec *r, __u32 type)
 {
-	if (stack_mode == GB_STACK_NONE || type >= GB_T__COUNT || !stack_types[type])
+	if ((stack_mode == GB_STACK_NONE && !python) || type >= GB_T__COUNT || !stack_types[type])
 		return;
 	if (stack_mode == GB_STACK_FP) {
 		r->stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
@@ -332,6 +428,8 @@ static __always_inline void take_stack(struct pt_regs *ctx, struct gb_rec *r, __
 	} else if (stack_mode == GB_STACK_DWARF) {
 		emit_dwarf_stack(ctx, r);
 	}
+	if (python)
+		emit_py_stack(r);
 }
 
 SEC("uprobe")
@@ -364,7 +462,7 @@ int gb_entry(struct pt_regs *ctx)
 		take_stack(ctx, r, type);
 		return 0;
 	}
-	if (stack_mode == GB_STACK_DWARF) {
+	if (stack_mode == GB_STACK_DWARF || python) {
 		/* the stack record must reach the ring before its call */
 		r = bpf_map_lookup_elem(&scratch, &zero);
 		if (!r)

@@ -210,6 +210,7 @@ enum gb_rec_kind {
 	GB_REC_DLOPEN,		/* the dynamic loader changed a link map */
 	GB_REC_EXIT,		/* a traced process exited */
 	GB_REC_STACK,		/* registers + user stack copy for one call (struct gb_stack_rec) */
+	GB_REC_PYSTACK,		/* CPython frames at one call (struct gb_py_rec) */
 };
 
 /*
@@ -269,6 +270,51 @@ struct gb_stack_rec {
 	__u8 data[GB_STACK_COPY_MAX + 4096];	/* slack: lets the verifier bound each page read */
 };
 #define GB_STACK_REC_HDR	((unsigned long)&((struct gb_stack_rec *)0)->data)
+
+/*
+ * --python: where CPython 3.11+ keeps its frames, derived by user space
+ * from the interpreter binary itself (user/pyframes.c), byte offsets.
+ * _PyRuntime is at mm->start_code + runtime_off of a process whose
+ * executable is inode exe_ino.
+ */
+struct gb_py_offsets {
+	__u64 exe_ino;
+	__u64 runtime_off;
+	__s32 interp_head;	/* _PyRuntime.interpreters.head */
+	__s32 threads_head;	/* PyInterpreterState.threads.head */
+	__s32 ts_next, ts_tid;	/* PyThreadState.next, .native_thread_id */
+	__s32 ts_cframe;	/* PyThreadState.cframe (3.13: current_frame, cf_current -1) */
+	__s32 cf_current;	/* _PyCFrame.current_frame */
+	__s32 fr_code, fr_previous, fr_instr;	/* _PyInterpreterFrame */
+	__s32 co_code, co_name, co_filename, co_linetable, co_firstlineno;	/* PyCodeObject */
+	__s32 str_data;		/* compact ASCII str: first character */
+	__s32 bytes_data;	/* bytes: first byte */
+};
+
+#define GB_PY_MAX_FRAMES	24
+#define GB_PY_NAME		64
+#define GB_PY_FILE		128
+#define GB_PY_LTAB		192	/* bytes of co_linetable kept: enough for most functions */
+
+struct gb_py_frame {
+	__u64 code;		/* PyCodeObject address */
+	__s32 instr;		/* code unit index of the current instruction */
+	__s32 firstline;	/* co_firstlineno */
+	__u32 ltab_len;
+	__u32 _pad;
+	char name[GB_PY_NAME];
+	char file[GB_PY_FILE];
+	__u8 ltab[GB_PY_LTAB];	/* co_linetable (3.11 location table) */
+};
+
+/* GB_REC_PYSTACK, sent ahead of its call like gb_stack_rec; size by n */
+struct gb_py_rec {
+	struct gb_rec r;
+	__u32 n;
+	__u32 _pad;
+	struct gb_py_frame f[GB_PY_MAX_FRAMES];
+};
+#define GB_PY_REC_SIZE(n)	((unsigned long)&((struct gb_py_rec *)0)->f[n])
 
 /* indexes of the per-CPU drops map */
 #define GB_DROP_CALL	0	/* API call records */

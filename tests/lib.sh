@@ -49,7 +49,7 @@ start_record() {
 	"$GPUBPF" record --ready-file "$T/ready" "$@" >"$T/rec.log" 2>&1 &
 	REC_PID=$!
 	_bg_pids+=($REC_PID)
-	if ! wait_for "$T/ready" 20; then
+	if ! wait_for "$T/ready" 90; then
 		echo "record did not become ready:"; cat "$T/rec.log"; return 1
 	fi
 }

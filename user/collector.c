@@ -129,13 +129,16 @@ static const struct gb_maps *proc_maps(struct collector *c, struct proc *p)
 /* the event's stack: an fp stack id from BPF, or the DWARF stack unwound before */
 static uint32_t event_stack(struct collector *c, struct proc *p, const struct gb_rec *r)
 {
+	uint32_t id = 0;
+
 	if (!c->stk)
 		return 0;
 	if (c->stack_mode == GB_STACK_FP && r->stack_id > 0)
-		return stack_from_fp(c->stk, p->pid, proc_maps(c, p), r->stack_id);
-	if (c->stack_mode == GB_STACK_DWARF)
-		return stack_take_pending(c->stk, r->tid, r->ts_ns);
-	return 0;
+		id = stack_from_fp(c->stk, p->pid, proc_maps(c, p), r->stack_id);
+	else if (c->stack_mode == GB_STACK_DWARF)
+		id = stack_take_pending(c->stk, r->tid, r->ts_ns);
+	/* Python frames (--python) arrived ahead of the call, like DWARF copies */
+	return stack_add_python(c->stk, id, r->tid, r->ts_ns);
 }
 
 static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_map *m)
@@ -281,6 +284,10 @@ int collector_handle(void *ctx, void *data, size_t size)
 		p = get_proc(c, (pid_t)r->pid);
 		if (c->stk && p)
 			stack_dwarf_rec(c->stk, proc_maps(c, p), data, size);
+		return 0;
+	case GB_REC_PYSTACK:
+		if (c->stk)
+			stack_py_rec(c->stk, data, size);
 		return 0;
 	case GB_REC_DLOPEN:
 		collector_snapshot_maps(c, (pid_t)r->pid);

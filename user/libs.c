@@ -6,22 +6,30 @@
 #include <errno.h>
 #include <glob.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "../bpf/gpubpf.h"
 #include "elfsym.h"
 #include "event.h"
 #include "hmap.h"
 #include "libs.h"
 #include "procmaps.h"
+#include "umulti.h"
 #include "util.h"
+
+/* threads that close uprobe links at once on detach */
+#define DETACH_THREADS 64
 
 struct lib {
 	char *path;		/* as we opened it (may be under /proc/PID/root) */
 	enum gb_lib_kind kind;
 	struct bpf_link **links;
 	unsigned nlinks;
+	int mfd[2];		/* uprobe_multi links: entries, returns (-1: none) */
+	unsigned nmulti;	/* probes in those two links */
 	struct lib *next;
 };
 
@@ -108,15 +116,43 @@ static uint64_t probe_offset(const char *path, uint64_t off)
 	return off;
 }
 
+/* All probes of a library in two uprobe_multi links: one batch to register and to remove */
+static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64_t *off,
+				const uint64_t *cookie, unsigned n)
+{
+	uint64_t roff[GB_T__COUNT], rcookie[GB_T__COUNT];
+	unsigned i, nr = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!(cookie[i] & GB_COOKIE_F_RET))
+			continue;
+		roff[nr] = off[i];
+		rcookie[nr++] = cookie[i];
+	}
+	lib->mfd[0] = umulti_attach(bpf_program__fd(l->o.entry), lib->path, off, cookie, n, false);
+	if (lib->mfd[0] < 0) {
+		gb_warn("cannot attach to %s: %s", lib->path, strerror(-lib->mfd[0]));
+		return 0;
+	}
+	if (nr) {
+		lib->mfd[1] = umulti_attach(bpf_program__fd(l->o.ret), lib->path, roff, rcookie, nr, true);
+		if (lib->mfd[1] < 0)
+			gb_warn("cannot attach return probes to %s: %s", lib->path, strerror(-lib->mfd[1]));
+	}
+	lib->nmulti = n + (lib->mfd[1] >= 0 ? nr : 0);
+	l->probes += n;
+	return 0;
+}
+
 static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s)
 {
-	unsigned t, api = kind_api[lib->kind];
+	uint64_t offs[GB_T__COUNT], cookies[GB_T__COUNT];
+	unsigned t, n = 0, api = kind_api[lib->kind];
 
 	for (t = 1; t < GB_T__COUNT; t++) {
 		const struct gb_type_info *ti = gb_type_info(t);
 		bool ret = ti->tflags & GB_TF_RET;
-		struct bpf_link *link;
-		uint64_t off, cookie;
+		uint64_t off;
 
 		if (ti->api != api)
 			continue;
@@ -127,20 +163,29 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 		}
 		if (l->o.lean && (ti->tflags & GB_TF_LEAN_RET))
 			ret = false;
-		off = probe_offset(lib->path, off);
-		cookie = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0);
-		link = attach_one(l->o.entry, lib->path, off, cookie, false);
+		offs[n] = probe_offset(lib->path, off);
+		cookies[n++] = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0);
+	}
+	if (!n)
+		return 0;
+	if (l->o.multi)
+		return attach_gpu_lib_multi(l, lib, offs, cookies, n);
+	for (t = 0; t < n; t++) {
+		bool ret = cookies[t] & GB_COOKIE_F_RET;
+		const char *name = gb_type_name(GB_COOKIE_TYPE(cookies[t]));
+		struct bpf_link *link = attach_one(l->o.entry, lib->path, offs[t], cookies[t], false);
+
 		if (!link) {
-			gb_warn("cannot attach to %s in %s: %s", ti->name, lib->path, strerror(errno));
+			gb_warn("cannot attach to %s in %s: %s", name, lib->path, strerror(errno));
 			continue;
 		}
 		if (add_link(lib, link))
 			return -ENOMEM;
 		if (ret) {
-			link = attach_one(l->o.ret, lib->path, off, cookie, true);
+			link = attach_one(l->o.ret, lib->path, offs[t], cookies[t], true);
 			if (!link) {
-				gb_warn("cannot attach return probe to %s in %s: %s", ti->name,
-					lib->path, strerror(errno));
+				gb_warn("cannot attach return probe to %s in %s: %s", name, lib->path,
+					strerror(errno));
 				continue;
 			}
 			if (add_link(lib, link))
@@ -194,6 +239,7 @@ int libs_add_path(struct gb_libs *l, const char *path, bool user_given)
 		goto fail;
 	}
 	lib->kind = kind;
+	lib->mfd[0] = lib->mfd[1] = -1;
 	lib->next = l->list;
 	l->list = lib;
 	s = elf_syms_open(path);
@@ -203,9 +249,10 @@ int libs_add_path(struct gb_libs *l, const char *path, bool user_given)
 	}
 	err = kind == LIB_LDSO ? attach_ldso(l, lib, s) : attach_gpu_lib(l, lib, s);
 	elf_syms_close(s);
-	if (kind != LIB_LDSO && lib->nlinks) {
+	if (kind != LIB_LDSO && lib->nlinks + lib->nmulti) {
 		l->count++;
-		gb_dbg("attached %u probes to %s", lib->nlinks, path);
+		gb_dbg("attached %u probes to %s%s", lib->nlinks + lib->nmulti, path,
+		       lib->nmulti ? " (uprobe_multi)" : "");
 	}
 	return err ? err : 1;
 fail:
@@ -344,21 +391,73 @@ void libs_print(const struct gb_libs *l, FILE *f)
 	const struct lib *lib;
 
 	for (lib = l->list; lib; lib = lib->next)
-		if (lib->nlinks)
-			fprintf(f, "  %-16s %3u links  %s\n", kind_names[lib->kind], lib->nlinks, lib->path);
+		if (lib->nlinks + lib->nmulti)
+			fprintf(f, "  %-16s %3u probes %s\n", kind_names[lib->kind], lib->nlinks + lib->nmulti,
+				lib->path);
+}
+
+struct detach_job {
+	struct bpf_link **links;
+	unsigned n, next;
+};
+
+static void *detach_worker(void *arg)
+{
+	struct detach_job *j = arg;
+	unsigned i;
+
+	while ((i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->n)
+		bpf_link__destroy(j->links[i]);
+	return NULL;
+}
+
+/*
+ * Closing a uprobe link waits for an RCU grace period (~0.3 s on a busy
+ * machine): one by one, a few hundred links kept record and top alive for
+ * minutes after Ctrl-C. Closed from many threads at once, the waits share
+ * grace periods and the whole detach takes about one.
+ */
+static void detach_all(struct gb_libs *l)
+{
+	struct detach_job j = { 0 };
+	pthread_t th[DETACH_THREADS];
+	unsigned i, nth = 0, total = 0;
+	struct lib *lib;
+
+	for (lib = l->list; lib; lib = lib->next)
+		total += lib->nlinks;
+	j.links = calloc(total + 1, sizeof(*j.links));
+	for (lib = l->list; lib; lib = lib->next) {
+		for (i = 0; i < lib->nlinks; i++) {
+			if (j.links)
+				j.links[j.n++] = lib->links[i];
+			else
+				bpf_link__destroy(lib->links[i]);
+		}
+		lib->nlinks = 0;
+	}
+	while (nth < DETACH_THREADS && nth * 4 < j.n &&
+	       !pthread_create(&th[nth], NULL, detach_worker, &j))
+		nth++;
+	detach_worker(&j);
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	free(j.links);
 }
 
 void libs_free(struct gb_libs *l)
 {
 	struct lib *lib, *n;
-	unsigned i;
 
 	if (!l)
 		return;
+	detach_all(l);
 	for (lib = l->list; lib; lib = n) {
 		n = lib->next;
-		for (i = 0; i < lib->nlinks; i++)
-			bpf_link__destroy(lib->links[i]);
+		if (lib->mfd[0] >= 0)
+			close(lib->mfd[0]);
+		if (lib->mfd[1] >= 0)
+			close(lib->mfd[1]);
 		free(lib->links);
 		free(lib->path);
 		free(lib);

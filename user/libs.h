@@ -19,6 +19,7 @@ struct libs_opts {
 	struct bpf_program *ret;	/* gb_return */
 	struct bpf_program *dl_state;	/* gb_dl_state */
 	bool lean;			/* no return probes on launches */
+	bool multi;			/* entry/ret were prepared with umulti_prepare() */
 	unsigned kinds;			/* bit mask of enum gb_lib_kind to trace */
 };
 

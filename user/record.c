@@ -26,6 +26,7 @@
 #include "ioctl.h"
 #include "../xray_import/xray.h"
 #include "libs.h"
+#include "umulti.h"
 #include "record.h"
 #include "sbt.h"
 #include "stack_record.h"
@@ -296,6 +297,7 @@ struct rec_ctx {
 	struct collector *col;
 	struct sbt_writer *w;
 	struct ring_buffer *rb;
+	bool multi;		/* uprobe_multi links */
 	struct cupti_join *join;
 	struct cupti_attach *cupti;
 	struct ioctl_attach *ioctl;
@@ -468,8 +470,14 @@ static int open_bpf(struct rec_ctx *r)
 	}
 	r->skel->rodata->filter_pids = !o->all;
 	r->skel->rodata->follow_children = o->cmd != NULL;
-	stack_setup_bpf(o, r->skel);
+	if (stack_setup_bpf(o, r->skel))
+		return -1;
 	bpf_map__set_max_entries(r->skel->maps.rb, (uint32_t)round_pow2(o->ring_size));
+	if (umulti_supported()) {
+		umulti_prepare(r->skel->progs.gb_entry);
+		umulti_prepare(r->skel->progs.gb_return);
+		r->multi = true;
+	}
 	err = cuda_bpf__load(r->skel);
 	if (err) {
 		gb_err("the kernel refused the BPF programs (%s): run as root on a kernel with BPF and BTF; -v shows the verifier log",
@@ -519,6 +527,7 @@ static int attach_libs(struct rec_ctx *r)
 		.ret = r->skel->progs.gb_return,
 		.dl_state = r->skel->progs.gb_dl_state,
 		.lean = o->lean,
+		.multi = r->multi,
 		.kinds = ~0u,
 	};
 	unsigned i;

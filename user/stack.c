@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "elfsym.h"
+#include "pyframes.h"
 #include "stack_int.h"
 #include "util.h"
 
@@ -21,6 +23,12 @@ struct stk_entry {
 struct stk_pending {
 	uint32_t tid, id;
 	uint64_t ts_ns;
+};
+
+struct stk_pypending {
+	uint32_t tid, n;
+	uint64_t ts_ns;
+	struct gb_frame f[];
 };
 
 struct stack_table *stack_table_new(const struct stack_ops *ops)
@@ -68,6 +76,14 @@ static void noop(void *v)
 {
 }
 
+static char unreadable;	/* path_syms value for a file we could not open */
+
+static void free_syms(void *v)
+{
+	if (v != &unreadable)
+		elf_syms_close(v);
+}
+
 void stack_table_free(struct stack_table *t)
 {
 	if (!t)
@@ -75,6 +91,10 @@ void stack_table_free(struct stack_table *t)
 	free_vals(&t->mods, free_mod);
 	free_vals(&t->dedup, free_entry);
 	free_vals(&t->pending, free);
+	free_vals(&t->py_pending, free);
+	free_vals(&t->by_id, noop);
+	free_vals(&t->eval_at, noop);
+	free_vals(&t->path_syms, free_syms);
 	free_vals(&t->fp_cache, noop);
 	unwind_free(t->unw);
 	intern_free(t->strs);
@@ -184,6 +204,7 @@ uint32_t stack_intern(struct stack_table *t, const struct gb_frame *f, unsigned 
 		free_entry(e);
 		return 0;
 	}
+	hmap_put(&t->by_id, e->id, e);
 	t->st.stacks++;
 	if (t->ops.out && t->ops.out(t->ops.ctx, e->id, e->f, n) < 0)
 		return 0;
@@ -323,6 +344,8 @@ void stack_forget_pid(struct stack_table *t, pid_t pid)
 			hmap_del(&t->fp_cache, k);
 }
 
+static void expire_py(struct stack_table *t, uint64_t now_ns, uint64_t grace_ns);
+
 void stack_expire(struct stack_table *t, uint64_t now_ns, uint64_t grace_ns)
 {
 	size_t i = 0;
@@ -338,9 +361,106 @@ void stack_expire(struct stack_table *t, uint64_t now_ns, uint64_t grace_ns)
 			t->st.dwarf_orphans++;
 		}
 	}
+	expire_py(t, now_ns, grace_ns);
+}
+
+static void expire_py(struct stack_table *t, uint64_t now_ns, uint64_t grace_ns)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(&t->py_pending, &i, &k, &v)) {
+		struct stk_pypending *p = v;
+
+		if (p->ts_ns + grace_ns < now_ns) {
+			hmap_del(&t->py_pending, k);
+			free(p);
+		}
+	}
 }
 
 const struct stack_stats *stack_table_stats(const struct stack_table *t)
 {
 	return &t->st;
+}
+
+void stack_py_rec(struct stack_table *t, const void *rec, size_t size)
+{
+	const struct gb_py_rec *r = rec;
+	struct stk_pypending *p;
+	uint64_t key;
+
+	if (size < GB_PY_REC_SIZE(0))
+		return;
+	p = malloc(sizeof(*p) + GB_PY_MAX_FRAMES * sizeof(p->f[0]));
+	if (!p)
+		return;
+	p->tid = r->r.tid;
+	p->ts_ns = r->r.ts_ns;
+	p->n = pyframes_decode(rec, size, p->f, GB_PY_MAX_FRAMES, t->strs);
+	key = pending_key(p->tid, p->ts_ns);
+	free(hmap_del(&t->py_pending, key));
+	if (hmap_put(&t->py_pending, key, p))
+		free(p);
+}
+
+static bool is_eval_frame(struct stack_table *t, const struct gb_frame *f, unsigned i)
+{
+	uint64_t key = fnv(0xcbf29ce484222325ull, f->module, strlen(f->module));
+	struct elf_syms *s;
+	const char *name;
+
+	s = hmap_get(&t->path_syms, key);
+	if (!s) {
+		s = elf_syms_open(f->module);
+		hmap_put(&t->path_syms, key, s ? (void *)s : (void *)&unreadable);
+	}
+	if (!s || (void *)s == (void *)&unreadable)
+		return false;
+	name = elf_syms_at(s, f->offset - (i > 0), NULL);
+	return name && !strcmp(name, "_PyEval_EvalFrameDefault");
+}
+
+/* index of the innermost eval-loop frame of a native stack, or n */
+static unsigned eval_index(struct stack_table *t, uint32_t id, const struct stk_entry *e)
+{
+	uintptr_t v = (uintptr_t)hmap_get(&t->eval_at, id);
+	unsigned i;
+
+	if (v)
+		return (unsigned)v - 1;
+	for (i = 0; e && i < e->n; i++)
+		if (e->f[i].module && (e->f[i].sym ? !strcmp(e->f[i].sym, "_PyEval_EvalFrameDefault")
+						   : is_eval_frame(t, &e->f[i], i)))
+			break;
+	v = e ? i : 0;
+	hmap_put(&t->eval_at, id, (void *)(v + 1));
+	return (unsigned)v;
+}
+
+uint32_t stack_add_python(struct stack_table *t, uint32_t native_id, uint32_t tid, uint64_t ts_ns)
+{
+	struct stk_pypending *p = hmap_del(&t->py_pending, pending_key(tid, ts_ns));
+	struct gb_frame f[GB_STACK_MAX_FRAMES];
+	const struct stk_entry *e = native_id ? hmap_get(&t->by_id, native_id) : NULL;
+	unsigned k, n = 0, i;
+	uint32_t id;
+
+	if (!p)
+		return native_id;
+	if (p->tid != tid || p->ts_ns != ts_ns || !p->n) {
+		free(p);
+		return native_id;
+	}
+	k = eval_index(t, native_id, e);
+	for (i = 0; e && i < k && n < GB_STACK_MAX_FRAMES; i++)
+		f[n++] = e->f[i];
+	for (i = 0; i < p->n && n < GB_STACK_MAX_FRAMES; i++)
+		f[n++] = p->f[i];
+	for (i = k; e && i < e->n && n < GB_STACK_MAX_FRAMES; i++)
+		f[n++] = e->f[i];
+	id = stack_intern(t, f, n);
+	free(p);
+	return id ? id : native_id;
 }

@@ -65,6 +65,14 @@ uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m
 void stack_dwarf_rec(struct stack_table *t, const struct gb_maps *m, const void *rec, size_t size);
 /* The id the stack record of (tid, ts_ns) got; 0 if none. Consumes it. */
 uint32_t stack_take_pending(struct stack_table *t, uint32_t tid, uint64_t ts_ns);
+/* --python: decode one GB_REC_PYSTACK record now; its frames wait for their call */
+void stack_py_rec(struct stack_table *t, const void *rec, size_t size);
+/*
+ * The stack of a call with the Python frames of (tid, ts_ns) merged in, at
+ * the innermost _PyEval_EvalFrameDefault frame (or after the native frames
+ * when the native stack does not reach it). Returns native_id if none.
+ */
+uint32_t stack_add_python(struct stack_table *t, uint32_t native_id, uint32_t tid, uint64_t ts_ns);
 /* Forget per-process caches (the pid may be reused) and stale pending stacks */
 void stack_forget_pid(struct stack_table *t, pid_t pid);
 void stack_expire(struct stack_table *t, uint64_t now_ns, uint64_t grace_ns);

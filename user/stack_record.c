@@ -12,6 +12,7 @@
 #include "collector.h"
 #include "event.h"
 #include "record.h"
+#include "pyframes.h"
 #include "sbt.h"
 #include "stack.h"
 #include "stack_record.h"
@@ -64,18 +65,35 @@ static bool wants_stack(int mode, unsigned type)
 	return false;
 }
 
-void stack_setup_bpf(const struct record_opts *o, struct cuda_bpf *skel)
+int stack_setup_bpf(const struct record_opts *o, struct cuda_bpf *skel)
 {
 	int mode = o->stack_set ? o->stack_mode : GB_STACK_FP;
+	const char *python = getenv("GPUBPF_PYTHON") ? getenv("GPUBPF_PYTHON") : "/usr/bin/python3";
+	struct gb_py_offsets off;
+	char err[512];
 	unsigned t;
+
+	if (o->python) {
+		if (pyframes_offsets(python, &off, err, sizeof(err))) {
+			gb_err("%s", err);
+			return -1;
+		}
+		skel->rodata->python = true;
+		_Static_assert(sizeof(skel->rodata->py_off) == sizeof(off), "py_off mirrors gb_py_offsets");
+		memcpy((void *)skel->rodata->py_off, &off, sizeof(off));
+		gb_dbg("--python: %s, _PyRuntime at start_code+%#llx", python,
+		       (unsigned long long)off.runtime_off);
+	}
 
 	skel->rodata->stack_mode = (uint32_t)mode;
 	skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes : GB_STACK_COPY_DEF;
 	for (t = 0; t < GB_T__COUNT; t++)
-		skel->rodata->stack_types[t] = wants_stack(mode, t);
+		skel->rodata->stack_types[t] = wants_stack(mode == GB_STACK_NONE && o->python ?
+							   GB_STACK_DWARF : mode, t);
 	bpf_map__set_max_entries(skel->maps.stacks, mode == GB_STACK_FP ? FP_MAP_ENTRIES : 1);
 	if (mode == GB_STACK_DWARF)
 		bpf_map__set_max_entries(skel->maps.stack_scratch, (uint32_t)libbpf_num_possible_cpus());
+	return 0;
 }
 
 static int write_stack(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n)
@@ -88,7 +106,7 @@ int stack_setup_collector(const struct record_opts *o, struct cuda_bpf *skel,
 {
 	int mode = o->stack_set ? o->stack_mode : GB_STACK_FP;
 
-	if (mode == GB_STACK_NONE)
+	if (mode == GB_STACK_NONE && !o->python)
 		return 0;
 	return collector_enable_stacks(col, mode, bpf_map__fd(skel->maps.stacks), write_stack, w);
 }

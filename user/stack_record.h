@@ -10,7 +10,7 @@ struct sbt_writer;
 /* --stack fp|dwarf[=BYTES]|none; 0 or -1 (message printed) */
 int stack_parse_opt(struct record_opts *o, const char *arg);
 /* before load: stack mode, which types, map sizes */
-void stack_setup_bpf(const struct record_opts *o, struct cuda_bpf *skel);
+int stack_setup_bpf(const struct record_opts *o, struct cuda_bpf *skel);
 /* after load: the collector turns stack ids/copies into stored stacks */
 int stack_setup_collector(const struct record_opts *o, struct cuda_bpf *skel,
 			  struct collector *col, struct sbt_writer *w);

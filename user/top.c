@@ -19,6 +19,7 @@
 #include "cmds.h"
 #include "collector.h"
 #include "libs.h"
+#include "umulti.h"
 #include "record.h"
 #include "top_model.h"
 #include "top_prom.h"
@@ -53,6 +54,7 @@ struct top_opts {
 struct top_ctx {
 	struct top_opts *o;
 	struct top_bpf *skel;
+	bool multi;		/* uprobe_multi links */
 	struct gb_libs *libs;
 	struct collector *col;
 	struct ring_buffer *rb;
@@ -295,6 +297,11 @@ static int open_bpf(struct top_ctx *t)
 		return -1;
 	}
 	t->skel->rodata->filter_pids = o->npids > 0;
+	if (umulti_supported()) {
+		umulti_prepare(t->skel->progs.top_entry);
+		umulti_prepare(t->skel->progs.top_return);
+		t->multi = true;
+	}
 	err = top_bpf__load(t->skel);
 	if (err) {
 		gb_err("the kernel refused the BPF programs (%s): run as root on a kernel with BPF and BTF; -v shows the verifier log",
@@ -321,6 +328,7 @@ static int attach_libs(struct top_ctx *t)
 		.entry = t->skel->progs.top_entry,
 		.ret = t->skel->progs.top_return,
 		.dl_state = t->skel->progs.top_dl_state,
+		.multi = t->multi,
 		.kinds = ~0u,
 	};
 	unsigned i;

@@ -36,7 +36,7 @@ import sys
 from events import load, Checker
 c = Checker()
 trace, out, other = sys.argv[1], sys.argv[2], int(sys.argv[3])
-pids = [int(l.split("pid=")[1]) for l in open(out) if l.startswith("produced")]
+pids = [int(l.split("pid=")[1].split()[0]) for l in open(out) if l.startswith("produced")]
 ev = [e for e in load(trace) if e["type"] == "cuLaunchKernel"]
 c.eq("-- CMD: the command and 3 children", 4, len(pids))
 c.eq("-- CMD: 100 launches in each of them", [100] * 4, [sum(1 for e in ev if e["pid"] == p) for p in sorted(pids)])
