@@ -120,54 +120,20 @@ struct {
 	__type(value, __u64);
 } stack_errs SEC(".maps");
 
-static __always_inline bool traced(__u32 tgid)
-{
-	if (!filter_pids)
-		return true;
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
-}
-
-static __always_inline void count_drop(__u32 what)
-{
-	__u64 *d = bpf_map_lookup_elem(&drops, &what);
-
-	if (d)
-		*d += 1;
-}
-
-/* the id of a task in the pid namespace at level (variable index: a helper read) */
-static __always_inline __u32 ns_nr(struct pid *p, unsigned int level)
-{
-	struct upid up = {};
-	void *at = (void *)p + bpf_core_field_offset(struct pid, numbers) +
-		   (__u64)level * bpf_core_type_size(struct upid);
-
-	bpf_probe_read_kernel(&up, sizeof(up), at);
-	return up.nr;
-}
+#include "common.bpf.h"
 
 /*
- * Hot path: the BTF task pointer gives direct loads instead of helper
- * calls, and tasks in the initial pid namespace (level 0) need no more.
+ * Hot path: helper calls only where a value cannot be loaded directly
  */
 static __always_inline void fill_common(struct gb_rec *r, __u16 kind, __u16 type)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct pid *tp = t->thread_pid;
-	unsigned int level = tp->level;
 	__u64 id = bpf_get_current_pid_tgid();
 
 	r->ts_ns = bpf_ktime_get_ns();
 	r->dur_ns = 0;
 	r->pid = id >> 32;
 	r->tid = (__u32)id;
-	if (level == 0) {
-		r->ns_tid = r->tid;
-		r->ns_pid = r->pid;
-	} else {
-		r->ns_tid = ns_nr(tp, level);
-		r->ns_pid = ns_nr(t->group_leader->thread_pid, level);
-	}
+	gb_ns_ids(id, &r->ns_pid, &r->ns_tid);
 	r->kind = kind;
 	r->type = type;
 	r->ret = 0;

@@ -36,46 +36,18 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
-static __always_inline bool traced(__u32 tgid)
-{
-	if (!filter_pids)
-		return true;
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
-}
-
-/* counted as call records: the recorder reports them with the uprobe drops */
-static __always_inline void count_drop(void)
-{
-	__u32 what = GB_DROP_CALL;
-	__u64 *d = bpf_map_lookup_elem(&drops, &what);
-
-	if (d)
-		__sync_fetch_and_add(d, 1);
-}
-
-static __always_inline __u32 ns_nr(struct pid *p)
-{
-	unsigned int level = BPF_CORE_READ(p, level);
-	struct upid up = {};
-	void *at = (void *)p + bpf_core_field_offset(struct pid, numbers) +
-		   (__u64)level * bpf_core_type_size(struct upid);
-
-	bpf_probe_read_kernel(&up, sizeof(up), at);
-	return up.nr;
-}
+#include "common.bpf.h"
 
 /* the gb_rec header every record starts with; a[] and x[] zeroed */
 static __always_inline void fill_common(struct gb_rec *r, __u16 kind, __u16 type)
 {
-	struct task_struct *t = (void *)bpf_get_current_task();
 	__u64 id = bpf_get_current_pid_tgid();
 
 	__builtin_memset(r, 0, sizeof(*r));
 	r->ts_ns = bpf_ktime_get_ns();
 	r->pid = id >> 32;
 	r->tid = (__u32)id;
-	r->ns_tid = ns_nr(BPF_CORE_READ(t, thread_pid));
-	r->ns_pid = ns_nr(BPF_CORE_READ(t, group_leader, thread_pid));
+	gb_ns_ids(id, &r->ns_pid, &r->ns_tid);
 	r->kind = kind;
 	r->type = type;
 	r->cpu = bpf_get_smp_processor_id();
@@ -91,7 +63,7 @@ int BPF_USDT(gb_cupti_launch, __u32 domain, __u32 cbid, __u64 corr, __u64 handle
 		return 0;
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
-		count_drop();
+		count_drop(GB_DROP_CALL);
 		return 0;
 	}
 	fill_common(r, GB_REC_CUPTI_LAUNCH, GB_T_none);
@@ -124,7 +96,7 @@ int BPF_USDT(gb_cupti_activity, void *act, __u32 size)
 		return 0;
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
-		count_drop();
+		count_drop(GB_DROP_CALL);
 		return 0;
 	}
 	fill_common(&r->r, GB_REC_CUPTI_ACT, GB_T_none);
@@ -154,7 +126,7 @@ int BPF_USDT(gb_cupti_nvtx, __u32 op, __u64 id, __u64 domain, void *name, __u32 
 		return 0;
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
-		count_drop();
+		count_drop(GB_DROP_CALL);
 		return 0;
 	}
 	fill_common(&r->r, GB_REC_NVTX, op == GB_NVTX_MARK ? GB_T_nvtx_mark : GB_T_nvtx_range);
@@ -180,7 +152,7 @@ int BPF_USDT(gb_cupti_lost, __u64 cupti_dropped, __u64 rate_limited)
 		return 0;
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
-		count_drop();
+		count_drop(GB_DROP_CALL);
 		return 0;
 	}
 	fill_common(r, GB_REC_CUPTI_LOST, GB_T_drops);

@@ -83,32 +83,7 @@ struct {
 	__type(value, struct pending);
 } inflight SEC(".maps");
 
-static __always_inline bool traced(__u32 tgid)
-{
-	if (!filter_pids)
-		return true;
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
-}
-
-static __always_inline void count_drop(void)
-{
-	__u32 what = GB_DROP_CALL;
-	__u64 *d = bpf_map_lookup_elem(&drops, &what);
-
-	if (d)
-		__sync_fetch_and_add(d, 1);
-}
-
-static __always_inline __u32 ns_nr(struct pid *p)
-{
-	unsigned int level = BPF_CORE_READ(p, level);
-	struct upid up = {};
-	void *at = (void *)p + bpf_core_field_offset(struct pid, numbers) +
-		   (__u64)level * bpf_core_type_size(struct upid);
-
-	bpf_probe_read_kernel(&up, sizeof(up), at);
-	return up.nr;
-}
+#include "common.bpf.h"
 
 /* the watch entry of a file's device; NULL if it is not a watched char device */
 static __always_inline struct gb_iowatch *watched(struct file *f, __u32 *dev)
@@ -189,7 +164,6 @@ undecoded:
 
 static __always_inline void finish(long ret)
 {
-	struct task_struct *t = (void *)bpf_get_current_task();
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct gb_ioctl_rec *r;
@@ -200,7 +174,7 @@ static __always_inline void finish(long ret)
 		return;
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
-		count_drop();
+		count_drop(GB_DROP_CALL);
 		bpf_map_delete_elem(&inflight, &tid);
 		return;
 	}
@@ -209,8 +183,7 @@ static __always_inline void finish(long ret)
 	r->r.dur_ns = bpf_ktime_get_ns() - p->ts;
 	r->r.pid = id >> 32;
 	r->r.tid = tid;
-	r->r.ns_tid = ns_nr(BPF_CORE_READ(t, thread_pid));
-	r->r.ns_pid = ns_nr(BPF_CORE_READ(t, group_leader, thread_pid));
+	gb_ns_ids(id, &r->r.ns_pid, &r->r.ns_tid);
 	r->r.kind = GB_REC_IOCTL;
 	r->r.type = GB_T_ioctl;
 	r->r.ret = (__s32)ret;

@@ -99,20 +99,7 @@ struct {
 	__type(value, struct top_proc_val);
 } proc_init SEC(".maps");
 
-static __always_inline bool traced(__u32 tgid)
-{
-	if (!filter_pids)
-		return true;
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
-}
-
-static __always_inline void count_drop(__u32 what)
-{
-	__u64 *d = bpf_map_lookup_elem(&drops, &what);
-
-	if (d)
-		*d += 1;
-}
+#include "common.bpf.h"
 
 /* floor(log2(v)), v > 0; branch-light like libbpf-tools' log2l */
 static __always_inline __u32 log2_u64(__u64 v)

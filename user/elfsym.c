@@ -180,7 +180,8 @@ struct elf_syms *elf_syms_open(const char *path)
 	load_build_id(s, e);
 	for (i = 0; i < s->n; i++)
 		s->v[i].name = s->names + (uintptr_t)s->v[i].name;
-	qsort(s->v, s->n, sizeof(*s->v), cmp_off);
+	if (s->n)	/* no symbols: v is NULL, which qsort must not get */
+		qsort(s->v, s->n, sizeof(*s->v), cmp_off);
 cleanup:
 	if (e)
 		elf_end(e);

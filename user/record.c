@@ -558,14 +558,14 @@ static int attach_libs(struct rec_ctx *r)
 	return 0;
 }
 
-static int check_pids(const struct record_opts *o)
+int record_check_pids(const pid_t *pids, unsigned n)
 {
 	unsigned i;
 
-	for (i = 0; i < o->npids; i++) {
-		if (kill(o->pids[i], 0) && errno == ESRCH) {
+	for (i = 0; i < n; i++) {
+		if (kill(pids[i], 0) && errno == ESRCH) {
 			gb_err("PID %d not found: check that the process is running (ps -p %d)",
-			       (int)o->pids[i], (int)o->pids[i]);
+			       (int)pids[i], (int)pids[i]);
 			return -1;
 		}
 	}
@@ -671,7 +671,7 @@ int cmd_record(int argc, char **argv)
 
 	if (parse_args(&o, argc, argv))
 		return 2;
-	if (record_check_privileges() || record_check_btf() || check_pids(&o) || record_ensure_tracefs())
+	if (record_check_privileges() || record_check_btf() || record_check_pids(o.pids, o.npids) || record_ensure_tracefs())
 		return 1;
 	libbpf_set_print(libbpf_log);
 	sbt_meta_init(&meta, argc, argv);

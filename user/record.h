@@ -37,6 +37,8 @@ struct record_opts {
 };
 
 int record_ensure_tracefs(void);
+/* one-line error and -1 if a PID does not exist */
+int record_check_pids(const pid_t *pids, unsigned n);
 /* one-line error and -1 when BPF cannot work here (shared with top) */
 int record_check_privileges(void);
 int record_check_btf(void);

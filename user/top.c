@@ -548,19 +548,6 @@ static int run_loop(struct top_ctx *t)
 	return 0;
 }
 
-static int check_pids(const struct top_opts *o)
-{
-	unsigned i;
-
-	for (i = 0; i < o->npids; i++) {
-		if (kill(o->pids[i], 0) && errno == ESRCH) {
-			gb_err("PID %d not found: check that the process is running (ps -p %d)",
-			       (int)o->pids[i], (int)o->pids[i]);
-			return -1;
-		}
-	}
-	return 0;
-}
 
 int cmd_top(int argc, char **argv)
 {
@@ -573,7 +560,7 @@ int cmd_top(int argc, char **argv)
 
 	if (parse_args(&o, argc, argv))
 		return 2;
-	if (record_check_privileges() || record_check_btf() || check_pids(&o) || record_ensure_tracefs())
+	if (record_check_privileges() || record_check_btf() || record_check_pids(o.pids, o.npids) || record_ensure_tracefs())
 		return 1;
 	libbpf_set_print(libbpf_log);
 	t.ncpu = (unsigned)libbpf_num_possible_cpus();

@@ -32,13 +32,11 @@ c.true("both producers recorded", all(any(e["pid"] == x["pid"] for e in ev) for 
 PY
 
 # B. responsiveness: SIGINT while both still produce at full speed
-$W -n 1000000000 -k q1 >/dev/null &
-w1=$!; _bg_pids+=($w1)
-$W -n 1000000000 -k q2 >/dev/null &
-w2=$!; _bg_pids+=($w2)
-sleep 0.3
-start_record --ring-size 16K -o "$T/q.sbt" --lib "$LIB" -p $w1 -p $w2 || { fail "record -p starts"; exit 0; }
+start_record --ring-size 16K -o "$T/q.sbt" --lib "$LIB" -- bash -c \
+	"$W -n 1000000000 -k q1 >/dev/null & echo \$! >'$T/q.pids'; $W -n 1000000000 -k q2 >/dev/null & echo \$! >>'$T/q.pids'; wait" ||
+	{ fail "record starts"; exit 0; }
 sleep 2
+_bg_pids+=($(cat "$T/q.pids"))
 t0=$(date +%s%N)
 kill -INT $REC_PID
 for ((i = 0; i < 600; i++)); do
@@ -48,11 +46,13 @@ done
 t1=$(date +%s%N)
 ms=$(((t1 - t0) / 1000000))
 check_true "trace finalized within 1 s of SIGINT under overload (${ms} ms)" [ $ms -lt 1000 ]
+check_true "the recording saw the overload" grep -q 'dropped' "$T/rec.log"
+# record -- COMMAND waits for its command: end the producers
+kill $(cat "$T/q.pids") 2>/dev/null
 wait $REC_PID
 rc=$?
 t2=$(date +%s%N)
 check_eq "record exits 0 after SIGINT" 0 $rc
 echo "# SIGINT -> summary ${ms} ms, -> exit $(((t2 - t0) / 1000000)) ms (uprobe detach)"
-kill $w1 $w2 2>/dev/null
 "$GPUBPF" info "$T/q.sbt" >/dev/null
 check_eq "the trace cut by SIGINT reads back" 0 "$?"

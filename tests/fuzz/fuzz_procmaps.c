@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * fuzz_procmaps.c - libFuzzer target: arbitrary text as /proc/PID/maps
+ * (user/procmaps.c): parse, then look up addresses in what came out.
+ */
+// FUZZ_SRCS: user/procmaps.c user/util.c
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "procmaps.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct gb_maps m = { 0 };
+	char *line;
+	uint64_t addr = 0;
+	unsigned i;
+
+	if (!procmaps_parse((const char *)data, size, &m)) {
+		if (size >= 8)
+			memcpy(&addr, data, 8);
+		procmaps_find(&m, addr);
+		for (i = 0; i < m.n; i++) {
+			procmaps_find(&m, m.v[i].start);
+			procmaps_find(&m, m.v[i].end - 1);
+			if (m.v[i].path)
+				(void)strlen(m.v[i].path);
+		}
+		procmaps_free(&m);
+	}
+	/* one line on its own, as the loader-event path parses it */
+	line = malloc(size + 1);
+	if (!line)
+		return 0;
+	memcpy(line, data, size);
+	line[size] = 0;
+	{
+		struct gb_map one = { 0 };
+
+		/* path points into line: nothing to free */
+		if (!procmaps_parse_line(line, &one) && one.path)
+			(void)strlen(one.path);
+	}
+	free(line);
+	return 0;
+}
