@@ -27,5 +27,7 @@ int main(void)
 	}
 	printf("produced n=%d cumalloc=%d culaunch=%d cusync=%d cudamalloc=%d cudalaunch=%d cudasync=%d pid=%d\n",
 	       n, r_cumalloc, r_culaunch, r_cusync, r_cudamalloc, r_cudalaunch, r_cudasync, getpid());
+	fflush(stdout);
+	usleep(300000);	/* see rt_work.cc: mappings are read while the process lives */
 	return 0;
 }
