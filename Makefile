@@ -5,6 +5,7 @@
 #   make demo       deps + build + record the bundled demo workload + info
 #   make test       unit, integration (root, real BPF), fuzz smoke; then all again under ASan+UBSan
 #   make bench      benchmarks, writes BENCHMARKS.md
+#   make bench-soak long soak of record at 50k events/s (SOAK_SECONDS, default 600)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)
 #   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from the running kernel's BTF
 #   make install    install gpubpf to $(PREFIX)/bin
@@ -34,7 +35,7 @@ endif
 DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
 	libncurses-dev libunwind-dev libcmocka-dev protobuf-compiler \
 	systemtap-sdt-dev libclang-rt-14-dev llvm-14 python3 tmux libcap2-bin \
-	util-linux prometheus libamdhip64-dev bpftrace gcc make pkg-config
+	util-linux iproute2 valgrind prometheus libamdhip64-dev bpftrace gcc g++ make pkg-config
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BPFBUILD)/%.bpf.o,$(BPF_SRCS))
@@ -48,7 +49,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WL_SRCS := $(wildcard tests/workloads/*.c)
 
 .SECONDARY:
-.PHONY: all deps demo test test-only bench fuzz vmlinux install clean workloads unit cupti
+.PHONY: all deps demo test test-only bench bench-soak fuzz vmlinux install clean workloads unit cupti
 
 all: $(BUILD)/gpubpf
 
@@ -116,6 +117,10 @@ test-only: all unit workloads cupti
 
 bench: all workloads
 	@bash bench/run.sh
+
+# soak: record at 50k launches/s for SOAK_SECONDS (default 600), RSS/CPU/drops every 10 s
+bench-soak: all workloads
+	@bash bench/soak.sh $(BUILD)
 
 fuzz:
 	@$(MAKE) --no-print-directory -C tests/fuzz OUT=$(CURDIR)/build/fuzz

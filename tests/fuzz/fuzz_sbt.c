@@ -3,7 +3,7 @@
  * fuzz_sbt.c - the .sbt reader (gpubpf and TraceSmith flavours) on
  * arbitrary bytes: open, info, notes, stacks, iterate, seek, iterate.
  */
-// FUZZ_SRCS: user/sbt_read.c user/sbt_merge.c user/sbt_codec.c user/sbt_tracesmith.c user/sbt_write.c user/util.c user/event.c
+// FUZZ_SRCS: user/sbt_read.c user/sbt_merge.c user/sbt_codec.c user/sbt_tracesmith.c user/sbt_write.c user/util.c user/event.c user/ioctl.c user/ioctl_names.c user/hmap.c
 // FUZZ_LIBS: -lzstd -lz -lstdc++
 #include <stddef.h>
 #include <stdint.h>

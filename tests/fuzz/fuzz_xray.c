@@ -4,7 +4,7 @@
  * the whole import path (parse, sort, call stacks, events as JSON).
  * Must never crash, hang or leak, whatever the bytes.
  */
-// FUZZ_SRCS: xray_import/xray_log.c xray_import/xray_sort.c xray_import/xray_import.c user/util.c user/event.c
+// FUZZ_SRCS: xray_import/xray_log.c xray_import/xray_sort.c xray_import/xray_import.c user/util.c user/event.c user/ioctl.c user/ioctl_names.c user/hmap.c
 // FUZZ_LIBS: -lstdc++
 #include <stdint.h>
 #include <string.h>
