@@ -398,6 +398,38 @@ static __always_inline void take_stack(struct pt_regs *ctx, struct gb_rec *r, __
 		emit_py_stack(r);
 }
 
+/*
+ * A call whose return probe never fired (the kernel omits uretprobes past
+ * its nesting limit, or a tracer detached mid-call) must not block the
+ * thread's slots: a frame at or below the new call's stack pointer has
+ * returned. Its record goes out without duration rather than being lost.
+ */
+static __always_inline void flush_stale(struct inflight_stack *st, __u64 sp)
+{
+	struct gb_rec *r;
+	__u32 i, d;
+
+	for (i = 0; i < GB_INFLIGHT_DEPTH; i++) {
+		d = st->depth;
+		if (d == 0)
+			return;
+		if (d > GB_INFLIGHT_DEPTH) {
+			st->depth = d - 1;	/* a call that had no slot */
+			continue;
+		}
+		if (top_slot(st, d)->sp > sp)
+			return;		/* an ancestor of this call: still running */
+		st->depth = d - 1;
+		r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+		if (!r) {
+			count_drop(GB_DROP_CALL);
+			continue;
+		}
+		__builtin_memcpy(r, &top_slot(st, d)->r, sizeof(*r));
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	}
+}
+
 SEC("uprobe")
 int gb_entry(struct pt_regs *ctx)
 {
@@ -415,6 +447,7 @@ int gb_entry(struct pt_regs *ctx)
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!st)
 			return 0;
+		flush_stale(st, PT_REGS_SP(ctx));
 		d = st->depth;
 		st->depth = d + 1;	/* the return pops it, kept or not */
 		if (d >= GB_INFLIGHT_DEPTH) {

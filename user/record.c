@@ -630,8 +630,8 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 
 	while (!exiting) {
 		ring_buffer__poll(r->rb, 1);
-		if (ring_buffer__consume(r->rb) < 0 && r->write_err)
-			break;
+		if ((status = ring_buffer__consume(r->rb)) < 0 && !r->write_err)
+			gb_dbg("ring buffer: %s", strerror(-status));
 		if (r->write_err)
 			break;
 		now = gb_now_mono_ns();

@@ -106,6 +106,8 @@ static long split_threads(const struct xray_log *log, struct run **runs_out, siz
 	for (i = 0; i < log->n; i++) {
 		uint64_t k = rec_key(&log->recs[i]);
 
+		if (!k)
+			goto out;	/* pid and tid all ones wrap to the empty key: radix sort */
 		if (k != last) {
 			for (h = (k * 0x9e3779b97f4a7c15ull) >> 56; keys[h] && keys[h] != k;
 			     h = (h + 1) & (cap - 1))
