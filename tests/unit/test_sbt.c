@@ -11,44 +11,13 @@
 #include "sbt.h"
 #include "util.h"
 #include "test_sbt_gen.h"
+#include "test_tmpdir.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SAN 1
-#endif
-#endif
-#ifndef SAN
-#define SAN 0
-#endif
-
-static char dir[64];
-
-static const char *tpath(const char *name)
-{
-	static char p[4][128];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
-	return p[k];
-}
 
 static int setup(void **state)
 {
-	strcpy(dir, "/tmp/test_sbt.XXXXXX");
-	assert_non_null(mkdtemp(dir));
 	gen_init();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return tmpdir_setup("test_sbt");
 }
 
 static void assert_str_same(const char *a, const char *b)

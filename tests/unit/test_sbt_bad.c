@@ -21,33 +21,13 @@
 #include "sbt.h"
 #include "sbt_codec.h"
 #include "test_sbt_gen.h"
+#include "test_tmpdir.h"
 
-static char dir[64];
-
-static const char *tpath(const char *name)
-{
-	static char p[4][128];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
-	return p[k];
-}
 
 static int setup(void **state)
 {
-	strcpy(dir, "/tmp/test_sbt_bad.XXXXXX");
-	assert_non_null(mkdtemp(dir));
 	gen_init();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return tmpdir_setup("test_sbt_bad");
 }
 
 static uint8_t *slurp(const char *path, size_t *len)

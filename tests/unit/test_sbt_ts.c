@@ -18,29 +18,8 @@
 #include "sbt.h"
 #include "sbt_codec.h"
 #include "test_sbt_gen.h"
+#include "test_tmpdir.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SAN 1
-#endif
-#endif
-#ifndef SAN
-#define SAN 0
-#endif
-
-static char dir[64];
-
-static const char *tpath(const char *name)
-{
-	static char p[4][128];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
-	return p[k];
-}
 
 /* tests/fixtures/sbt/NAME, from $ROOT or relative to this source file */
 static const char *fixture(const char *name)
@@ -60,18 +39,8 @@ static const char *fixture(const char *name)
 
 static int setup(void **state)
 {
-	strcpy(dir, "/tmp/test_sbt_ts.XXXXXX");
-	assert_non_null(mkdtemp(dir));
 	gen_init();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return tmpdir_setup("test_sbt_ts");
 }
 
 static uint64_t file_size(const char *p)
