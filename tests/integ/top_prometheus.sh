@@ -26,6 +26,7 @@ PROM_PORT=$(free_port)
 WPID=$!
 _bg_pids+=($WPID)
 bg "$GPUBPF" top -b --quiet --prometheus ":$EXP_PORT" --prom-kernels 2 -p $WPID --lib "$LIB" --ready-file "$T/ready" 2>"$T/top.err"
+TOPPID=${_bg_pids[-1]}
 if ! wait_for "$T/ready" 60; then fail "top --prometheus started ($(cat "$T/top.err"))"; exit 0; fi
 
 # the endpoint itself: status codes and bounded labels
@@ -41,6 +42,28 @@ check_true "latency histogram with le buckets and +Inf" grep -q "^gpubpf_launch_
 python3 -c 'import socket,time; s=socket.create_connection(("127.0.0.1",'"$EXP_PORT"')); s.send(b"GET /met"); time.sleep(1)' &
 sleep 0.2
 check_eq "a stalled client does not block other scrapes" 200 "$(get "http://127.0.0.1:$EXP_PORT/metrics" | head -1)"
+# Hardening II: these 14 bytes made the old request parser follow a NULL pointer (SIGSEGV)
+crash=$(python3 - "$EXP_PORT" 2>&1 <<'PY'
+import socket, sys
+try:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+    s.sendall(b"AAAAAAAAAA\r\n\r\n")
+    d = b""
+    while True:
+        c = s.recv(4096)
+        if not c:
+            break
+        d += c
+    print(d.split(b"\r\n", 1)[0].decode("ascii", "replace"))
+except Exception as e:
+    print("ERR", e)
+PY
+)
+check_eq "the 14-byte request AAAAAAAAAA\\r\\n\\r\\n answers 400" "HTTP/1.0 400 Bad Request" "$crash"
+# alive and not a zombie that bash has not reaped yet
+alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"; }
+check_true "top --prometheus still runs after it" alive "$TOPPID"
+check_eq "GET /metrics still answers 200 after it" 200 "$(get "http://127.0.0.1:$EXP_PORT/metrics" | head -1)"
 
 cat >"$T/prometheus.yml" <<YML
 global:

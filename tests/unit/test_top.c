@@ -4,8 +4,12 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include "top_model.h"
 #include "top_prom.h"
 #include "top_render.h"
@@ -243,6 +247,214 @@ static void test_render(void **state)
 	top_model_free(&m);
 }
 
+/* the 14 bytes that crashed the old sscanf/strchr parser (Hardening II) */
+static const char crash_req[] = "AAAAAAAAAA\r\n\r\n";
+
+static int parse(const char *s, size_t len, bool *head_only)
+{
+	return top_prom_parse_request(s, len, head_only);
+}
+
+#define PARSE(s) parse((s), sizeof(s) - 1, NULL)
+
+static void test_prom_parse(void **state)
+{
+	bool head = true;
+
+	assert_int_equal(parse(crash_req, 14, NULL), 400);
+	assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", 34, &head), 200);
+	assert_false(head);
+	assert_int_equal(parse("HEAD /metrics HTTP/1.0\r\n\r\n", 26, &head), 200);
+	assert_true(head);
+	assert_int_equal(PARSE("GET /metrics?x=1 HTTP/1.1\n\n"), 200);	/* LF only */
+	assert_int_equal(PARSE("GET /metrics HTTP/1.1\r\nA: b\n\r\n"), 200);	/* mixed */
+	assert_int_equal(PARSE("POST /metrics HTTP/1.1\r\n\r\n"), 405);
+	assert_int_equal(PARSE("get /metrics HTTP/1.1\r\n\r\n"), 405);	/* methods are case-sensitive */
+	assert_int_equal(PARSE("GET /other HTTP/1.1\r\n\r\n"), 404);
+	assert_int_equal(PARSE("GET /metricsx HTTP/1.1\r\n\r\n"), 404);
+	assert_int_equal(PARSE("GET\r\n\r\n"), 400);
+	assert_int_equal(PARSE("GET /metrics\r\n\r\n"), 400);	/* HTTP/0.9: no version */
+	assert_int_equal(PARSE("GET /metrics HTTP/1.1 \r\n\r\n"), 400);
+	assert_int_equal(PARSE("GET  /metrics HTTP/1.1\r\n\r\n"), 400);
+	assert_int_equal(PARSE("GET\t/metrics HTTP/1.1\r\n\r\n"), 400);
+	assert_int_equal(PARSE("GET /metrics HTTP/1\r\n\r\n"), 400);
+	assert_int_equal(PARSE(" GET /metrics HTTP/1.1\r\n\r\n"), 400);
+	assert_int_equal(PARSE("\r\n\r\n"), 400);
+	/* NULs: in the line, in a header, and before the empty line (strstr would stop there) */
+	assert_int_equal(PARSE("GET /met\0rics HTTP/1.1\r\n\r\n"), 400);
+	assert_int_equal(PARSE("GET /metrics HTTP/1.1\r\nA: \0\r\n\r\n"), 400);
+	assert_int_equal(PARSE("GET /metrics HTTP/1.1\0\r\n\r\n"), 400);
+	/* incomplete: 0, read more */
+	assert_int_equal(PARSE(""), 0);
+	assert_int_equal(PARSE("GET /metrics HTTP/1.1\r\n"), 0);
+	assert_int_equal(PARSE("GET /metrics HTTP/1.1\r\n\r"), 0);
+	assert_int_equal(parse("GET /metrics HTTP/1.1\r\n\r\n", 24, NULL), 0);
+}
+
+static void test_prom_parse_size(void **state)
+{
+	char *b = malloc(TOP_PROM_REQ_MAX + 16);
+	static const char line[] = "GET /metrics HTTP/1.1\r\n";
+
+	assert_non_null(b);
+	memset(b, 'A', TOP_PROM_REQ_MAX + 16);
+	assert_int_equal(parse(b, TOP_PROM_REQ_MAX - 1, NULL), 0);
+	assert_int_equal(parse(b, TOP_PROM_REQ_MAX, NULL), 431);
+	assert_int_equal(parse(b, TOP_PROM_REQ_MAX + 16, NULL), 431);
+	/* a head of exactly TOP_PROM_REQ_MAX bytes is fine, one more is not */
+	memcpy(b, line, sizeof(line) - 1);
+	memcpy(b + sizeof(line) - 1, "X:", 2);
+	memcpy(b + TOP_PROM_REQ_MAX - 4, "\r\n\r\n", 4);
+	assert_int_equal(parse(b, TOP_PROM_REQ_MAX, NULL), 200);
+	assert_int_equal(parse(b, TOP_PROM_REQ_MAX + 16, NULL), 200);
+	memcpy(b + TOP_PROM_REQ_MAX - 4, "A\r\n\r", 4);
+	b[TOP_PROM_REQ_MAX] = '\n';
+	assert_int_equal(parse(b, TOP_PROM_REQ_MAX + 1, NULL), 431);
+	free(b);
+}
+
+/* One round of top's loop: poll the server's fds without waiting, serve */
+static void serve_round(struct top_prom *p, struct top_model *m, uint64_t now)
+{
+	struct pollfd fds[TOP_PROM_CLIENTS + 1];
+	int n = top_prom_fds(p, fds, TOP_PROM_CLIENTS + 1);
+
+	assert_true(poll(fds, n, 0) >= 0);
+	top_prom_serve(p, fds, n, m, now);
+}
+
+/* A client on a socketpair; the server end is non-blocking and the server's */
+static int connect_client(struct top_prom *p, uint64_t now)
+{
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+	if (top_prom_adopt(p, sv[1], now)) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	return sv[0];
+}
+
+/* Serve until the server ends its side of the connection; the answer, NUL-terminated */
+static size_t read_answer(struct top_prom *p, struct top_model *m, int fd, char *buf, size_t size, uint64_t now)
+{
+	size_t len = 0;
+	ssize_t r;
+	int round;
+
+	for (round = 0; round < 100; round++) {
+		serve_round(p, m, now);
+		while ((r = read(fd, buf + len, size - 1 - len)) > 0)
+			len += (size_t)r;
+		if (r == 0)
+			break;
+		assert_int_equal(errno, EAGAIN);
+	}
+	assert_true(round < 100);
+	buf[len] = 0;
+	return len;
+}
+
+/* The body length the answer's Content-Length announces matches what came */
+static void assert_answer(const char *a, size_t len, const char *status, bool body)
+{
+	const char *cl = strstr(a, "\r\nContent-Length: "), *end = strstr(a, "\r\n\r\n");
+
+	assert_true(len > 9);
+	assert_memory_equal(a, "HTTP/1.0 ", 9);
+	assert_memory_equal(a + 9, status, strlen(status));
+	assert_non_null(cl);
+	assert_non_null(end);
+	if (body)
+		assert_int_equal(strtoul(cl + 18, NULL, 10), len - (size_t)(end + 4 - a));
+	else
+		assert_int_equal(len, (size_t)(end + 4 - a));
+}
+
+static void test_prom_server_crash(void **state)
+{
+	struct top_prom *p = top_prom_new_unbound(5);
+	struct top_model m;
+	char buf[8192];
+	size_t len;
+	int fd;
+
+	top_model_init(&m, NULL, NULL);
+	assert_non_null(p);
+	fd = connect_client(p, 1000);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, crash_req, 14), 14);
+	len = read_answer(p, &m, fd, buf, sizeof(buf), 1000);
+	assert_answer(buf, len, "400 ", true);
+	close(fd);
+	/* still serving: the next client gets its metrics */
+	fd = connect_client(p, 2000);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "GET /metrics HTTP/1.1\r\n\r\n", 25), 25);
+	len = read_answer(p, &m, fd, buf, sizeof(buf), 2000);
+	assert_answer(buf, len, "200 ", true);
+	assert_non_null(strstr(buf, "\ngpubpf_processes 0\n"));
+	assert_int_equal(top_prom_scrapes(p), 1);
+	close(fd);
+	top_prom_free(p);
+	top_model_free(&m);
+}
+
+static void test_prom_server_split(void **state)
+{
+	static const char req[] = "HEAD /metrics?a=b HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct top_prom *p = top_prom_new_unbound(5);
+	struct top_model m;
+	char buf[8192];
+	size_t i, len;
+	int fd;
+
+	top_model_init(&m, NULL, NULL);
+	fd = connect_client(p, 0);
+	for (i = 0; i < sizeof(req) - 1; i++) {
+		assert_int_equal(write(fd, req + i, 1), 1);
+		serve_round(p, &m, i);
+		assert_int_equal(read(fd, buf, sizeof(buf)), -1);	/* nothing before the head is whole */
+	}
+	/* more bytes after the head neither change nor lose the answer */
+	assert_int_equal(write(fd, "garbage", 7), 7);
+	len = read_answer(p, &m, fd, buf, sizeof(buf), i);
+	assert_answer(buf, len, "200 ", false);
+	close(fd);
+	top_prom_free(p);
+	top_model_free(&m);
+}
+
+static void test_prom_server_limits(void **state)
+{
+	struct top_prom *p = top_prom_new_unbound(5);
+	int fds[TOP_PROM_CLIENTS], i;
+	struct top_model m;
+	char buf[256];
+
+	top_model_init(&m, NULL, NULL);
+	for (i = 0; i < TOP_PROM_CLIENTS; i++) {
+		fds[i] = connect_client(p, 0);
+		assert_true(fds[i] >= 0);
+	}
+	assert_int_equal(connect_client(p, 0), -1);	/* the 17th */
+	/* silent clients: nothing until the deadline, then closed without an answer */
+	serve_round(p, &m, TOP_PROM_TIMEOUT_NS);
+	assert_int_equal(read(fds[0], buf, sizeof(buf)), -1);
+	serve_round(p, &m, TOP_PROM_TIMEOUT_NS + 1);
+	for (i = 0; i < TOP_PROM_CLIENTS; i++) {
+		assert_int_equal(read(fds[i], buf, sizeof(buf)), 0);
+		close(fds[i]);
+	}
+	i = connect_client(p, 0);	/* room again */
+	assert_true(i >= 0);
+	close(i);
+	top_prom_free(p);
+	top_model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +466,11 @@ int main(void)
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_prom_labels),
 		cmocka_unit_test(test_render),
+		cmocka_unit_test(test_prom_parse),
+		cmocka_unit_test(test_prom_parse_size),
+		cmocka_unit_test(test_prom_server_crash),
+		cmocka_unit_test(test_prom_server_split),
+		cmocka_unit_test(test_prom_server_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
