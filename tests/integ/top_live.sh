@@ -80,35 +80,70 @@ check_eq "top --json: kernel names" "ratetest_0,ratetest_1,ratetest_2,ratetest_3
 kill -9 $WPID 2>/dev/null
 
 # --- 4. the terminal is restored after q, SIGINT and SIGTERM ---
+# Each check has its own tmux server: reusing one socket right after
+# kill-server can reach the dying server ("server exited unexpectedly").
+# Every step waits for what it needs on the screen, never for a fixed time.
+
+# until_screen SOCKET SECS PATTERN: the pane shows a line matching PATTERN
+until_screen() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		tmux -L "$1" capture-pane -p 2>/dev/null | grep -q "$3" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# until_alt SOCKET SECS VALUE: the pane's alternate_on is VALUE
+until_alt() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ "$(tmux -L "$1" display -p '#{alternate_on}' 2>/dev/null)" = "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+RSOCKS=()
 restore_check() {	# how: q | INT | TERM
-	local how=$1 alt
-	tm kill-server 2>/dev/null
+	local how=$1 s=gbtop$$_$1 alt
+	RSOCKS+=("$s")
 	rm -f "$T/ready_$how" "$T/pid_$how"
-	tm new-session -d -x 150 -y 40 "bash --norc --noprofile"
-	tm send-keys "echo MARKER_$how; sh -c 'echo \$\$ > $T/pid_$how; exec $GPUBPF top --lib $LIB --ready-file $T/ready_$how'; echo RC_$how=\$?" Enter
-	if ! wait_for "$T/ready_$how" 60; then fail "top restores the terminal after $how (did not start)"; return; fi
-	for i in $(seq 20); do sleep 0.25; tm capture-pane -p | grep -q "^gpubpf top" && break; done
-	alt=$(tm display -p '#{alternate_on}')
-	check_eq "top ($how): screen in the alternate buffer while running" 1 "$alt"
+	tmux -L "$s" new-session -d -x 150 -y 40 "bash --norc --noprofile"
+	# the shell must be reading before keys are sent
+	tmux -L "$s" send-keys "echo SHELL_UP" Enter
+	if ! until_screen "$s" 30 "^SHELL_UP"; then fail "top restores the terminal after $how (tmux shell did not start)"; return; fi
+	tmux -L "$s" send-keys "clear; echo MARKER_$how; sh -c 'echo \$\$ > $T/pid_$how; exec $GPUBPF top --lib $LIB --ready-file $T/ready_$how'; echo RC_$how=\$?" Enter
+	if ! wait_for "$T/ready_$how" 90; then fail "top restores the terminal after $how (did not start)"; return; fi
+	if until_screen "$s" 30 "^gpubpf top" && until_alt "$s" 10 1; then
+		pass "top ($how): screen in the alternate buffer while running"
+	else
+		fail "top ($how): screen in the alternate buffer while running (alternate_on=$(tmux -L "$s" display -p '#{alternate_on}' 2>&1))"
+	fi
 	case $how in
-	q) tm send-keys q ;;
+	q) tmux -L "$s" send-keys q ;;
 	*) kill -$how "$(cat "$T/pid_$how")" ;;
 	esac
 	# the screen is given back at once; detaching the probes comes after
-	for i in $(seq 20); do sleep 0.25; [ "$(tm display -p '#{alternate_on}')" = 0 ] && break; done
-	sleep 0.5
-	tm capture-pane -p >"$T/restore_$how.txt"
-	alt=$(tm display -p '#{alternate_on}')
-	if [ "$alt" = 0 ] && grep -q "^MARKER_$how" "$T/restore_$how.txt" && ! grep -q "^gpubpf top" "$T/restore_$how.txt"; then
-		pass "top restores the terminal after $how (alternate screen left, marker visible again)"
+	if until_alt "$s" 60 0 && until_screen "$s" 10 "^MARKER_$how"; then
+		tmux -L "$s" capture-pane -p >"$T/restore_$how.txt"
+		if grep -q "^gpubpf top" "$T/restore_$how.txt"; then
+			fail "top restores the terminal after $how (top's screen still visible)"; cat "$T/restore_$how.txt"
+		else
+			pass "top restores the terminal after $how (alternate screen left, marker visible again)"
+		fi
 	else
-		fail "top restores the terminal after $how (alternate_on=$alt)"; cat "$T/restore_$how.txt"
+		tmux -L "$s" capture-pane -p >"$T/restore_$how.txt" 2>&1
+		fail "top restores the terminal after $how (alternate_on=$(tmux -L "$s" display -p '#{alternate_on}' 2>&1))"; cat "$T/restore_$how.txt"
 	fi
+	# its exit status, once the probes are detached
+	if until_screen "$s" 240 "^RC_$how="; then
+		check_eq "top exits 0 after $how" "RC_$how=0" "$(tmux -L "$s" capture-pane -p | grep -o "^RC_$how=[0-9]*")"
+	else
+		fail "top exits 0 after $how (no exit status within 240 s)"
+	fi
+	tmux -L "$s" kill-server 2>/dev/null
 }
+trap 'tm kill-server 2>/dev/null; for s in "${RSOCKS[@]}"; do tmux -L "$s" kill-server 2>/dev/null; done; cleanup_test' EXIT
+tm kill-server 2>/dev/null
 restore_check q
 restore_check INT
 restore_check TERM
-# the exit status, once the probes are detached (slow: one RCU grace period per probe)
-for i in $(seq 240); do tm capture-pane -p | grep -q "^RC_TERM=" && break; sleep 0.5; done
-check_eq "top exits 0 after SIGTERM" "RC_TERM=0" "$(tm capture-pane -p | grep -o '^RC_TERM=[0-9]*')"
-tm kill-server 2>/dev/null
