@@ -13,6 +13,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+#define CLONE_THREAD	0x00010000	/* uapi/linux/sched.h: not in vmlinux.h */
+
 const volatile bool filter_pids = false;	/* only tgids in targets */
 const volatile bool follow_children = false;	/* forks of targets become targets */
 /* call stacks: enum gb_stack_mode, which types get one, bytes of stack copied */
@@ -24,6 +26,11 @@ const volatile bool python = false;
 /* struct gb_py_offsets, as words: a skeleton field of a struct type would need its header */
 const volatile __u64 py_off[sizeof(struct gb_py_offsets) / 8] = {};
 #define py (*(const volatile struct gb_py_offsets *)py_off)
+/* tests only (GPUBPF_TEST_FAIL_STORAGE): every Nth thread-state lookup fails */
+const volatile __u32 fail_storage_every = 0;
+
+/* set by user space when it stops: no new calls, so the last drain ends */
+volatile __u32 stopping = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -38,10 +45,11 @@ struct {
 } targets SEC(".maps");
 
 /* every record we could not reserve, per CPU: reported, never silent.
- * [GB_DROP_CALL] API calls, [GB_DROP_CTL] loader and exit notifications */
+ * [GB_DROP_CALL] API calls, [GB_DROP_CTL] loader and exit notifications,
+ * [GB_DROP_TARGET] children of -- CMD the targets map had no room for */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, GB_NDROPS);
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");
@@ -53,15 +61,28 @@ struct {
  * longjmp or an exception skipped.
  */
 #define GB_INFLIGHT_DEPTH 4
-struct inflight_slot {
+/* a call record and the return addresses that follow it (--stack fp) */
+struct rec_ips {
 	struct gb_rec r;
+	__u64 ips[GB_STACK_FP_DEPTH];
+};
+
+struct inflight_slot {
+	struct rec_ips c;
 	__u64 sp;
 };
 
+/*
+ * Per-thread state. Records too big for the BPF stack are built here, not
+ * in per-CPU scratch: uprobe programs can be preempted, and a second
+ * thread on the same CPU would overwrite a per-CPU buffer mid-build. A
+ * thread cannot preempt itself.
+ */
 struct inflight_stack {
 	__u32 depth;
-	__u32 _pad;
+	__u32 lookups;		/* fault injection (fail_storage_every) */
 	struct inflight_slot slot[GB_INFLIGHT_DEPTH];
+	struct rec_ips scratch;	/* an entry-only call being built */
 };
 
 /* slot d-1, masked after a barrier so the verifier sees the bound */
@@ -81,38 +102,7 @@ struct {
 	__type(value, struct inflight_stack);
 } inflight SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct gb_rec);
-} scratch SEC(".maps");
-
-/* --stack fp: user stacks deduplicated by the kernel; sized by user space */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__uint(value_size, GB_STACK_FP_DEPTH * sizeof(__u64));
-} stacks SEC(".maps");
-
-/* --stack dwarf: one record being built per CPU (too big for a per-CPU map) */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);			/* set to the number of CPUs */
-	__type(key, __u32);
-	__type(value, struct gb_stack_rec);
-} stack_scratch SEC(".maps");
-
-/* --python: one record being built per CPU */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct gb_py_rec);
-} py_scratch SEC(".maps");
-
-/* stacks we could not take, per CPU: [0] fp (stack map full), [1] dwarf (ring full) */
+/* stacks we could not take, per CPU: [0] fp (walk failed), [1] dwarf/python (ring full) */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 2);
@@ -138,7 +128,7 @@ static __always_inline void fill_common(struct gb_rec *r, __u16 kind, __u16 type
 	r->type = type;
 	r->ret = 0;
 	r->flags = 0;
-	r->stack_id = 0;
+	r->nips = 0;
 	r->_spare = 0;
 	r->cpu = bpf_get_smp_processor_id();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
@@ -250,22 +240,26 @@ static __always_inline void count_stack_err(__u32 what)
 }
 
 /*
- * The top of the user stack from sp, page by page: the copy stops at the
- * first unreadable page (the end of the stack mapping), so a shallow
- * stack still yields what there is.
+ * The top of the user stack from sp, page by page, straight into the ring
+ * record: the copy stops at the first unreadable page (the end of the
+ * stack mapping), so a shallow stack still yields what there is. Each
+ * page is a fixed 4 KiB slice of the record (the record has a page of
+ * slack), so the verifier knows every write is inside it.
  */
-static __always_inline __u32 copy_stack(struct gb_stack_rec *s, __u64 sp)
+static __always_inline __u32 copy_stack(struct bpf_dynptr *d, __u64 sp, __u32 want)
 {
-	__u32 off = 0, n = 4096 - (sp & 4095), want = stack_bytes;
+	__u32 off = 0, n = 4096 - (sp & 4095);
+	void *dst;
 	int i;
 
 	for (i = 0; i <= GB_STACK_COPY_MAX / 4096; i++) {
-		if (off >= want || off > GB_STACK_COPY_MAX - 4096)
+		if (off >= want || off > GB_STACK_COPY_MAX)
 			break;
 		if (n > want - off)
 			n = want - off;
 		n = ((n - 1) & 4095) + 1;	/* 1..4096, in a form the verifier keeps */
-		if (bpf_probe_read_user(s->data + (off & (GB_STACK_COPY_MAX - 1)), n, (void *)(sp + off)))
+		dst = bpf_dynptr_data(d, GB_STACK_REC_HDR + off, 4096);
+		if (!dst || bpf_probe_read_user(dst, n, (void *)(sp + off)))
 			break;
 		off += n;
 		n = 4096;
@@ -276,27 +270,29 @@ static __always_inline __u32 copy_stack(struct gb_stack_rec *s, __u64 sp)
 /* registers and stack copy, sent ahead of the call record they belong to */
 static __always_inline void emit_dwarf_stack(struct pt_regs *ctx, const struct gb_rec *r)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), len;
-	struct gb_stack_rec *s = bpf_map_lookup_elem(&stack_scratch, &cpu);
+	__u32 want = stack_bytes;
+	struct gb_stack_rec *s;
+	struct bpf_dynptr d;
 
+	if (want > GB_STACK_COPY_MAX)
+		want = GB_STACK_COPY_MAX;
+	if (bpf_ringbuf_reserve_dynptr(&rb, GB_STACK_REC_HDR + want + 4096, 0, &d)) {
+		bpf_ringbuf_discard_dynptr(&d, 0);
+		count_stack_err(1);
+		return;
+	}
+	s = bpf_dynptr_data(&d, 0, GB_STACK_REC_HDR);
 	if (!s) {
-		__u32 zero = 0;
-
-		s = bpf_map_lookup_elem(&stack_scratch, &zero);
-		if (!s)
-			return;
+		bpf_ringbuf_discard_dynptr(&d, 0);
+		return;
 	}
 	__builtin_memcpy(&s->r, r, sizeof(s->r));
 	s->r.kind = GB_REC_STACK;
 	bpf_probe_read_kernel(s->regs, sizeof(struct pt_regs) < sizeof(s->regs) ?
 			      sizeof(struct pt_regs) : sizeof(s->regs), ctx);
 	s->sp = PT_REGS_SP(ctx);
-	len = copy_stack(s, s->sp);
-	if (len > GB_STACK_COPY_MAX)
-		len = GB_STACK_COPY_MAX;
-	s->len = len;
-	if (bpf_ringbuf_output(&rb, s, GB_STACK_REC_HDR + len, BPF_RB_NO_WAKEUP))
-		count_stack_err(1);
+	s->len = copy_stack(&d, s->sp, want);
+	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline __u64 uptr(__u64 addr)
@@ -352,7 +348,7 @@ static __always_inline void emit_py_stack(const struct gb_rec *r)
 	struct task_struct *t = (void *)bpf_get_current_task();
 	struct gb_py_rec *p;
 	__u64 frame, ts;
-	__u32 zero = 0, n = 0;
+	__u32 n = 0;
 	int i;
 
 	if (BPF_CORE_READ(t, mm, exe_file, f_inode, i_ino) != py.exe_ino)
@@ -363,39 +359,72 @@ static __always_inline void emit_py_stack(const struct gb_rec *r)
 	frame = uptr(ts + py.ts_cframe);
 	if (py.cf_current >= 0)
 		frame = uptr(frame + py.cf_current);
-	p = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!p)
+	if (!frame)
 		return;
+	/* built in the ring itself: no per-CPU buffer another thread could reuse */
+	p = bpf_ringbuf_reserve(&rb, sizeof(*p), 0);
+	if (!p) {
+		count_stack_err(1);
+		return;
+	}
 	for (i = 0; i < GB_PY_MAX_FRAMES && frame; i++) {
 		py_frame(&p->f[i], frame);
 		frame = uptr(frame + py.fr_previous);
 		n = i + 1;
 	}
-	if (!n)
-		return;
 	__builtin_memcpy(&p->r, r, sizeof(p->r));
 	p->r.kind = GB_REC_PYSTACK;
 	p->n = n;
-	if (n > GB_PY_MAX_FRAMES)
-		n = GB_PY_MAX_FRAMES;
-	if (bpf_ringbuf_output(&rb, p, GB_PY_REC_SIZE(n), BPF_RB_NO_WAKEUP))
-		count_stack_err(1);
+	bpf_ringbuf_submit(p, BPF_RB_NO_WAKEUP);
 }
 
 /* dead code for the verifier unless a stack mode was chosen before load */
-static __always_inline void take_stack(struct pt_regs *ctx, struct gb_rec *r, __u32 type)
+static __always_inline void take_stack(struct pt_regs *ctx, struct rec_ips *c, __u32 type)
 {
+	struct gb_rec *r = &c->r;
+	long n;
+
 	if ((stack_mode == GB_STACK_NONE && !python) || type >= GB_T__COUNT || !stack_types[type])
 		return;
 	if (stack_mode == GB_STACK_FP) {
-		r->stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-		if (r->stack_id < 0)
+		/* carried with the record: no kernel stack map to fill up or alias */
+		n = bpf_get_stack(ctx, c->ips, sizeof(c->ips), BPF_F_USER_STACK);
+		if (n < 0) {
+			r->flags |= GB_RF_STACKERR;
 			count_stack_err(0);
+		} else {
+			r->nips = (__u32)n / 8;
+		}
 	} else if (stack_mode == GB_STACK_DWARF) {
 		emit_dwarf_stack(ctx, r);
 	}
 	if (python)
 		emit_py_stack(r);
+}
+
+/* a built record and its return addresses to the ring, exactly as long as it is */
+static __always_inline void emit_slot(struct rec_ips *c)
+{
+	__u32 n = c->r.nips;
+
+	if (n > GB_STACK_FP_DEPTH)
+		n = GB_STACK_FP_DEPTH;
+	if (bpf_ringbuf_output(&rb, c, sizeof(c->r) + n * sizeof(__u64), BPF_RB_NO_WAKEUP))
+		count_drop(GB_DROP_CALL);
+}
+
+/* the thread's state; counts a lost call when there is none to be had */
+static __always_inline struct inflight_stack *thread_state(void)
+{
+	struct inflight_stack *st;
+
+	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (st && fail_storage_every && ++st->lookups % fail_storage_every == 0)
+		st = NULL;	/* tests: as if the allocation had failed */
+	if (!st)
+		count_drop(GB_DROP_CALL);
+	return st;
 }
 
 /*
@@ -406,7 +435,6 @@ static __always_inline void take_stack(struct pt_regs *ctx, struct gb_rec *r, __
  */
 static __always_inline void flush_stale(struct inflight_stack *st, __u64 sp)
 {
-	struct gb_rec *r;
 	__u32 i, d;
 
 	for (i = 0; i < GB_INFLIGHT_DEPTH; i++) {
@@ -420,13 +448,7 @@ static __always_inline void flush_stale(struct inflight_stack *st, __u64 sp)
 		if (top_slot(st, d)->sp > sp)
 			return;		/* an ancestor of this call: still running */
 		st->depth = d - 1;
-		r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-		if (!r) {
-			count_drop(GB_DROP_CALL);
-			continue;
-		}
-		__builtin_memcpy(r, &top_slot(st, d)->r, sizeof(*r));
-		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+		emit_slot(&top_slot(st, d)->c);
 	}
 }
 
@@ -437,14 +459,14 @@ int gb_entry(struct pt_regs *ctx)
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
 	__u64 id = bpf_get_current_pid_tgid();
 	struct inflight_stack *st;
+	struct rec_ips *c;
 	struct gb_rec *r;
-	__u32 zero = 0, d;
+	__u32 d;
 
-	if (!traced(id >> 32))
+	if (stopping || !traced(id >> 32))
 		return 0;
 	if (cookie & GB_COOKIE_F_RET) {
-		st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		st = thread_state();
 		if (!st)
 			return 0;
 		flush_stale(st, PT_REGS_SP(ctx));
@@ -455,22 +477,27 @@ int gb_entry(struct pt_regs *ctx)
 			return 0;
 		}
 		st->slot[d].sp = PT_REGS_SP(ctx);
-		r = &st->slot[d].r;
-		fill_common(r, GB_REC_CALL, type);
-		capture_entry(ctx, r, shape);
-		take_stack(ctx, r, type);
+		c = &st->slot[d].c;
+		fill_common(&c->r, GB_REC_CALL, type);
+		if (d)
+			c->r.flags |= GB_RF_NESTED;
+		capture_entry(ctx, &c->r, shape);
+		take_stack(ctx, c, type);
 		return 0;
 	}
-	if (stack_mode == GB_STACK_DWARF || python) {
-		/* the stack record must reach the ring before its call */
-		r = bpf_map_lookup_elem(&scratch, &zero);
-		if (!r)
+	if (stack_mode != GB_STACK_NONE || python) {
+		/* built in the thread's state: stack records go ahead of their
+		 * call, fp return addresses after it */
+		st = thread_state();
+		if (!st)
 			return 0;
-		fill_common(r, GB_REC_CALL, type);
-		capture_entry(ctx, r, shape);
-		take_stack(ctx, r, type);
-		if (bpf_ringbuf_output(&rb, r, sizeof(*r), BPF_RB_NO_WAKEUP))
-			count_drop(GB_DROP_CALL);
+		c = &st->scratch;
+		fill_common(&c->r, GB_REC_CALL, type);
+		if (st->depth)
+			c->r.flags |= GB_RF_NESTED;
+		capture_entry(ctx, &c->r, shape);
+		take_stack(ctx, c, type);
+		emit_slot(c);
 		return 0;
 	}
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
@@ -479,8 +506,10 @@ int gb_entry(struct pt_regs *ctx)
 		return 0;
 	}
 	fill_common(r, GB_REC_CALL, type);
+	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+	if (st && st->depth)
+		r->flags |= GB_RF_NESTED;
 	capture_entry(ctx, r, shape);
-	take_stack(ctx, r, type);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }
@@ -507,9 +536,11 @@ int gb_return(struct pt_regs *ctx)
 	__u64 now = bpf_ktime_get_ns(), sp = PT_REGS_SP(ctx);
 	struct inflight_stack *st;
 	struct gb_name_rec *nr;
-	struct gb_rec *in, *r;
+	struct inflight_slot *sl;
+	struct gb_rec *in;
 	__u32 d, i;
 
+	/* none: the entry found no thread state and counted the call lost */
 	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
 	if (!st)
 		return 0;
@@ -519,21 +550,33 @@ int gb_return(struct pt_regs *ctx)
 		if (d == 0 || d > GB_INFLIGHT_DEPTH || top_slot(st, d)->sp >= sp - 8)
 			break;
 		st->depth = d - 1;
+		emit_slot(&top_slot(st, d)->c);	/* without duration, not lost */
 	}
 	d = st->depth;
 	if (d == 0)
 		return 0;
-	st->depth = d - 1;
-	if (d > GB_INFLIGHT_DEPTH)
+	if (d > GB_INFLIGHT_DEPTH) {
+		st->depth = d - 1;
 		return 0;	/* too deep: counted as a drop at entry */
-	in = &top_slot(st, d)->r;
-	if (in->type != type)
+	}
+	sl = top_slot(st, d);
+	/* an outer call still running: this call's entry was not kept (and was
+	 * counted); its return must not take the outer call's slot */
+	if (sl->sp > sp - 8)
 		return 0;
+	st->depth = d - 1;
+	in = &sl->c.r;
+	if (in->type != type) {
+		count_drop(GB_DROP_CALL);	/* the slot's call cannot be completed */
+		return 0;
+	}
 	if (shape == GB_SH_NAME) {
-		nr = bpf_ringbuf_reserve(&rb, sizeof(*nr), 0);
+		/* rare (module loads): a fixed record with room for every address */
+		nr = bpf_ringbuf_reserve(&rb, sizeof(*nr) + sizeof(sl->c.ips), 0);
 		if (!nr)
 			goto drop;
 		__builtin_memcpy(&nr->r, in, sizeof(nr->r));
+		__builtin_memcpy((void *)(nr + 1), sl->c.ips, sizeof(sl->c.ips));
 		complete(ctx, &nr->r, now, shape);
 		nr->r.kind = GB_REC_NAME;
 		if (bpf_probe_read_user_str(nr->name, sizeof(nr->name), (void *)nr->r.a[2]) < 0) {
@@ -542,12 +585,9 @@ int gb_return(struct pt_regs *ctx)
 		}
 		bpf_ringbuf_submit(nr, BPF_RB_NO_WAKEUP);
 	} else {
-		r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-		if (!r)
-			goto drop;
-		__builtin_memcpy(r, in, sizeof(*r));
-		complete(ctx, r, now, shape);
-		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+		/* the popped slot is this thread's own: complete it in place */
+		complete(ctx, in, now, shape);
+		emit_slot(&sl->c);
 	}
 	return 0;
 drop:
@@ -577,33 +617,43 @@ int gb_dl_state(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_fork")
-int gb_fork(struct trace_event_raw_sched_process_fork *ctx)
+/*
+ * task_newtask runs in the parent with the clone flags: a new thread
+ * (CLONE_THREAD) shares its process's key, only a new process gets one.
+ */
+SEC("tracepoint/task/task_newtask")
+int gb_newtask(struct trace_event_raw_task_newtask *ctx)
 {
 	__u32 parent = bpf_get_current_pid_tgid() >> 32;
-	__u32 child = ctx->child_pid;
+	__u32 child = ctx->pid;
 	__u8 one = 1;
 
-	if (!filter_pids || !follow_children)
+	if (!filter_pids || !follow_children || (ctx->clone_flags & CLONE_THREAD))
 		return 0;
-	if (bpf_map_lookup_elem(&targets, &parent))
-		bpf_map_update_elem(&targets, &child, &one, BPF_ANY);
+	if (bpf_map_lookup_elem(&targets, &parent) &&
+	    bpf_map_update_elem(&targets, &child, &one, BPF_ANY))
+		count_drop(GB_DROP_TARGET);	/* full: this child goes untraced */
 	return 0;
+}
+
+/* the last thread of a group is leaving (signal->live already dropped) */
+static __always_inline bool group_dead(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return t->signal->live.counter == 0;
 }
 
 SEC("tracepoint/sched/sched_process_exit")
 int gb_exit(void *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (!traced(tgid))
+	if (!traced(tgid) || !group_dead())
 		return 0;
-	if (tid == tgid)
-		notify(GB_REC_EXIT);
-	/* a forked thread was added under its own id; the process keeps its key
-	 * until the collector has seen the exit (it may still be draining) */
-	if (filter_pids && tid != tgid)
-		bpf_map_delete_elem(&targets, &tid);
+	notify(GB_REC_EXIT);
+	/* its records are already in the ring; a reused pid starts untraced */
+	if (filter_pids)
+		bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }

@@ -232,12 +232,15 @@ struct gb_rec {
 	char comm[GB_COMM_LEN];
 	__u64 a[GB_NARGS];
 	__u64 x[GB_NX];
-	__s32 stack_id;		/* --stack fp: id in the stacks map, <0 error, 0 none */
+	__u32 nips;		/* --stack fp: return addresses that follow this record */
 	__u32 _spare;
 };
 
 #define GB_RF_RET	0x1	/* ret and dur_ns are valid */
 #define GB_RF_XFAULT	0x2	/* a user-memory read failed: x[] incomplete */
+#define GB_RF_NESTED	0x4	/* another traced call of this thread was in flight at entry
+				 * (a runtime call's driver call): device work counted once */
+#define GB_RF_STACKERR	0x8	/* --stack fp: the stack could not be taken */
 
 struct gb_name_rec {
 	struct gb_rec r;
@@ -247,7 +250,8 @@ struct gb_name_rec {
 /* --- call stacks (see user/stack.c, user/unwind.c) --- */
 enum gb_stack_mode {
 	GB_STACK_NONE = 0,
-	GB_STACK_FP,		/* bpf_get_stackid: frame pointers, deduplicated in the kernel */
+	GB_STACK_FP,		/* bpf_get_stack: frame pointers, carried after the call
+				 * record (nips), deduplicated in user space */
 	GB_STACK_DWARF,		/* registers + a copy of the stack, unwound in user space */
 };
 #define GB_STACK_FP_DEPTH	127	/* frames per fp stack (PERF_MAX_STACK_DEPTH) */
@@ -319,6 +323,8 @@ struct gb_py_rec {
 /* indexes of the per-CPU drops map */
 #define GB_DROP_CALL	0	/* API call records */
 #define GB_DROP_CTL	1	/* loader/exit notifications */
+#define GB_DROP_TARGET	2	/* -- CMD: a child that could not become a target */
+#define GB_NDROPS	3
 
 /* The attach cookie: type id in the low 16 bits, shape above it, flags at 32. */
 #define GB_COOKIE_F_RET		(1ull << 32)	/* a return probe completes this call */

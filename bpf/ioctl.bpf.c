@@ -44,7 +44,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);		/* GB_DROP_* */
+	__uint(max_entries, GB_NDROPS);	/* GB_DROP_* */
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");

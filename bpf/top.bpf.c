@@ -82,7 +82,18 @@ struct call {
 	__u64 arg;	/* bytes, size, name pointer, CUkernel */
 	__u64 grid;	/* blocks per launch */
 	__u64 block;	/* threads per block */
+	__u32 nested;	/* made inside another traced call of the thread */
+	__u32 _pad;
 };
+
+/* traced calls in flight per thread: a runtime launch's driver launch is
+ * the same device work and is counted once, at the outermost call */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} depth SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -91,9 +102,10 @@ struct {
 	__type(value, struct call);
 } inflight SEC(".maps");
 
-/* a zeroed process value to create entries from (too big for the stack) */
+/* a zeroed process value to create entries from (too big for the stack);
+ * never written, so a preempted program cannot see another's half-built one */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct top_proc_val);
@@ -208,9 +220,15 @@ int top_entry(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct inflight_key key = { .tid = (__u32)id, .type = type };
 	struct call c = { .ts = bpf_ktime_get_ns() };
+	__u32 *d;
 
 	if (type >= GB_T__COUNT || !traced(id >> 32))
 		return 0;
+	d = bpf_task_storage_get(&depth, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (d) {
+		c.nested = *d > 0;
+		*d += 1;
+	}
 	switch (type_cat[type]) {
 	case GB_CAT_LAUNCH:
 		launch_entry(ctx, &c, type, shape);
@@ -247,12 +265,15 @@ static __always_inline struct top_proc_val *proc_val(__u32 pid)
 	v = bpf_map_lookup_elem(&proc_init, &zero);
 	if (!v)
 		return NULL;
-	__builtin_memset(v, 0, sizeof(*v));
-	bpf_get_current_comm(v->comm, sizeof(v->comm));
 	bpf_map_update_elem(&procs, &pid, v, BPF_NOEXIST);
 	v = bpf_map_lookup_elem(&procs, &pid);
-	if (!v)
+	if (!v) {
 		count_drop(TOP_DROP_MAP);
+		return NULL;
+	}
+	/* this CPU's copy; user space takes the first comm it finds */
+	if (!v->comm[0])
+		bpf_get_current_comm(v->comm, sizeof(v->comm));
 	return v;
 }
 
@@ -348,12 +369,16 @@ int top_return(struct pt_regs *ctx)
 	struct call *in, c;
 	__u32 pid = id >> 32;
 	int ret = (int)PT_REGS_RC(ctx);
+	__u32 *d;
 
 	in = bpf_map_lookup_elem(&inflight, &key);
 	if (!in || type >= GB_T__COUNT)
 		return 0;
 	c = *in;
 	bpf_map_delete_elem(&inflight, &key);
+	d = bpf_task_storage_get(&depth, bpf_get_current_task_btf(), 0, 0);
+	if (d && *d)
+		*d -= 1;
 	dur = now - c.ts;
 	v = proc_val(pid);
 	if (!v)
@@ -364,14 +389,20 @@ int top_return(struct pt_regs *ctx)
 	v->hist[hist_slot(dur) & (TOP_NHIST - 1)]++;
 	switch (type_cat[type]) {
 	case GB_CAT_LAUNCH:
+		if (c.nested)
+			break;	/* the runtime call around it counts it */
 		v->launches++;
 		count_launch(pid, type, &c, dur);
 		break;
 	case GB_CAT_COPY:
+		if (c.nested)
+			break;
 		v->copies++;
 		v->copy_bytes += c.arg;
 		break;
 	case GB_CAT_MEMSET:
+		if (c.nested)
+			break;
 		v->memsets++;
 		v->memset_bytes += c.arg;
 		break;

@@ -32,6 +32,8 @@ struct info_acc {
 	uint64_t by_type[GB_T__COUNT];
 	uint64_t by_api[GB_API__COUNT];
 	uint64_t events;
+	uint64_t launches;	/* device work asked for: the outermost launch calls */
+	uint64_t nested;	/* launch calls made inside another (a runtime's driver call) */
 };
 
 static const char usage_text[] =
@@ -69,6 +71,11 @@ static int acc_add(struct info_acc *a, const struct gb_event *ev)
 	p->events++;
 	if (gb_event_cat(ev) != GB_CAT_LAUNCH)
 		return 0;
+	if (!gb_event_outermost(ev)) {
+		a->nested++;
+		return 0;
+	}
+	a->launches++;
 	p->launches++;
 	name = intern_str(a->names, ev->name ? ev->name : "(unnamed)");
 	{
@@ -153,6 +160,10 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 		printf("command:    %s\n", in->meta.cmdline);
 	printf("duration:   %.3f s\n", dur / 1e9);
 	printf("events:     %" PRIu64 "\n", a->events);
+	printf("launches:   %" PRIu64, a->launches);
+	if (a->nested)
+		printf(" (and %" PRIu64 " driver launches made inside runtime launches)", a->nested);
+	printf("\n");
 	printf("drops:      %" PRIu64 "%s\n", in->drops_total, in->drops_total ? " (ring buffer was full: use a larger --ring-size)" : "");
 	printf("\nevents by API:\n");
 	for (i = 0; i < GB_API__COUNT; i++)
@@ -226,9 +237,11 @@ static void print_json(const struct sbt_info *in, struct info_acc *a, struct pro
 	gb_buf_json_str(&b, in->meta.cmdline);
 	gb_buf_printf(&b, ",\"real_start_ns\":%" PRIu64 ",\"mono_start_ns\":%" PRIu64 ",\"first_ts\":%" PRIu64
 		      ",\"last_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"events\":%" PRIu64
-		      ",\"drops\":%" PRIu64 ",\"events_by_type\":{",
+		      ",\"drops\":%" PRIu64 ",\"launches\":%" PRIu64 ",\"nested_launches\":%" PRIu64
+		      ",\"events_by_type\":{",
 		      in->meta.real_start_ns, in->meta.mono_start_ns, in->first_ts, in->last_ts,
-		      in->last_ts > in->first_ts ? in->last_ts - in->first_ts : 0, a->events, in->drops_total);
+		      in->last_ts > in->first_ts ? in->last_ts - in->first_ts : 0, a->events, in->drops_total,
+		      a->launches, a->nested);
 	for (i = 0; i < GB_T__COUNT; i++) {
 		if (!a->by_type[i])
 			continue;

@@ -32,6 +32,7 @@ struct collector {
 	struct collector_stats st;
 	struct stack_table *stk;	/* NULL: no stacks */
 	int stack_mode;
+	uint64_t last_ts;	/* newest record time handled: how far the ring is read */
 };
 
 struct collector *collector_new(const struct collector_ops *ops)
@@ -99,7 +100,7 @@ static const struct gb_maps *refresh_maps(void *ctx, pid_t pid)
 	return p && p->have_maps ? &p->maps : NULL;
 }
 
-int collector_enable_stacks(struct collector *c, int mode, int fp_map_fd,
+int collector_enable_stacks(struct collector *c, int mode,
 			    int (*out)(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n),
 			    void *ctx)
 {
@@ -109,7 +110,6 @@ int collector_enable_stacks(struct collector *c, int mode, int fp_map_fd,
 	if (!c->stk)
 		return -ENOMEM;
 	c->stack_mode = mode;
-	stack_set_fp_map(c->stk, fp_map_fd);
 	stack_set_refresh(c->stk, refresh_maps, c);
 	return 0;
 }
@@ -126,15 +126,30 @@ static const struct gb_maps *proc_maps(struct collector *c, struct proc *p)
 	return p->have_maps ? &p->maps : NULL;
 }
 
-/* the event's stack: an fp stack id from BPF, or the DWARF stack unwound before */
-static uint32_t event_stack(struct collector *c, struct proc *p, const struct gb_rec *r)
+/*
+ * The return addresses an fp record carries after its fixed part (at off):
+ * NULL when there are none or the record is too short for what it claims.
+ */
+static const uint64_t *rec_ips(const void *data, size_t size, size_t off, unsigned *n)
+{
+	const struct gb_rec *r = data;
+
+	*n = r->nips;
+	if (!*n || *n > GB_STACK_FP_DEPTH || size < off + (size_t)*n * sizeof(uint64_t))
+		return NULL;
+	return (const uint64_t *)((const char *)data + off);
+}
+
+/* the event's stack: fp addresses from the record, or the DWARF stack unwound before */
+static uint32_t event_stack(struct collector *c, struct proc *p, const struct gb_rec *r,
+			    const uint64_t *ips, unsigned nips)
 {
 	uint32_t id = 0;
 
 	if (!c->stk)
 		return 0;
-	if (c->stack_mode == GB_STACK_FP && r->stack_id > 0)
-		id = stack_from_fp(c->stk, p->pid, proc_maps(c, p), r->stack_id);
+	if (c->stack_mode == GB_STACK_FP && ips)
+		id = stack_from_fp(c->stk, p->pid, proc_maps(c, p), ips, nips);
 	else if (c->stack_mode == GB_STACK_DWARF)
 		id = stack_take_pending(c->stk, r->tid, r->ts_ns);
 	/* Python frames (--python) arrived ahead of the call, like DWARF copies */
@@ -219,7 +234,8 @@ static int emit(struct collector *c, struct gb_event *ev)
 	return c->ops.event ? c->ops.event(c->ops.ctx, ev) : 0;
 }
 
-static int handle_call(struct collector *c, const struct gb_rec *r, const char *name_str)
+static int handle_call(struct collector *c, const struct gb_rec *r, const char *name_str,
+		       const uint64_t *ips, unsigned nips)
 {
 	struct gb_event ev;
 	struct proc *p;
@@ -237,7 +253,7 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 		c->st.procs_seen++;
 	}
 	ev.comm = intern_strn(c->strs, r->comm, strnlen(r->comm, sizeof(r->comm)));
-	ev.stack_id = event_stack(c, p, r);
+	ev.stack_id = event_stack(c, p, r, ips, nips);
 	cat = gb_event_cat(&ev);
 	if (cat == GB_CAT_LAUNCH) {
 		ev.name = kernel_name(c, p, &ev);
@@ -258,16 +274,21 @@ int collector_handle(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
 	const struct gb_rec *r = data;
+	const uint64_t *ips;
 	struct proc *p;
+	unsigned nips;
 
 	c->st.records++;
 	if (size < sizeof(*r)) {
 		c->st.bad++;
 		return 0;
 	}
+	if (r->ts_ns > c->last_ts)
+		c->last_ts = r->ts_ns;
 	switch (r->kind) {
 	case GB_REC_CALL:
-		return handle_call(c, r, NULL);
+		ips = rec_ips(data, size, sizeof(*r), &nips);
+		return handle_call(c, r, NULL, ips, nips);
 	case GB_REC_NAME: {
 		const struct gb_name_rec *nr = data;
 		char name[GB_NAME_MAX + 1];
@@ -278,7 +299,8 @@ int collector_handle(void *ctx, void *data, size_t size)
 		}
 		memcpy(name, nr->name, GB_NAME_MAX);
 		name[GB_NAME_MAX] = 0;
-		return handle_call(c, r, name[0] ? name : NULL);
+		ips = rec_ips(data, size, sizeof(*nr), &nips);
+		return handle_call(c, r, name[0] ? name : NULL, ips, nips);
 	}
 	case GB_REC_STACK:
 		p = get_proc(c, (pid_t)r->pid);
@@ -328,8 +350,14 @@ void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns)
 			c->st.procs_live--;
 		}
 	}
-	if (c->stk)
-		stack_expire(c->stk, now_ns, grace_ns);
+	/*
+	 * A stack copy waits for its call record, which follows it in the ring
+	 * (at the call's return). Judged by record time, not the clock: a
+	 * consumer seconds behind its producers must not expire what it has
+	 * not read yet, and a long copy or allocation keeps its stack.
+	 */
+	if (c->stk && c->last_ts > GB_STACK_PENDING_NS)
+		stack_expire(c->stk, c->last_ts, GB_STACK_PENDING_NS);
 }
 
 const struct collector_stats *collector_stats(const struct collector *c)

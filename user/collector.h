@@ -46,7 +46,7 @@ void collector_snapshot_maps(struct collector *c, pid_t pid);
  * for GB_STACK_FP; new distinct stacks go to out (sbt_writer_add_stack).
  */
 struct stack_table;
-int collector_enable_stacks(struct collector *c, int mode, int fp_map_fd,
+int collector_enable_stacks(struct collector *c, int mode,
 			    int (*out)(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n),
 			    void *ctx);
 struct stack_table *collector_stack_table(struct collector *c);

@@ -294,6 +294,8 @@ int gb_event_from_rec(struct gb_event *ev, const struct gb_rec *r)
 	}
 	if (r->flags & GB_RF_XFAULT)
 		ev->flags |= GB_EF_XFAULT;
+	if (r->flags & GB_RF_NESTED)
+		ev->flags |= GB_EF_NESTED;
 	if (ti->shape == GB_SH_PLAIN)
 		decode_plain(ev, ti, r);
 	else
@@ -373,6 +375,8 @@ void gb_event_json(struct gb_buf *b, const struct gb_event *ev)
 		json_u64(b, "stack_id", ev->stack_id);
 	if (ev->flags & GB_EF_XFAULT)
 		gb_buf_puts(b, ",\"arg_fault\":true");
+	if (ev->flags & GB_EF_NESTED)
+		gb_buf_puts(b, ",\"nested\":true");
 	if (ev->flags & GB_EF_RET)
 		gb_buf_printf(b, ",\"ret\":%" PRId64, ev->ret);
 	if (cat == GB_CAT_IOCTL)

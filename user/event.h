@@ -23,6 +23,8 @@
 #define GB_EF_XFAULT	0x40	/* an argument could not be read */
 #define GB_EF_INSTANT	0x80	/* a point in time, not a call */
 #define GB_EF_ARG	0x100	/* arg is valid (XRay logged argument ...) */
+#define GB_EF_NESTED	0x200	/* made inside another traced call of its thread (the driver
+				 * call of a runtime call): summaries count the outermost */
 
 /*
  * Timing provenance of a kernel: how its device time is known.
@@ -97,6 +99,12 @@ const char *gb_api_name(unsigned api);			/* "cuda-driver" ... */
 const char *gb_cat_name(unsigned cat);			/* "launch" ... */
 const char *gb_kind_name(unsigned kind);		/* "HtoD" ... or NULL */
 const char *gb_prov_name(unsigned prov);		/* "device" ... or NULL */
+/* device work is counted once: at the outermost call that asked for it */
+static inline bool gb_event_outermost(const struct gb_event *e)
+{
+	return !(e->flags & GB_EF_NESTED);
+}
+
 static inline unsigned gb_event_cat(const struct gb_event *e)
 {
 	const struct gb_type_info *ti = gb_type_info(e->type);

@@ -27,6 +27,7 @@
 #include "../xray_import/xray.h"
 #include "libs.h"
 #include "umulti.h"
+#include "hmap.h"
 #include "record.h"
 #include "sbt.h"
 #include "stack_record.h"
@@ -303,6 +304,10 @@ struct rec_ctx {
 	struct ioctl_attach *ioctl;
 	int write_err;
 	uint64_t drops_reported;
+	long budget;		/* records left in this consume pass */
+	uint64_t written;	/* events written, of every kind */
+	struct hmap pids;	/* processes they came from */
+	uint64_t by_cat[GB_CAT__COUNT];	/* device work counted once (outermost calls) */
 	pid_t child;
 	int go_fd;		/* write end: releases the child */
 };
@@ -314,6 +319,13 @@ static int write_event(struct rec_ctx *r, const struct gb_event *ev)
 	if (r->write_err)
 		return -1;
 	err = sbt_writer_add(r->w, ev);
+	if (!err) {
+		r->written++;
+		if (!hmap_get(&r->pids, ev->pid))
+			hmap_put(&r->pids, ev->pid, (void *)1);
+		if (gb_event_outermost(ev))
+			r->by_cat[gb_event_cat(ev)]++;
+	}
 	if (err) {
 		r->write_err = err;
 		return -1;
@@ -361,18 +373,45 @@ static void sink_rescan(void *ctx, pid_t pid)
 		gb_dbg("pid %d mapped a new GPU library", (int)pid);
 }
 
-static uint64_t read_drops(struct rec_ctx *r, uint64_t *per_cpu, unsigned ncpu)
+/* one counter of the per-CPU drops map (GB_DROP_*), per CPU and summed */
+static uint64_t read_drop_kind(struct rec_ctx *r, uint32_t kind, uint64_t *per_cpu, unsigned ncpu)
 {
-	uint32_t zero = 0;
 	uint64_t total = 0;
 	unsigned i;
 
 	memset(per_cpu, 0, ncpu * sizeof(*per_cpu));
-	if (bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.drops), &zero, per_cpu))
+	if (bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.drops), &kind, per_cpu))
 		return 0;
 	for (i = 0; i < ncpu; i++)
 		total += per_cpu[i];
 	return total;
+}
+
+/* lost call records: what `info` and the drop events report */
+static uint64_t read_drops(struct rec_ctx *r, uint64_t *per_cpu, unsigned ncpu)
+{
+	return read_drop_kind(r, GB_DROP_CALL, per_cpu, ncpu);
+}
+
+/* children the targets map had no room for, loader/exit notices lost: said, never silent */
+static void report_ctl_drops(struct rec_ctx *r)
+{
+	unsigned ncpu = libbpf_num_possible_cpus();
+	uint64_t per_cpu[ncpu], n;
+	char v[32];
+
+	if ((n = read_drop_kind(r, GB_DROP_TARGET, per_cpu, ncpu))) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)n);
+		sbt_writer_note(r->w, "drops.targets", v);
+		gb_warn("%llu child processes of the command were not traced: more than %u were alive at once",
+			(unsigned long long)n, GB_MAX_TARGETS);
+	}
+	if ((n = read_drop_kind(r, GB_DROP_CTL, per_cpu, ncpu))) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)n);
+		sbt_writer_note(r->w, "drops.notices", v);
+		gb_warn("%llu loader/exit notices were lost (ring buffer full): use a larger --ring-size",
+			(unsigned long long)n);
+	}
 }
 
 /* Drops become events too, so a timeline shows where data is missing */
@@ -470,6 +509,9 @@ static int open_bpf(struct rec_ctx *r)
 	}
 	r->skel->rodata->filter_pids = !o->all;
 	r->skel->rodata->follow_children = o->cmd != NULL;
+	/* fault injection for the tests: every Nth thread-state lookup fails */
+	if (getenv("GPUBPF_TEST_FAIL_STORAGE"))
+		r->skel->rodata->fail_storage_every = (uint32_t)strtoul(getenv("GPUBPF_TEST_FAIL_STORAGE"), NULL, 10);
 	if (stack_setup_bpf(o, r->skel))
 		return -1;
 	bpf_map__set_max_entries(r->skel->maps.rb, (uint32_t)round_pow2(o->ring_size));
@@ -509,9 +551,9 @@ static int open_bpf(struct rec_ctx *r)
 		}
 		add_target(r, r->child);
 	}
-	r->skel->links.gb_fork = bpf_program__attach(r->skel->progs.gb_fork);
+	r->skel->links.gb_newtask = bpf_program__attach(r->skel->progs.gb_newtask);
 	r->skel->links.gb_exit = bpf_program__attach(r->skel->progs.gb_exit);
-	if (!r->skel->links.gb_fork || !r->skel->links.gb_exit) {
+	if (!r->skel->links.gb_newtask || !r->skel->links.gb_exit) {
 		gb_err("cannot attach the sched tracepoints (%s): is tracefs mounted at /sys/kernel/tracing?",
 		       strerror(errno));
 		return -1;
@@ -604,34 +646,90 @@ static void import_xray(struct rec_ctx *r, const struct sbt_meta *m)
 		gb_dbg("imported %d XRay logs from %s", n, r->o->xray_dir);
 }
 
+/*
+ * Every kind of event written, device work counted once (a runtime launch
+ * and the driver launch it makes are one launch); kinds beyond the first
+ * four only when present.
+ */
 static void summary(struct rec_ctx *r, uint64_t drops, double secs)
 {
-	const struct collector_stats *st = collector_stats(r->col);
-	uint64_t by_cat[GB_CAT__COUNT] = { 0 };
-	unsigned t;
+	static const char *const more[GB_CAT__COUNT] = {
+		[GB_CAT_MEMSET] = "memsets", [GB_CAT_FREE] = "frees", [GB_CAT_NAME] = "name lookups",
+		[GB_CAT_IOCTL] = "ioctls", [GB_CAT_FUNC] = "functions", [GB_CAT_MARK] = "marks",
+		[GB_CAT_DEVICE] = "device activities",
+	};
+	char extra[512] = "";
+	size_t len = 0;
+	unsigned c;
 
-	for (t = 0; t < GB_T__COUNT; t++)
-		by_cat[gb_type_info(t)->cat] += st->by_type[t];
+	for (c = 0; c < GB_CAT__COUNT; c++)
+		if (more[c] && r->by_cat[c] && len < sizeof(extra))
+			len += snprintf(extra + len, sizeof(extra) - len, ", %llu %s",
+					(unsigned long long)r->by_cat[c], more[c]);
 	fprintf(stderr,
-		"gpubpf: %llu events in %.1f s from %llu processes (%llu launches, %llu copies, %llu allocs, %llu syncs) -> %s\n",
-		(unsigned long long)st->events, secs, (unsigned long long)st->procs_seen,
-		(unsigned long long)by_cat[GB_CAT_LAUNCH], (unsigned long long)by_cat[GB_CAT_COPY],
-		(unsigned long long)by_cat[GB_CAT_ALLOC], (unsigned long long)by_cat[GB_CAT_SYNC],
-		r->o->output);
+		"gpubpf: %llu events in %.1f s from %llu processes (%llu launches, %llu copies, %llu allocs, %llu syncs%s) -> %s\n",
+		(unsigned long long)r->written, secs, (unsigned long long)r->pids.n,
+		(unsigned long long)r->by_cat[GB_CAT_LAUNCH], (unsigned long long)r->by_cat[GB_CAT_COPY],
+		(unsigned long long)r->by_cat[GB_CAT_ALLOC], (unsigned long long)r->by_cat[GB_CAT_SYNC],
+		extra, r->o->output);
 	if (drops)
 		fprintf(stderr, "gpubpf: %llu events dropped (ring buffer full): use a larger --ring-size\n",
 			(unsigned long long)drops);
 }
 
+/*
+ * The ring-buffer callback: every record goes to the collector, and after
+ * RB_BUDGET records the pass stops (libbpf 1.1 has no consume_n), so the
+ * loop gets back to signals, flushes and reaping however fast producers are.
+ */
+#define RB_BUDGET	16384
+#define RB_PAUSE	(-ECANCELED)
+
+static int rb_sample(void *ctx, void *data, size_t size)
+{
+	struct rec_ctx *r = ctx;
+	int err = collector_handle(r->col, data, size);
+
+	if (err < 0)
+		return err;
+	return --r->budget > 0 ? 0 : RB_PAUSE;
+}
+
+/* one bounded pass; true when records were left in the ring */
+static bool drain_pass(struct rec_ctx *r, int timeout_ms)
+{
+	int status;
+
+	r->budget = RB_BUDGET;
+	status = timeout_ms ? ring_buffer__poll(r->rb, timeout_ms) : ring_buffer__consume(r->rb);
+	if (status == RB_PAUSE)
+		return true;
+	if (status < 0 && !r->write_err)
+		gb_dbg("ring buffer: %s", strerror(-status));
+	return false;
+}
+
+/* at the end: stop new calls in BPF, then take what is left (bounded) */
+static void final_drain(struct rec_ctx *r)
+{
+	uint64_t until = gb_now_mono_ns() + 2000000000ull;
+
+	r->skel->bss->stopping = 1;
+	while (!r->write_err && drain_pass(r, 0) && gb_now_mono_ns() < until)
+		;
+}
+
 static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 {
 	uint64_t last_flush = start_ns, now;
+	bool backlog = false;
 	int status;
 
 	while (!exiting) {
-		ring_buffer__poll(r->rb, 1);
-		if ((status = ring_buffer__consume(r->rb)) < 0 && !r->write_err)
-			gb_dbg("ring buffer: %s", strerror(-status));
+		/* records sent without wakeup are taken by the consume after the wait */
+		if (!backlog)
+			drain_pass(r, 1);
+		backlog = drain_pass(r, 0);
 		if (r->write_err)
 			break;
 		now = gb_now_mono_ns();
@@ -652,8 +750,7 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 		}
 	}
 	/* what the BPF side produced before we stopped is still ours */
-	if (!r->write_err)
-		ring_buffer__consume(r->rb);
+	final_drain(r);
 	cupti_join_flush(r->join, join_out, r);
 	return r->write_err;
 }
@@ -687,7 +784,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	r.col = collector_new(&ops);
 	r.join = cupti_join_new(NULL);
-	r.rb = ring_buffer__new(bpf_map__fd(r.skel->maps.rb), collector_handle, r.col, NULL);
+	r.rb = ring_buffer__new(bpf_map__fd(r.skel->maps.rb), rb_sample, &r, NULL);
 	if (!r.col || !r.rb || !r.join) {
 		gb_err("cannot set up the ring buffer: %s", strerror(errno));
 		goto cleanup;
@@ -708,6 +805,7 @@ int cmd_record(int argc, char **argv)
 	start = gb_now_mono_ns();
 	err = run_loop(&r, start);
 	note_drops(&r);
+	report_ctl_drops(&r);
 	per_cpu = calloc(ncpu, sizeof(*per_cpu));
 	if (per_cpu) {
 		drops = read_drops(&r, per_cpu, ncpu);
@@ -765,6 +863,7 @@ cleanup:
 	collector_free(r.col);
 	cupti_join_free(r.join);
 	cuda_bpf__destroy(r.skel);
+	hmap_free(&r.pids);
 	free(per_cpu);
 	return ret;
 }

@@ -25,6 +25,13 @@ struct stk_pending {
 	uint64_t ts_ns;
 };
 
+/* one process's fp stacks seen so far: exact addresses -> stored id */
+struct fp_entry {
+	uint32_t id;
+	unsigned n;
+	uint64_t ips[];
+};
+
 struct stk_pypending {
 	uint32_t tid, n;
 	uint64_t ts_ns;
@@ -38,7 +45,6 @@ struct stack_table *stack_table_new(const struct stack_ops *ops)
 	if (!t)
 		return NULL;
 	t->ops = *ops;
-	t->fp_fd = -1;
 	t->strs = intern_new();
 	t->unw = unwind_new();
 	if (!t->strs || !t->unw) {
@@ -76,6 +82,12 @@ static void noop(void *v)
 {
 }
 
+static void free_fp_proc(void *v)
+{
+	free_vals(v, free);
+	free(v);
+}
+
 static char unreadable;	/* path_syms value for a file we could not open */
 
 static void free_syms(void *v)
@@ -95,7 +107,7 @@ void stack_table_free(struct stack_table *t)
 	free_vals(&t->by_id, noop);
 	free_vals(&t->eval_at, noop);
 	free_vals(&t->path_syms, free_syms);
-	free_vals(&t->fp_cache, noop);
+	free_vals(&t->fp_cache, free_fp_proc);
 	unwind_free(t->unw);
 	intern_free(t->strs);
 	free(t);
@@ -108,10 +120,6 @@ void stack_set_refresh(struct stack_table *t,
 	t->refresh_ctx = ctx;
 }
 
-void stack_set_fp_map(struct stack_table *t, int fd)
-{
-	t->fp_fd = fd;
-}
 
 void stack_note_maps(struct stack_table *t, pid_t pid, const struct gb_maps *m)
 {
@@ -261,29 +269,43 @@ uint32_t stack_from_ips(struct stack_table *t, pid_t pid, const struct gb_maps *
 	return stack_intern(t, f, n);
 }
 
-uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m, int32_t kid)
+/*
+ * --stack fp: the return addresses came with the call record. A process's
+ * stacks are cached by their exact addresses (hash, then compared), so a
+ * call site repeated costs a lookup, and no id can ever name another stack.
+ */
+uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m,
+		       const uint64_t *ips, unsigned n)
 {
-	uint64_t key = ((uint64_t)(uint32_t)pid << 32) | (uint32_t)kid;
-	uint64_t ips[GB_STACK_FP_DEPTH] = { 0 };
+	uint64_t key = fnv(fnv(0xcbf29ce484222325ull, &n, sizeof(n)), ips, n * sizeof(*ips));
+	struct hmap *pm = hmap_get(&t->fp_cache, (uint64_t)(uint32_t)pid);
+	struct fp_entry *e;
 	uint32_t id;
-	unsigned n;
-	void *v;
 
-	if (kid < 0 || t->fp_fd < 0)
+	if (!n)
 		return 0;
-	v = hmap_get(&t->fp_cache, key);
-	if (v)
-		return (uint32_t)(uintptr_t)v;
-	/* the kernel never rewrites a stack id (no BPF_F_REUSE_STACKID) */
-	if (bpf_map_lookup_elem(t->fp_fd, &kid, ips)) {
-		t->st.fp_missing++;
-		return 0;
-	}
-	for (n = 0; n < GB_STACK_FP_DEPTH && ips[n]; n++)
-		;
+	if (pm && (e = hmap_get(pm, key)) && e->n == n && !memcmp(e->ips, ips, n * sizeof(*ips)))
+		return e->id;
 	id = stack_from_ips(t, pid, m, ips, n);
-	if (id)
-		hmap_put(&t->fp_cache, key, (void *)(uintptr_t)id);
+	if (!id)
+		return 0;
+	if (!pm) {
+		pm = calloc(1, sizeof(*pm));
+		if (!pm || hmap_put(&t->fp_cache, (uint64_t)(uint32_t)pid, pm)) {
+			free(pm);
+			return id;
+		}
+	}
+	if (hmap_get(pm, key))
+		return id;	/* a hash collision: correct, just not cached */
+	e = malloc(sizeof(*e) + n * sizeof(*ips));
+	if (!e)
+		return id;
+	e->id = id;
+	e->n = n;
+	memcpy(e->ips, ips, n * sizeof(*ips));
+	if (hmap_put(pm, key, e))
+		free(e);
 	return id;
 }
 
@@ -335,13 +357,10 @@ uint32_t stack_take_pending(struct stack_table *t, uint32_t tid, uint64_t ts_ns)
 
 void stack_forget_pid(struct stack_table *t, pid_t pid)
 {
-	size_t i = 0;
-	uint64_t k;
-	void *v;
+	struct hmap *pm = hmap_del(&t->fp_cache, (uint64_t)(uint32_t)pid);
 
-	while (hmap_next(&t->fp_cache, &i, &k, &v))
-		if ((k >> 32) == (uint32_t)pid)
-			hmap_del(&t->fp_cache, k);
+	if (pm)
+		free_fp_proc(pm);
 }
 
 static void expire_py(struct stack_table *t, uint64_t now_ns, uint64_t grace_ns);

@@ -17,6 +17,7 @@
 #include "procmaps.h"
 
 #define GB_STACK_MAX_FRAMES	256	/* native + Python frames of one stack */
+#define GB_STACK_PENDING_NS	30000000000ull	/* a stack copy waits this long (record time) for its call */
 
 struct stack_table;
 
@@ -29,7 +30,6 @@ struct stack_ops {
 struct stack_stats {
 	uint64_t stacks;	/* distinct stacks stored */
 	uint64_t lookups;	/* events that asked for a stack */
-	uint64_t fp_missing;	/* fp stack id not readable from the map */
 	uint64_t dwarf_unwound;	/* DWARF stack copies unwound */
 	uint64_t dwarf_frames;	/* frames they gave */
 	uint64_t dwarf_orphans;	/* stack copies whose call never came */
@@ -44,8 +44,6 @@ void stack_table_free(struct stack_table *t);
  */
 void stack_set_refresh(struct stack_table *t,
 		       const struct gb_maps *(*refresh)(void *ctx, pid_t pid), void *ctx);
-/* fd of the BPF stack-trace map (--stack fp) */
-void stack_set_fp_map(struct stack_table *t, int fd);
 /*
  * Open every file the process maps now (through /proc/PID/map_files or
  * /proc/PID/root), so it can be read after the process has gone.
@@ -59,8 +57,10 @@ uint32_t stack_from_ips(struct stack_table *t, pid_t pid, const struct gb_maps *
 /* Frames for addresses, without interning (Python merging); returns count */
 unsigned stack_frames(struct stack_table *t, pid_t pid, const struct gb_maps *m,
 		      const uint64_t *ips, unsigned n, struct gb_frame *out);
-/* --stack fp: a kernel stack id of process pid -> our id (cached per pid) */
-uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m, int32_t kid);
+/* --stack fp: return addresses of process pid (innermost first) -> our id,
+ * cached per process by the exact addresses */
+uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m,
+		       const uint64_t *ips, unsigned n);
 /* --stack dwarf: unwind one GB_REC_STACK record now; its id waits for its call */
 void stack_dwarf_rec(struct stack_table *t, const struct gb_maps *m, const void *rec, size_t size);
 /* The id the stack record of (tid, ts_ns) got; 0 if none. Consumes it. */

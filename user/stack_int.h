@@ -27,13 +27,12 @@ struct stack_table {
 	struct intern *strs;
 	struct hmap mods;	/* dev/ino hash -> struct stk_mod */
 	struct hmap dedup;	/* content hash (+probe) -> struct stk_entry */
-	struct hmap fp_cache;	/* pid << 32 | kernel id -> our id */
+	struct hmap fp_cache;	/* pid -> hmap of struct fp_entry (--stack fp) */
 	struct hmap pending;	/* tid/ts hash -> struct stk_pending */
 	struct hmap py_pending;	/* tid/ts hash -> struct stk_pypending */
 	struct hmap by_id;	/* our id -> struct stk_entry */
 	struct hmap eval_at;	/* native id -> 1 + index of the eval-loop frame, or 0 */
 	struct hmap path_syms;	/* path hash -> struct elf_syms (NULL: unreadable) */
-	int fp_fd;
 	const struct gb_maps *(*refresh)(void *ctx, pid_t pid);
 	void *refresh_ctx;
 	uint32_t next_id;

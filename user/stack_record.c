@@ -18,8 +18,6 @@
 #include "stack_record.h"
 #include "util.h"
 
-#define FP_MAP_ENTRIES	16384	/* distinct stacks the kernel map can hold */
-
 int stack_parse_opt(struct record_opts *o, const char *arg)
 {
 	uint64_t v;
@@ -90,9 +88,6 @@ int stack_setup_bpf(const struct record_opts *o, struct cuda_bpf *skel)
 	for (t = 0; t < GB_T__COUNT; t++)
 		skel->rodata->stack_types[t] = wants_stack(mode == GB_STACK_NONE && o->python ?
 							   GB_STACK_DWARF : mode, t);
-	bpf_map__set_max_entries(skel->maps.stacks, mode == GB_STACK_FP ? FP_MAP_ENTRIES : 1);
-	if (mode == GB_STACK_DWARF)
-		bpf_map__set_max_entries(skel->maps.stack_scratch, (uint32_t)libbpf_num_possible_cpus());
 	return 0;
 }
 
@@ -108,7 +103,7 @@ int stack_setup_collector(const struct record_opts *o, struct cuda_bpf *skel,
 
 	if (mode == GB_STACK_NONE && !o->python)
 		return 0;
-	return collector_enable_stacks(col, mode, bpf_map__fd(skel->maps.stacks), write_stack, w);
+	return collector_enable_stacks(col, mode, write_stack, w);
 }
 
 /* stacks that could not be taken are reported, never silently missing */
@@ -131,7 +126,8 @@ void stack_report(struct cuda_bpf *skel, struct collector *col)
 	       (unsigned long long)stack_table_stats(t)->stacks,
 	       (unsigned long long)stack_table_stats(t)->dwarf_unwound,
 	       (unsigned long long)stack_table_stats(t)->dwarf_frames);
-	if (errs[0] || errs[1] || stack_table_stats(t)->fp_missing)
-		gb_warn("%llu call stacks could not be taken (stack map full or ring buffer full): use a larger --ring-size or fewer distinct call sites",
-			(unsigned long long)(errs[0] + errs[1] + stack_table_stats(t)->fp_missing));
+	if (errs[0] || errs[1])
+		gb_warn("%llu call stacks could not be taken (%llu frame-pointer walks failed, %llu stack copies found the ring buffer full): use a larger --ring-size",
+			(unsigned long long)(errs[0] + errs[1]), (unsigned long long)errs[0],
+			(unsigned long long)errs[1]);
 }
