@@ -130,6 +130,7 @@ static __always_inline void fill_common(struct gb_rec *r, __u16 kind, __u16 type
 	r->flags = 0;
 	r->nips = 0;
 	r->_spare = 0;
+	r->caller = 0;
 	r->cpu = bpf_get_smp_processor_id();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 }
@@ -395,6 +396,17 @@ static __always_inline void take_stack(struct pt_regs *ctx, struct rec_ips *c, _
 		} else {
 			r->nips = (__u32)n / 8;
 		}
+		/*
+		 * At a function's first instruction the frame pointer is still
+		 * the caller's: the walk starts at the caller's caller. The
+		 * caller's return address is at sp (x86) or in the link register.
+		 */
+#if defined(__TARGET_ARCH_x86)
+		if (bpf_probe_read_user(&r->caller, sizeof(r->caller), (void *)PT_REGS_SP(ctx)))
+			r->caller = 0;
+#else
+		r->caller = PT_REGS_RET(ctx);
+#endif
 	} else if (stack_mode == GB_STACK_DWARF) {
 		emit_dwarf_stack(ctx, r);
 	}

@@ -234,6 +234,9 @@ struct gb_rec {
 	__u64 x[GB_NX];
 	__u32 nips;		/* --stack fp: return addresses that follow this record */
 	__u32 _spare;
+	__u64 caller;		/* --stack fp: the return address at entry (the immediate
+				 * caller, which a frame-pointer walk from a function's
+				 * first instruction skips); 0 if unreadable */
 };
 
 #define GB_RF_RET	0x1	/* ret and dur_ns are valid */

@@ -144,12 +144,16 @@ static const uint64_t *rec_ips(const void *data, size_t size, size_t off, unsign
 static uint32_t event_stack(struct collector *c, struct proc *p, const struct gb_rec *r,
 			    const uint64_t *ips, unsigned nips)
 {
+	uint64_t all[GB_STACK_FP_DEPTH + 1];
 	uint32_t id = 0;
 
 	if (!c->stk)
 		return 0;
-	if (c->stack_mode == GB_STACK_FP && ips)
-		id = stack_from_fp(c->stk, p->pid, proc_maps(c, p), ips, nips);
+	if (c->stack_mode == GB_STACK_FP && ips) {
+		memcpy(all, ips, nips * sizeof(*ips));
+		nips = stack_add_caller(all, nips, GB_STACK_FP_DEPTH + 1, r->caller);
+		id = stack_from_fp(c->stk, p->pid, proc_maps(c, p), all, nips);
+	}
 	else if (c->stack_mode == GB_STACK_DWARF)
 		id = stack_take_pending(c->stk, r->tid, r->ts_ns);
 	/* Python frames (--python) arrived ahead of the call, like DWARF copies */

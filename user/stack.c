@@ -269,6 +269,15 @@ uint32_t stack_from_ips(struct stack_table *t, pid_t pid, const struct gb_maps *
 	return stack_intern(t, f, n);
 }
 
+unsigned stack_add_caller(uint64_t *ips, unsigned n, unsigned max, uint64_t caller)
+{
+	if (!caller || !n || n >= max || (n >= 2 && ips[1] == caller))
+		return n;
+	memmove(ips + 2, ips + 1, (n - 1) * sizeof(*ips));
+	ips[1] = caller;
+	return n + 1;
+}
+
 /*
  * --stack fp: the return addresses came with the call record. A process's
  * stacks are cached by their exact addresses (hash, then compared), so a
@@ -331,6 +340,13 @@ void stack_dwarf_rec(struct stack_table *t, const struct gb_maps *m, const void 
 			m = nm;
 	}
 	n = unwind_rec(t, m, s, size, ips, GB_STACK_MAX_FRAMES);
+	/* data[0] is the word at sp: at entry, the caller's return address */
+	if (s->len >= sizeof(uint64_t) && size >= GB_STACK_REC_HDR + sizeof(uint64_t)) {
+		uint64_t caller;
+
+		memcpy(&caller, s->data, sizeof(caller));
+		n = stack_add_caller(ips, n, GB_STACK_MAX_FRAMES, caller);
+	}
 	t->st.dwarf_unwound++;
 	t->st.dwarf_frames += n;
 	p = malloc(sizeof(*p));

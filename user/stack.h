@@ -51,6 +51,14 @@ void stack_set_refresh(struct stack_table *t,
 void stack_note_maps(struct stack_table *t, pid_t pid, const struct gb_maps *m);
 /* Dedup n frames (strings copied); returns the stack id, 0 if n == 0 or no memory */
 uint32_t stack_intern(struct stack_table *t, const struct gb_frame *f, unsigned n);
+/*
+ * Stacks taken at a probed function's first instruction: the frame-pointer
+ * walk (and an unwind where the entry has no CFI) starts at the caller's
+ * caller. Insert caller, the return address found at entry, as frame 1
+ * unless it is there already (kernels since 6.11 add it themselves for a
+ * function that starts with push %rbp). Returns the new count (<= max).
+ */
+unsigned stack_add_caller(uint64_t *ips, unsigned n, unsigned max, uint64_t caller);
 /* Addresses of a process (innermost first) -> frames -> id (0: none) */
 uint32_t stack_from_ips(struct stack_table *t, pid_t pid, const struct gb_maps *m,
 			const uint64_t *ips, unsigned n);

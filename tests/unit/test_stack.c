@@ -189,6 +189,33 @@ static void test_unwind_self(void **state)
 }
 #endif
 
+/* the immediate caller at a function's entry: added once, never twice */
+static void test_add_caller(void **state)
+{
+	uint64_t ips[6] = { 0x1000, 0x3000, 0x4000 };
+	uint64_t full[3] = { 0x1000, 0x3000, 0x4000 };
+	uint64_t one[2] = { 0x1000 };
+
+	/* the walk skipped it: inserted as frame 1, the rest shifted */
+	assert_int_equal(4, stack_add_caller(ips, 3, 6, 0x2000));
+	assert_int_equal(0x1000, ips[0]);
+	assert_int_equal(0x2000, ips[1]);
+	assert_int_equal(0x3000, ips[2]);
+	assert_int_equal(0x4000, ips[3]);
+	/* already there (the kernel added it): unchanged */
+	assert_int_equal(4, stack_add_caller(ips, 4, 6, 0x2000));
+	assert_int_equal(0x3000, ips[2]);
+	/* only the probed function: the caller becomes frame 1 */
+	assert_int_equal(2, stack_add_caller(one, 1, 2, 0x2000));
+	assert_int_equal(0x2000, one[1]);
+	/* unknown caller, empty stack, or no room: unchanged */
+	assert_int_equal(3, stack_add_caller(full, 3, 6, 0));
+	assert_int_equal(0, stack_add_caller(full, 0, 6, 0x2000));
+	assert_int_equal(3, stack_add_caller(full, 3, 3, 0x2000));
+	assert_int_equal(0x3000, full[1]);
+	(void)state;
+}
+
 static void test_symbolize(void **state)
 {
 	struct symbolizer *sy = symbolizer_new("/nonexistent-symfs");
@@ -227,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_frames_from_maps),
 		cmocka_unit_test(test_unwind_self),
 		cmocka_unit_test(test_symbolize),
+		cmocka_unit_test(test_add_caller),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
