@@ -41,6 +41,7 @@ R[none]=$(measure)
 start_tracer "$T/uprobe_floor" "$LIB" cuLaunchKernel "$T/ready" && { R[empty]=$(measure); stop_tracer; }
 start_tracer "$B/gpubpf" record -a --lean --stack none -o "$T/l.sbt" --lib "$LIB" --ready-file "$T/ready" && { R[lean]=$(measure); stop_tracer; }
 start_tracer "$B/gpubpf" record -a --stack none -o "$T/f.sbt" --lib "$LIB" --ready-file "$T/ready" && { R[full]=$(measure); stop_tracer; }
+start_tracer "$B/gpubpf" record -a -o "$T/d.sbt" --lib "$LIB" --ready-file "$T/ready" && { R[default]=$(measure); stop_tracer; }
 if command -v bpftrace >/dev/null; then
 	rm -f "$T/ready"
 	taskset -c 0 bpftrace -e "uprobe:$LIB:cuLaunchKernel { @c = count(); } BEGIN { system(\"touch $T/ready\"); }" \
@@ -68,8 +69,9 @@ Machine: $(nproc) vCPU $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed
 |---|---:|---:|---:|
 $(row "no tracing" none)
 $(row "empty uprobe (kernel floor)" empty)
-$(row "gpubpf record -a --lean (entry probe, 152-byte record)" lean)
-$(row "gpubpf record -a (entry + return probes)" full)
+$(row "gpubpf record -a --lean --stack none (entry probe)" lean)
+$(row "gpubpf record -a --stack none (entry + return probes)" full)
+$(row "gpubpf record -a (the default: entry + return, frame-pointer stacks)" default)
 $(row "bpftrace uprobe count()" bpftrace)
 
 Targets: --lean ≤ 1.15 × the empty uprobe's added cost; entry+return ≤ 1.5 ×.
