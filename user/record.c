@@ -244,7 +244,7 @@ int record_check_privileges(void)
 	if (HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON)))
 		return 0;
 #undef HAS
-	gb_err("tracing needs root or CAP_BPF+CAP_PERFMON (this process has neither): run it with sudo");
+	gb_err("tracing needs root or CAP_BPF+CAP_PERFMON (with CAP_DAC_READ_SEARCH for tracefs and CAP_SYS_PTRACE for other users' processes): run it with sudo");
 	return -1;
 }
 
@@ -256,12 +256,21 @@ int record_check_btf(void)
 	return -1;
 }
 
-/* Tracepoints need tracefs; mount it where it belongs when nobody did */
+/*
+ * Tracepoints need tracefs; mount it where it belongs when nobody did.
+ * Checked with the effective ids and capabilities: access() uses the real
+ * uid and drops capabilities, and /sys/kernel/tracing is mode 0700, so a
+ * non-root user with CAP_DAC_READ_SEARCH was told tracefs was missing.
+ */
 int record_ensure_tracefs(void)
 {
-	if (access("/sys/kernel/tracing/events", F_OK) == 0 ||
-	    access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+	if (faccessat(AT_FDCWD, "/sys/kernel/tracing/events", F_OK, AT_EACCESS) == 0 ||
+	    faccessat(AT_FDCWD, "/sys/kernel/debug/tracing/events", F_OK, AT_EACCESS) == 0)
 		return 0;
+	if (errno == EACCES) {
+		gb_err("cannot read /sys/kernel/tracing (mode 0700): run as root or add CAP_DAC_READ_SEARCH to CAP_BPF and CAP_PERFMON");
+		return -1;
+	}
 	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
 		gb_dbg("mounted tracefs at /sys/kernel/tracing");
 		return 0;
