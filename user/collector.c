@@ -14,6 +14,7 @@
 struct proc {
 	pid_t pid;
 	struct hmap names;	/* handle or stub address -> interned name */
+	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
 	struct gb_maps maps;	/* file mappings, snapshot */
 	bool have_maps;
 	bool has_events;
@@ -71,6 +72,7 @@ static struct proc *get_proc(struct collector *c, pid_t pid)
 static void free_proc(struct proc *p)
 {
 	hmap_free(&p->names);
+	hmap_free(&p->rt_launch);
 	procmaps_free(&p->maps);
 	free(p);
 }
@@ -238,6 +240,27 @@ static int emit(struct collector *c, struct gb_event *ev)
 	return c->ops.event ? c->ops.event(c->ops.ctx, ev) : 0;
 }
 
+/*
+ * --lean: launches have no return probe, so BPF cannot see that a driver
+ * launch runs inside a runtime launch. Records of one thread reach the
+ * ring in order, and the runtime makes its driver launch before it
+ * returns: an entry-only driver launch that follows an entry-only runtime
+ * launch of the same thread is that launch's own (counted once). A runtime
+ * launch that failed before reaching the driver would lend its mark to the
+ * thread's next direct driver launch: rare, and said in the README.
+ */
+static void mark_lean_nested(struct proc *p, const struct gb_rec *r, struct gb_event *ev)
+{
+	const struct gb_type_info *ti = gb_type_info(ev->type);
+
+	if (gb_event_cat(ev) != GB_CAT_LAUNCH || (r->flags & (GB_RF_RET | GB_RF_NESTED)))
+		return;
+	if (ti->api == GB_API_CUDA_RT)
+		hmap_put(&p->rt_launch, r->tid, (void *)1);
+	else if (ti->api == GB_API_CUDA_DRV && hmap_del(&p->rt_launch, r->tid))
+		ev->flags |= GB_EF_NESTED;
+}
+
 static int handle_call(struct collector *c, const struct gb_rec *r, const char *name_str,
 		       const uint64_t *ips, unsigned nips)
 {
@@ -258,6 +281,7 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 	}
 	ev.comm = intern_strn(c->strs, r->comm, strnlen(r->comm, sizeof(r->comm)));
 	ev.stack_id = event_stack(c, p, r, ips, nips);
+	mark_lean_nested(p, r, &ev);
 	cat = gb_event_cat(&ev);
 	if (cat == GB_CAT_LAUNCH) {
 		ev.name = kernel_name(c, p, &ev);

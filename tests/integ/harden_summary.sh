@@ -37,6 +37,25 @@ check_true "record summary: $N launches, 1 alloc, 1 sync" grep -q "($N launches,
 "$GPUBPF" info "$T/r.sbt" >"$T/info.txt"
 check_true "info: $N launches, the nested ones said apart" grep -q "^launches: *$N (and $N driver launches made inside runtime launches)" "$T/info.txt"
 
+# --lean: no return probes on launches; the collector pairs them by thread
+FAKE_CUDART_DRIVER=$DRV "$GPUBPF" record --lean -o "$T/l.sbt" --lib "$RT" --lib "$DRV" -- \
+	"$WL/rt_work" $TIMES >/dev/null 2>"$T/l.err"
+check_eq "record --lean -- rt_work exits 0" 0 "$?"
+"$GPUBPF" info --json "$T/l.sbt" >"$T/linfo.json"
+PYTHONPATH=$ROOT/tests/py python3 - "$T/l.sbt" "$T/linfo.json" $N <<'PY'
+import json, sys
+from events import load, Checker
+c = Checker()
+ev = load(sys.argv[1])
+i = json.load(open(sys.argv[2]))
+n = int(sys.argv[3])
+drv = [e for e in ev if e["type"] == "cuLaunchKernel"]
+c.eq("--lean: both levels kept", (n, n), (sum(1 for e in ev if e["type"] == "cudaLaunchKernel"), len(drv)))
+c.eq("--lean: every driver launch is marked nested", n, sum(1 for e in drv if e.get("nested")))
+c.eq("--lean: info --json counts launches once", (n, n), (i["launches"], i["nested_launches"]))
+PY
+check_true "--lean: record summary says $N launches" grep -q "($N launches," "$T/l.err"
+
 # top counts the launch once too
 rm -f "$T/go" "$T/ready"
 FAKE_CUDART_DRIVER=$DRV "$WL/rt_work" $TIMES "$T/go" >"$T/w.out" 2>&1 &
