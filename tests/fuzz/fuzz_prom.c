@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -66,10 +67,14 @@ static uint8_t next_byte(struct script *s)
 	return b;
 }
 
-static void require(bool ok)
+/* an invariant: a violation names itself in the fuzz log before the crash */
+#define require(ok) require_at((ok), #ok, __LINE__)
+static void require_at(bool ok, const char *what, int line)
 {
-	if (!ok)
+	if (!ok) {
+		fprintf(stderr, "fuzz_prom: line %d: %s does not hold\n", line, what);
 		abort();
+	}
 }
 
 static void client_reset(struct fclient *c)
@@ -189,7 +194,7 @@ static void collect(struct script *s, struct fclient *c)
 		return;
 	while ((r = read(c->fd, buf, sizeof(buf))) > 0)
 		gb_buf_put(&c->got, buf, (size_t)r);
-	if (r < 0 && errno == EAGAIN)
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	require(r == 0 || errno == ECONNRESET);
 	check_answer(s, c);
@@ -199,13 +204,16 @@ static void collect(struct script *s, struct fclient *c)
 static void serve(struct script *s, int max)
 {
 	struct pollfd fds[TOP_PROM_CLIENTS + 1];
-	int n, i;
+	int n, i, r;
 
 	if (max > TOP_PROM_CLIENTS + 1)
 		max = TOP_PROM_CLIENTS + 1;
 	n = top_prom_fds(s->p, fds, max);
 	require(n >= 0 && n <= max);
-	require(poll(fds, (nfds_t)n, 0) >= 0);
+	/* libFuzzer's -timeout watchdog is a periodic SIGALRM: poll may see EINTR */
+	while ((r = poll(fds, (nfds_t)n, 0)) < 0 && errno == EINTR)
+		;
+	require(r >= 0);
 	top_prom_serve(s->p, fds, n, &s->m, s->now);
 	for (i = 0; i < NCLIENT; i++)
 		collect(s, &s->c[i]);
