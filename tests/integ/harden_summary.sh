@@ -11,50 +11,39 @@ DRV=$WL/libcuda.so.1
 TIMES=10
 N=$((3 * TIMES))	# rt_work: three host stubs, each launched TIMES times
 
-# the fake runtime calls the fake driver inside each call, like the real one
-FAKE_CUDART_DRIVER=$DRV "$GPUBPF" record -o "$T/r.sbt" --lib "$RT" --lib "$DRV" -- \
-	"$WL/rt_work" $TIMES >"$T/r.out" 2>"$T/r.err"
-check_eq "record -- rt_work exits 0" 0 "$?"
-"$GPUBPF" info --json "$T/r.sbt" >"$T/info.json"
-PYTHONPATH=$ROOT/tests/py python3 - "$T/r.sbt" "$T/info.json" $N <<'PY'
+# runtime_counts LABEL [RECORD-ARGS...]: rt_work recorded, both levels kept,
+# the driver launches marked nested, info and the summary count N launches.
+# The fake runtime calls the fake driver inside each call, like the real one.
+runtime_counts() {
+	local label=$1 f=$T/$(echo "$1" | tr -dc a-z).sbt
+	shift
+	FAKE_CUDART_DRIVER=$DRV "$GPUBPF" record "$@" -o "$f" --lib "$RT" --lib "$DRV" -- \
+		"$WL/rt_work" $TIMES >/dev/null 2>"$f.err"
+	check_eq "$label: record -- rt_work exits 0" 0 "$?"
+	"$GPUBPF" info --json "$f" >"$f.json"
+	PYTHONPATH=$ROOT/tests/py python3 - "$f" "$f.json" $N "$label" <<'PY'
 import json, sys
 from events import load, Checker
 c = Checker()
 ev = load(sys.argv[1])
 i = json.load(open(sys.argv[2]))
-n = int(sys.argv[3])
+n, label = int(sys.argv[3]), sys.argv[4]
 rt = [e for e in ev if e["type"] == "cudaLaunchKernel"]
 drv = [e for e in ev if e["type"] == "cuLaunchKernel"]
-c.eq("both levels kept: runtime launches", n, len(rt))
-c.eq("both levels kept: driver launches", n, len(drv))
-c.eq("every driver launch is marked nested", n, sum(1 for e in drv if e.get("nested")))
-c.eq("no runtime launch is marked nested", 0, sum(1 for e in rt if e.get("nested")))
-c.eq("info --json: launches counted once", n, i["launches"])
-c.eq("info --json: nested driver launches reported", n, i["nested_launches"])
-c.eq("info --json: the process's launches counted once", [n], [p["launches"] for p in i["processes"] if p["launches"]])
+c.eq(f"{label}: both levels kept (runtime, driver launches)", (n, n), (len(rt), len(drv)))
+c.eq(f"{label}: every driver launch is marked nested", n, sum(1 for e in drv if e.get("nested")))
+c.eq(f"{label}: no runtime launch is marked nested", 0, sum(1 for e in rt if e.get("nested")))
+c.eq(f"{label}: info --json counts launches once, reports the nested ones", (n, n), (i["launches"], i["nested_launches"]))
+c.eq(f"{label}: info --json: the process's launches counted once", [n], [p["launches"] for p in i["processes"] if p["launches"]])
 PY
-check_true "record summary: $N launches, 1 alloc, 1 sync" grep -q "($N launches, 0 copies, 1 allocs, 1 syncs" "$T/r.err"
-"$GPUBPF" info "$T/r.sbt" >"$T/info.txt"
-check_true "info: $N launches, the nested ones said apart" grep -q "^launches: *$N (and $N driver launches made inside runtime launches)" "$T/info.txt"
-
+	check_true "$label: record summary: $N launches, 1 alloc, 1 sync" grep -q "($N launches, 0 copies, 1 allocs, 1 syncs" "$f.err"
+	"$GPUBPF" info "$f" >"$f.txt"
+	check_true "$label: info: $N launches, the nested ones said apart" \
+		grep -q "^launches: *$N (and $N driver launches made inside runtime launches)" "$f.txt"
+}
+runtime_counts "default"
 # --lean: no return probes on launches; the collector pairs them by thread
-FAKE_CUDART_DRIVER=$DRV "$GPUBPF" record --lean -o "$T/l.sbt" --lib "$RT" --lib "$DRV" -- \
-	"$WL/rt_work" $TIMES >/dev/null 2>"$T/l.err"
-check_eq "record --lean -- rt_work exits 0" 0 "$?"
-"$GPUBPF" info --json "$T/l.sbt" >"$T/linfo.json"
-PYTHONPATH=$ROOT/tests/py python3 - "$T/l.sbt" "$T/linfo.json" $N <<'PY'
-import json, sys
-from events import load, Checker
-c = Checker()
-ev = load(sys.argv[1])
-i = json.load(open(sys.argv[2]))
-n = int(sys.argv[3])
-drv = [e for e in ev if e["type"] == "cuLaunchKernel"]
-c.eq("--lean: both levels kept", (n, n), (sum(1 for e in ev if e["type"] == "cudaLaunchKernel"), len(drv)))
-c.eq("--lean: every driver launch is marked nested", n, sum(1 for e in drv if e.get("nested")))
-c.eq("--lean: info --json counts launches once", (n, n), (i["launches"], i["nested_launches"]))
-PY
-check_true "--lean: record summary says $N launches" grep -q "($N launches," "$T/l.err"
+runtime_counts "lean" --lean
 
 # top counts the launch once too
 rm -f "$T/go" "$T/ready"
