@@ -390,12 +390,10 @@ static __always_inline void take_stack(struct pt_regs *ctx, struct rec_ips *c, _
 	if (stack_mode == GB_STACK_FP) {
 		/* carried with the record: no kernel stack map to fill up or alias */
 		n = bpf_get_stack(ctx, c->ips, sizeof(c->ips), BPF_F_USER_STACK);
-		if (n < 0) {
-			r->flags |= GB_RF_STACKERR;
+		if (n < 0)
 			count_stack_err(0);
-		} else {
+		else
 			r->nips = (__u32)n / 8;
-		}
 		/*
 		 * At a function's first instruction the frame pointer is still
 		 * the caller's: the walk starts at the caller's caller. The

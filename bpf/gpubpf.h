@@ -243,7 +243,6 @@ struct gb_rec {
 #define GB_RF_XFAULT	0x2	/* a user-memory read failed: x[] incomplete */
 #define GB_RF_NESTED	0x4	/* another traced call of this thread was in flight at entry
 				 * (a runtime call's driver call): device work counted once */
-#define GB_RF_STACKERR	0x8	/* --stack fp: the stack could not be taken */
 
 struct gb_name_rec {
 	struct gb_rec r;
