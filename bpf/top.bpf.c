@@ -86,14 +86,20 @@ struct call {
 	__u32 _pad;
 };
 
-/* traced calls in flight per thread: a runtime launch's driver launch is
- * the same device work and is counted once, at the outermost call */
+/*
+ * Per thread, the stack pointer at entry of the outermost traced call in
+ * flight (0: none). A call entered deeper than it runs inside it (a runtime
+ * launch's driver launch: the same device work, counted once, outside).
+ * The same rule as the recorder's slots: a return that never fired
+ * (longjmp, the uretprobe nesting limit) is corrected by the thread's next
+ * call at the same depth or shallower, where a counter would stay wrong.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u32);
-} depth SEC(".maps");
+	__type(value, __u64);
+} outer_sp SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -220,15 +226,16 @@ int top_entry(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct inflight_key key = { .tid = (__u32)id, .type = type };
 	struct call c = { .ts = bpf_ktime_get_ns() };
-	__u32 *d;
+	__u64 sp = PT_REGS_SP(ctx), *o;
 
 	if (type >= GB_T__COUNT || !traced(id >> 32))
 		return 0;
-	d = bpf_task_storage_get(&depth, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (d) {
-		c.nested = *d > 0;
-		*d += 1;
-	}
+	o = cookie & GB_COOKIE_F_RET ?
+	    bpf_task_storage_get(&outer_sp, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE) : NULL;
+	if (o && *o && sp < *o)
+		c.nested = 1;
+	else if (o)
+		*o = sp;	/* the outermost (an older one has returned) */
 	switch (type_cat[type]) {
 	case GB_CAT_LAUNCH:
 		launch_entry(ctx, &c, type, shape);
@@ -369,16 +376,17 @@ int top_return(struct pt_regs *ctx)
 	struct call *in, c;
 	__u32 pid = id >> 32;
 	int ret = (int)PT_REGS_RC(ctx);
-	__u32 *d;
+	__u64 *o;
 
 	in = bpf_map_lookup_elem(&inflight, &key);
 	if (!in || type >= GB_T__COUNT)
 		return 0;
 	c = *in;
 	bpf_map_delete_elem(&inflight, &key);
-	d = bpf_task_storage_get(&depth, bpf_get_current_task_btf(), 0, 0);
-	if (d && *d)
-		*d -= 1;
+	/* the outermost call returns: its entry sp is ours less the return address */
+	o = bpf_task_storage_get(&outer_sp, bpf_get_current_task_btf(), 0, 0);
+	if (o && *o == PT_REGS_SP(ctx) - 8)
+		*o = 0;
 	dur = now - c.ts;
 	v = proc_val(pid);
 	if (!v)
