@@ -35,5 +35,7 @@ run bash bench/export_bench.sh "$B"
 run bash bench/xray_bench.sh "$B"
 [ -f cupti/bench.sh ] && run bash cupti/bench.sh
 rm -f "$tmp.err"
+# comparisons between builds, measured once and kept with their commands
+[ -f bench/recorded.md ] && sed -n '/^## /,$p' bench/recorded.md >>"$tmp"
 cp "$tmp" "$OUT"
 echo "bench: wrote $OUT" >&2
