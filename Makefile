@@ -25,7 +25,7 @@ CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda))
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -DGPUBPF_VERSION='"$(VERSION)"' \
-	  -I$(BPFBUILD) -Iuser -Ibpf -fno-omit-frame-pointer
+	  -I$(BPFBUILD) -Isrc -I. -Ibpf -fno-omit-frame-pointer
 LDLIBS := -lbpf -lelf -lz -lzstd -lncursesw -lunwind-ptrace -lunwind-generic -lunwind -lstdc++ -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -40,10 +40,11 @@ DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BPFBUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(BPFBUILD)/%.skel.h,$(BPF_SRCS))
-MAIN_SRC := user/main.c
-LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard user/*.c exporters/*.c xray_import/*.c))
+SRC_DIRS := $(sort $(dir $(wildcard src/*/*.c)))
+MAIN_SRC := src/cli/main.c
+LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard src/*/*.c))
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
-HDRS := $(wildcard bpf/*.h user/*.h exporters/*.h xray_import/*.h)
+HDRS := $(wildcard bpf/*.h src/*/*.h)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WL_SRCS := $(wildcard tests/workloads/*.c)
@@ -88,8 +89,8 @@ $(BUILD)/libgpubpf.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
 # whole archive: subcommands are found through weak references in main.c
-$(BUILD)/gpubpf: $(BUILD)/obj/user/main.o $(BUILD)/libgpubpf.a
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/user/main.o -Wl,--whole-archive $(BUILD)/libgpubpf.a -Wl,--no-whole-archive $(LDLIBS)
+$(BUILD)/gpubpf: $(BUILD)/obj/src/cli/main.o $(BUILD)/libgpubpf.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/src/cli/main.o -Wl,--whole-archive $(BUILD)/libgpubpf.a -Wl,--no-whole-archive $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgpubpf.a $(HDRS)
 	@mkdir -p $(@D)

@@ -9,10 +9,11 @@
 #include <string.h>
 #include <linux/types.h>
 #include "gpubpf.h"
-#include "event.h"
-#include "hmap.h"
-#include "ioctl.h"
-#include "util.h"
+#include "core/event.h"
+#include "core/hmap.h"
+#include "ioctl/ioctl.h"
+#include "core/util.h"
+#include "exporters/export.h"
 
 static struct ioctl_decoder *dec;
 

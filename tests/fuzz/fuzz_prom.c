@@ -21,7 +21,7 @@
  * equal to the body received (no body for HEAD). At the end every client
  * closes its write side, and the server must then end every connection.
  */
-// FUZZ_SRCS: user/top_prom.c user/top_model.c user/util.c user/hmap.c
+// FUZZ_SRCS: src/top/top_prom.c src/top/top_model.c src/core/util.c src/core/hmap.c
 // FUZZ_LIBS: -lstdc++ -lm
 #include <errno.h>
 #include <poll.h>
@@ -31,8 +31,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "top_model.h"
-#include "top_prom.h"
+#include "top/top_model.h"
+#include "top/top_prom.h"
 
 #define NCLIENT		(TOP_PROM_CLIENTS + 2)
 #define FINISH_ROUNDS	1000

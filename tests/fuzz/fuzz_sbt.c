@@ -3,12 +3,12 @@
  * fuzz_sbt.c - the .sbt reader (gpubpf and TraceSmith flavours) on
  * arbitrary bytes: open, info, notes, stacks, iterate, seek, iterate.
  */
-// FUZZ_SRCS: user/sbt_read.c user/sbt_merge.c user/sbt_codec.c user/sbt_tracesmith.c user/sbt_write.c user/util.c user/event.c user/ioctl.c user/ioctl_names.c user/hmap.c
+// FUZZ_SRCS: src/sbt/sbt_read.c src/sbt/sbt_reader.c src/sbt/sbt_codec.c src/sbt/sbt_tracesmith.c src/sbt/sbt_write.c src/core/util.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c
 // FUZZ_LIBS: -lzstd -lz -lstdc++
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include "sbt.h"
+#include "sbt/sbt.h"
 
 static void walk(struct sbt_reader *r, unsigned max)
 {

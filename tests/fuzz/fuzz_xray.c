@@ -4,12 +4,13 @@
  * the whole import path (parse, sort, call stacks, events as JSON).
  * Must never crash, hang or leak, whatever the bytes.
  */
-// FUZZ_SRCS: xray_import/xray_log.c xray_import/xray_sort.c xray_import/xray_import.c user/util.c user/event.c user/ioctl.c user/ioctl_names.c user/hmap.c
+// FUZZ_SRCS: src/xray_import/xray_log.c src/xray_import/xray_sort.c src/xray_import/xray_import.c src/core/util.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/exporters/event_json.c
 // FUZZ_LIBS: -lstdc++
 #include <stdint.h>
 #include <string.h>
-#include "../../xray_import/xray.h"
-#include "../../user/util.h"
+#include "xray_import/xray.h"
+#include "core/util.h"
+#include "exporters/export.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,12 +3,12 @@
  * fuzz_xray_map.c - libFuzzer target: an arbitrary file as the instrumented
  * ELF binary (xray_instr_map section, relocations, symbol tables).
  */
-// FUZZ_SRCS: xray_import/xray_instrmap.c user/util.c
+// FUZZ_SRCS: src/xray_import/xray_instrmap.c src/core/util.c
 // FUZZ_LIBS: -lelf -lstdc++
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../xray_import/xray.h"
+#include "xray_import/xray.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

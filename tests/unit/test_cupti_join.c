@@ -17,8 +17,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "cupti_attach.h"
-#include "cupti_join.h"
+#include "cupti/cupti_attach.h"
+#include "cupti/cupti_join.h"
 
 #define US 1000ull
 #define MS 1000000ull

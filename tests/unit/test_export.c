@@ -18,9 +18,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../../exporters/export.h"
-#include "sbt.h"
-#include "util.h"
+#include "exporters/export.h"
+#include "sbt/sbt.h"
+#include "core/util.h"
 #include "test_export_walk.h"
 #include "test_sbt_gen.h"
 

@@ -9,9 +9,10 @@
 #include <string.h>
 #include <cmocka.h>
 #include <linux/ioctl.h>
-#include "hmap.h"
-#include "ioctl.h"
-#include "util.h"
+#include "core/hmap.h"
+#include "ioctl/ioctl.h"
+#include "core/util.h"
+#include "exporters/export.h"
 
 #define FN(x) (1u << IOCTL_FN_##x)
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "sbt.h"
-#include "util.h"
+#include "sbt/sbt.h"
+#include "core/util.h"
 #include "test_sbt_gen.h"
 #include "test_tmpdir.h"
 

@@ -18,8 +18,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "sbt.h"
-#include "sbt_codec.h"
+#include "sbt/sbt.h"
+#include "sbt/sbt_codec.h"
 #include "test_sbt_gen.h"
 #include "test_tmpdir.h"
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "event.h"
+#include "core/event.h"
 
 static inline uint64_t gen_mix(uint64_t x)
 {

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "sbt.h"
-#include "sbt_codec.h"
+#include "sbt/sbt.h"
+#include "sbt/sbt_codec.h"
 #include "test_sbt_gen.h"
 #include "test_tmpdir.h"
 

@@ -14,11 +14,11 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include "elfsym.h"
-#include "stack.h"
-#include "stack_int.h"
-#include "symbolize.h"
-#include "util.h"
+#include "core/elfsym.h"
+#include "stacks/stack.h"
+#include "stacks/stack_int.h"
+#include "stacks/symbolize.h"
+#include "core/util.h"
 
 struct sink {
 	unsigned calls;

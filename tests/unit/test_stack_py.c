@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "hmap.h"
-#include "pyframes.h"
+#include "core/hmap.h"
+#include "stacks/pyframes.h"
 
 /* a 3.11 location table, entry by entry: (code, length in code units) */
 static const uint8_t ltab[] = {

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "top_model.h"
-#include "top_prom.h"
-#include "top_render.h"
+#include "top/top_model.h"
+#include "top/top_prom.h"
+#include "top/top_render.h"
 
 static void test_quantile(void **state)
 {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "../../xray_import/xray.h"
+#include "xray_import/xray.h"
 
 #define T0 1000000000000000000ull	/* an emulated-clock TSC (epoch ns) */
 

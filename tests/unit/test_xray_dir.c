@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "sbt.h"
-#include "../../xray_import/xray.h"
+#include "sbt/sbt.h"
+#include "xray_import/xray.h"
 
 #define T0 1700000000000000000ull	/* emulated clock: CLOCK_REALTIME ns */
 

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* cmd_export.c - gpubpf export: a .sbt trace to Perfetto, Chrome JSON or TraceSmith */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmds.h"
+#include "sbt/sbt.h"
+#include "stacks/symbolize.h"
+#include "core/util.h"
+#include "exporters/export.h"
+
+static const char usage_text[] =
+"Usage: gpubpf export TRACE.sbt [-f FORMAT] [-o OUT] [--split-mb N]\n"
+"\n"
+"Convert a trace for viewing: Perfetto's protobuf trace (open it in\n"
+"https://ui.perfetto.dev or trace_processor), Chrome trace event JSON, or\n"
+"TraceSmith SBT v0.1. Processes, threads with their API calls as nested\n"
+"slices, one group per GPU with a track per stream, device memory counters,\n"
+"launch -> kernel flow arrows (when device timing was recorded) and drops.\n"
+"\n"
+"  -f, --format FMT   perfetto (default), json or tracesmith\n"
+"  -o, --output OUT   output file (default: TRACE with .pftrace/.json/.ts.sbt)\n"
+"      --split-mb N   start a new file after about N MiB: OUT.0.pftrace,\n"
+"                     OUT.1.pftrace ..., each a complete trace on its own\n"
+"  -q, --quiet        no summary line on stderr\n"
+"\n"
+"EXAMPLES:\n"
+"  gpubpf export trace.sbt -o trace.pftrace\n"
+"  gpubpf export trace.sbt -f json -o trace.json\n"
+"  gpubpf export big.sbt --split-mb 256 -o big.pftrace   # big.0.pftrace, big.1.pftrace ...\n"
+"  gpubpf export trace.sbt -f tracesmith -o trace.ts.sbt\n";
+
+static const struct option long_opts[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "split-mb", required_argument, NULL, 'S' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+struct hosts {
+	char *buf;
+	const char *name[1024];
+	unsigned n, shift;
+};
+
+/* gpubpf merge leaves "merge.hosts" = "a,b,..." and "merge.pid_shift" */
+static void read_hosts(struct sbt_reader *r, struct hosts *h)
+{
+	const char *hs = sbt_reader_note(r, "merge.hosts");
+	const char *sh = sbt_reader_note(r, "merge.pid_shift");
+	uint64_t shift;
+	char *p, *save = NULL;
+
+	memset(h, 0, sizeof(*h));
+	if (!hs || !sh || gb_parse_u64(sh, &shift) || !shift || shift >= 32)
+		return;
+	h->buf = strdup(hs);
+	if (!h->buf)
+		return;
+	for (p = strtok_r(h->buf, ",", &save); p && h->n < 1024; p = strtok_r(NULL, ",", &save))
+		h->name[h->n++] = p;
+	h->shift = (unsigned)shift;
+}
+
+static bool is_device_work(unsigned type)
+{
+	return type == GB_T_gpu_kernel || type == GB_T_gpu_memcpy || type == GB_T_gpu_memset;
+}
+
+/*
+ * A flow arrow needs both ends, and the device end comes later. A second
+ * reader runs up to FLOW_WINDOW_NS ahead of the exporter and announces the
+ * (pid, corr_id) of device events before their launch is written: memory
+ * stays bounded by the device events of one window, and a kernel that
+ * starts more than a window after its launch simply gets no arrow.
+ */
+#define FLOW_WINDOW_NS	(10ull * 1000000000ull)
+#define FLOW_WINDOW_EV	65536		/* and at most this many events ahead */
+
+struct ahead {
+	struct sbt_reader *r;
+	struct gb_event ev;
+	bool live;
+	uint64_t n;		/* events read by the look-ahead reader */
+};
+
+static void ahead_until(struct ahead *a, struct gb_exporter *ex, uint64_t ts, uint64_t n_main)
+{
+	uint64_t lim = ts > UINT64_MAX - FLOW_WINDOW_NS ? UINT64_MAX : ts + FLOW_WINDOW_NS;
+
+	while (a->live && a->ev.ts_ns <= lim && a->n <= n_main + FLOW_WINDOW_EV) {
+		if (a->ev.corr_id && is_device_work(a->ev.type) && (a->ev.flags & GB_EF_DUR))
+			gb_exporter_expect_flow(ex, a->ev.pid, a->ev.corr_id);
+		a->live = sbt_reader_next(a->r, &a->ev) == 1;
+		a->n++;
+	}
+}
+
+static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt fmt,
+		      const char *out, uint64_t split, struct gb_export_stats *st,
+		      char *err, size_t errlen)
+{
+	const struct sbt_info *info = sbt_reader_info(r);
+	struct gb_export_opts o = { .path = out, .split_bytes = split };
+	struct stack_namer *namer;
+	struct ahead a = { 0 };
+	struct gb_exporter *ex;
+	struct gb_event ev;
+	struct hosts h;
+	char aerr[256];
+	uint64_t n = 0;
+	int rc;
+
+	read_hosts(r, &h);
+	o.pid_shift = h.shift;
+	o.hosts = h.name;
+	o.nhosts = h.n;
+	/* call stacks symbolised now, once per distinct stack */
+	namer = stack_namer_new(r, getenv("GPUBPF_SYMFS"));
+	o.stack_text = namer ? stack_namer_text : NULL;
+	o.stack_ctx = namer;
+	ex = gb_exporter_new(fmt, NULL, info, &o, err, errlen);
+	free(h.buf);
+	if (!ex) {
+		stack_namer_free(namer);
+		return -EINVAL;
+	}
+	if (!sbt_reader_open(&a.r, in, aerr, sizeof(aerr)))
+		a.live = sbt_reader_next(a.r, &a.ev) == 1;
+	while ((rc = sbt_reader_next(r, &ev)) == 1) {
+		ahead_until(&a, ex, ev.ts_ns, n++);
+		rc = gb_exporter_add(ex, &ev);
+		if (rc) {
+			snprintf(err, errlen, "cannot write %s: %s", out, strerror(-rc));
+			break;
+		}
+	}
+	if (a.r)
+		sbt_reader_close(a.r);
+	if (rc < 0 && !*err)
+		snprintf(err, errlen, "%s", sbt_reader_last_error(r) ? sbt_reader_last_error(r)
+								      : "read error");
+	if (rc < 0) {
+		gb_exporter_abort(ex);
+		stack_namer_free(namer);
+		return rc;
+	}
+	rc = gb_exporter_finish(ex, st, err, errlen);
+	stack_namer_free(namer);
+	return rc;
+}
+
+static char *default_out(const char *in, enum gb_export_fmt fmt)
+{
+	const char *ext = fmt == GB_FMT_JSON ? ".json" : fmt == GB_FMT_TRACESMITH ? ".ts.sbt"
+										   : ".pftrace";
+	size_t n = strlen(in);
+	char *s;
+
+	if (n > 4 && !strcmp(in + n - 4, ".sbt"))
+		n -= 4;
+	if (asprintf(&s, "%.*s%s", (int)n, in, ext) < 0)
+		return NULL;
+	return s;
+}
+
+static int export_one(const char *in, const char *format, const char *out, uint64_t split,
+		      struct gb_export_stats *st, char *err, size_t errlen)
+{
+	enum gb_export_fmt fmt = gb_export_fmt_parse(format ? format : "perfetto");
+	struct sbt_reader *r = NULL;
+	int rc;
+
+	*err = 0;
+	if (fmt == GB_FMT_NONE) {
+		snprintf(err, errlen, "unknown format '%s'; use perfetto, json or tracesmith", format);
+		return -EINVAL;
+	}
+	rc = sbt_reader_open(&r, in, err, errlen);
+	if (rc)
+		return rc;
+	if (fmt == GB_FMT_TRACESMITH)
+		rc = sbt_export_tracesmith(r, out, err, errlen);
+	else
+		rc = run_export(r, in, fmt, out, split, st, err, errlen);
+	sbt_reader_close(r);
+	return rc;
+}
+
+int gb_export_file(const char *sbt_path, const char *format, const char *out_path,
+		   char *err, size_t errlen)
+{
+	return export_one(sbt_path, format, out_path, 0, NULL, err, errlen);
+}
+
+static void summary(const char *out, enum gb_export_fmt fmt, const struct gb_export_stats *st)
+{
+	fprintf(stderr, "gpubpf: wrote %s: %" PRIu64 " events -> %" PRIu64 " slices, %" PRIu64
+		" instants, %" PRIu64 " counter values, %" PRIu64 " flows on %u tracks; %" PRIu64
+		" bytes in %u file%s (%.1f B/event)\n", out, st->events, st->slices, st->instants,
+		st->counters, st->flows, st->tracks, st->bytes, st->files, st->files == 1 ? "" : "s",
+		st->events ? (double)st->bytes / (double)st->events : 0.0);
+	if (st->clamped)
+		fprintf(stderr, "gpubpf: %" PRIu64 " slices overlapped their parent and were cut to"
+			" fit (a slice track must nest)\n", st->clamped);
+	if (st->reordered)
+		fprintf(stderr, "gpubpf: %" PRIu64 " events were out of time order and were moved"
+			" to the time of the event before\n", st->reordered);
+	(void)fmt;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	const char *format = "perfetto", *out = NULL;
+	struct gb_export_stats st = { 0 };
+	uint64_t split = 0, mb;
+	char err[512], *def = NULL;
+	bool quiet = false;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:o:qh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'S':
+			if (gb_parse_u64(optarg, &mb) || !mb || mb > (1ull << 40)) {
+				gb_err("--split-mb wants a positive number of MiB, not '%s'", optarg);
+				return 2;
+			}
+			split = mb << 20;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			fputs(usage_text, stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		gb_err("export needs exactly one trace file; see 'gpubpf export --help'");
+		return 2;
+	}
+	if (gb_export_fmt_parse(format) == GB_FMT_NONE) {
+		gb_err("unknown format '%s'; use perfetto, json or tracesmith", format);
+		return 2;
+	}
+	if (split && gb_export_fmt_parse(format) == GB_FMT_TRACESMITH) {
+		gb_err("--split-mb works with perfetto and json only");
+		return 2;
+	}
+	if (!out) {
+		def = default_out(argv[optind], gb_export_fmt_parse(format));
+		out = def;
+	}
+	rc = export_one(argv[optind], format, out, split, &st, err, sizeof(err));
+	if (rc) {
+		gb_err("%s", err);
+	} else if (!quiet && gb_export_fmt_parse(format) != GB_FMT_TRACESMITH) {
+		summary(out, gb_export_fmt_parse(format), &st);
+	}
+	free(def);
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* cmd_info.c - gpubpf info: what a trace holds */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cmds.h"
+#include "core/hmap.h"
+#include "sbt/sbt.h"
+#include "core/util.h"
+#include "view.h"
+
+#define TOP_N 10
+
+struct proc_stat {
+	uint32_t pid;
+	const char *comm;
+	uint64_t events, launches;
+};
+
+struct kern_stat {
+	const char *name;
+	uint64_t launches;
+};
+
+struct info_acc {
+	struct hmap procs;	/* pid -> proc_stat */
+	struct hmap kerns;	/* name pointer -> kern_stat (reader strings are unique) */
+	struct intern *names;	/* copies: reader strings may not outlive a block */
+	uint64_t by_type[GB_T__COUNT];
+	uint64_t by_api[GB_API__COUNT];
+	uint64_t events;
+	uint64_t launches;	/* device work asked for: the outermost launch calls */
+	uint64_t nested;	/* launch calls made inside another (a runtime's driver call) */
+};
+
+static const char usage_text[] =
+"Usage: gpubpf info [--json] TRACE.sbt\n"
+"\n"
+"Summarise a trace: how it was made, duration, events by type and API, processes,\n"
+"the busiest kernels, drops, and whether the file was finalized.\n"
+"\n"
+"  -j, --json   one JSON object\n"
+"\n"
+"EXAMPLES:\n"
+"  gpubpf info trace.sbt\n"
+"  gpubpf info --json trace.sbt | jq .events_by_type\n";
+
+static int acc_add(struct info_acc *a, const struct gb_event *ev)
+{
+	struct proc_stat *p = hmap_get(&a->procs, ev->pid);
+	const char *name;
+
+	a->events++;
+	if (ev->type < GB_T__COUNT)
+		a->by_type[ev->type]++;
+	if (ev->api < GB_API__COUNT)
+		a->by_api[ev->api]++;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p || hmap_put(&a->procs, ev->pid, p)) {
+			free(p);
+			return -1;
+		}
+		p->pid = ev->pid;
+	}
+	if (!p->comm && ev->comm)
+		p->comm = intern_str(a->names, ev->comm);
+	p->events++;
+	if (gb_event_cat(ev) != GB_CAT_LAUNCH)
+		return 0;
+	if (!gb_event_outermost(ev)) {
+		a->nested++;
+		return 0;
+	}
+	a->launches++;
+	p->launches++;
+	name = intern_str(a->names, ev->name ? ev->name : "(unnamed)");
+	{
+		struct kern_stat *k = hmap_get(&a->kerns, (uintptr_t)name);
+
+		if (!k) {
+			k = calloc(1, sizeof(*k));
+			if (!k || hmap_put(&a->kerns, (uintptr_t)name, k)) {
+				free(k);
+				return -1;
+			}
+			k->name = name;
+		}
+		k->launches++;
+	}
+	return 0;
+}
+
+static int cmp_proc(const void *x, const void *y)
+{
+	const struct proc_stat *a = *(const struct proc_stat *const *)x, *b = *(const struct proc_stat *const *)y;
+
+	if (a->events != b->events)
+		return a->events > b->events ? -1 : 1;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static int cmp_kern(const void *x, const void *y)
+{
+	const struct kern_stat *a = *(const struct kern_stat *const *)x, *b = *(const struct kern_stat *const *)y;
+
+	if (a->launches != b->launches)
+		return a->launches > b->launches ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* values of a hmap into a sorted array */
+static void **sorted(struct hmap *m, int (*cmp)(const void *, const void *))
+{
+	void **v = calloc(m->n + 1, sizeof(*v));
+	size_t i = 0, j = 0;
+	uint64_t k;
+	void *val;
+
+	if (!v)
+		return NULL;
+	while (hmap_next(m, &i, &k, &val))
+		v[j++] = val;
+	qsort(v, j, sizeof(*v), cmp);
+	return v;
+}
+
+static void fmt_time(char *buf, size_t n, uint64_t real_ns)
+{
+	time_t t = (time_t)(real_ns / 1000000000ull);
+	struct tm tm;
+
+	if (!real_ns || !gmtime_r(&t, &tm))
+		snprintf(buf, n, "unknown");
+	else
+		strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+static void print_text(const struct sbt_info *in, struct info_acc *a, struct proc_stat **ps,
+		       struct kern_stat **ks)
+{
+	uint64_t dur = in->last_ts > in->first_ts ? in->last_ts - in->first_ts : 0;
+	char when[64];
+	unsigned i;
+
+	fmt_time(when, sizeof(when), in->meta.real_start_ns);
+	printf("format:     %s %u.%u, %s, %" PRIu64 " blocks", in->flavor == SBT_TRACESMITH ? "TraceSmith SBT" : "gpubpf sbt",
+	       in->version_major, in->version_minor, in->finalized ? "finalized" : "NOT finalized (recovered by scanning)",
+	       in->blocks);
+	if (in->blocks_bad)
+		printf(", %" PRIu64 " unreadable blocks skipped", in->blocks_bad);
+	printf("\n");
+	if (in->meta.host[0])
+		printf("recorded:   %s on %s (kernel %s, gpubpf %s)\n", when, in->meta.host, in->meta.kernel,
+		       in->meta.version);
+	if (in->meta.cmdline[0])
+		printf("command:    %s\n", in->meta.cmdline);
+	printf("duration:   %.3f s\n", dur / 1e9);
+	printf("events:     %" PRIu64 "\n", a->events);
+	printf("launches:   %" PRIu64, a->launches);
+	if (a->nested)
+		printf(" (and %" PRIu64 " driver launches made inside runtime launches)", a->nested);
+	printf("\n");
+	printf("drops:      %" PRIu64 "%s\n", in->drops_total, in->drops_total ? " (ring buffer was full: use a larger --ring-size)" : "");
+	printf("\nevents by API:\n");
+	for (i = 0; i < GB_API__COUNT; i++)
+		if (a->by_api[i])
+			printf("  %-14s %12" PRIu64 "\n", gb_api_name(i), a->by_api[i]);
+	printf("\nevents by type:\n");
+	for (i = 0; i < GB_T__COUNT; i++)
+		if (a->by_type[i])
+			printf("  %-32s %12" PRIu64 "\n", gb_type_name(i), a->by_type[i]);
+	printf("\nprocesses (%zu):\n  %-8s %-16s %12s %12s\n", a->procs.n, "PID", "COMM", "EVENTS", "LAUNCHES");
+	for (i = 0; ps && ps[i] && i < 20; i++)
+		printf("  %-8u %-16s %12" PRIu64 " %12" PRIu64 "\n", ps[i]->pid, ps[i]->comm ? ps[i]->comm : "?",
+		       ps[i]->events, ps[i]->launches);
+	if (a->kerns.n) {
+		printf("\ntop kernels (%zu distinct):\n  %12s  %s\n", a->kerns.n, "LAUNCHES", "KERNEL");
+		for (i = 0; ks && ks[i] && i < TOP_N; i++)
+			printf("  %12" PRIu64 "  %s\n", ks[i]->launches, ks[i]->name);
+	}
+}
+
+/* the ioctl tracer's notes: which source recorded and why, layouts, device memory */
+static const char *const ioctl_notes[] = { "ioctl.source", "ioctl.reason", "ioctl.layouts", "ioctl.devmem" };
+
+static void print_ioctl_text(struct sbt_reader *r)
+{
+	unsigned i;
+
+	if (!sbt_reader_note(r, "ioctl.source"))
+		return;
+	printf("\nGPU driver ioctls:\n");
+	for (i = 0; i < sizeof(ioctl_notes) / sizeof(ioctl_notes[0]); i++)
+		if (sbt_reader_note(r, ioctl_notes[i]))
+			printf("  %-8s %s\n", ioctl_notes[i] + 6, sbt_reader_note(r, ioctl_notes[i]));
+}
+
+static void print_ioctl_json(struct gb_buf *b, struct sbt_reader *r)
+{
+	unsigned i;
+
+	if (!sbt_reader_note(r, "ioctl.source"))
+		return;
+	gb_buf_puts(b, ",\"ioctl\":{");
+	for (i = 0; i < sizeof(ioctl_notes) / sizeof(ioctl_notes[0]); i++) {
+		const char *v = sbt_reader_note(r, ioctl_notes[i]);
+
+		gb_buf_printf(b, "%s\"%s\":", i ? "," : "", ioctl_notes[i] + 6);
+		if (v)
+			gb_buf_json_str(b, v);
+		else
+			gb_buf_puts(b, "null");
+	}
+	gb_buf_putc(b, '}');
+}
+
+static void print_json(const struct sbt_info *in, struct info_acc *a, struct proc_stat **ps,
+		       struct kern_stat **ks, struct sbt_reader *r)
+{
+	struct gb_buf b = { 0 };
+	unsigned i;
+	bool first = true;
+
+	gb_buf_printf(&b, "{\"format\":\"%s\",\"version\":\"%u.%u\",\"finalized\":%s,\"blocks\":%" PRIu64
+		      ",\"blocks_bad\":%" PRIu64 ",\"host\":", in->flavor == SBT_TRACESMITH ? "tracesmith" : "gpubpf",
+		      in->version_major, in->version_minor, in->finalized ? "true" : "false", in->blocks, in->blocks_bad);
+	gb_buf_json_str(&b, in->meta.host);
+	gb_buf_puts(&b, ",\"kernel\":");
+	gb_buf_json_str(&b, in->meta.kernel);
+	gb_buf_puts(&b, ",\"gpubpf_version\":");
+	gb_buf_json_str(&b, in->meta.version);
+	gb_buf_puts(&b, ",\"cmdline\":");
+	gb_buf_json_str(&b, in->meta.cmdline);
+	gb_buf_printf(&b, ",\"real_start_ns\":%" PRIu64 ",\"mono_start_ns\":%" PRIu64 ",\"first_ts\":%" PRIu64
+		      ",\"last_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"events\":%" PRIu64
+		      ",\"drops\":%" PRIu64 ",\"launches\":%" PRIu64 ",\"nested_launches\":%" PRIu64
+		      ",\"events_by_type\":{",
+		      in->meta.real_start_ns, in->meta.mono_start_ns, in->first_ts, in->last_ts,
+		      in->last_ts > in->first_ts ? in->last_ts - in->first_ts : 0, a->events, in->drops_total,
+		      a->launches, a->nested);
+	for (i = 0; i < GB_T__COUNT; i++) {
+		if (!a->by_type[i])
+			continue;
+		gb_buf_printf(&b, "%s\"%s\":%" PRIu64, first ? "" : ",", gb_type_name(i), a->by_type[i]);
+		first = false;
+	}
+	gb_buf_puts(&b, "},\"events_by_api\":{");
+	for (i = 0, first = true; i < GB_API__COUNT; i++) {
+		if (!a->by_api[i])
+			continue;
+		gb_buf_printf(&b, "%s\"%s\":%" PRIu64, first ? "" : ",", gb_api_name(i), a->by_api[i]);
+		first = false;
+	}
+	gb_buf_puts(&b, "},\"processes\":[");
+	for (i = 0; ps && ps[i]; i++) {
+		gb_buf_printf(&b, "%s{\"pid\":%u,\"comm\":", i ? "," : "", ps[i]->pid);
+		gb_buf_json_str(&b, ps[i]->comm ? ps[i]->comm : "");
+		gb_buf_printf(&b, ",\"events\":%" PRIu64 ",\"launches\":%" PRIu64 "}", ps[i]->events, ps[i]->launches);
+	}
+	gb_buf_puts(&b, "],\"kernels\":[");
+	for (i = 0; ks && ks[i]; i++) {
+		gb_buf_printf(&b, "%s{\"kernel\":", i ? "," : "");
+		gb_buf_json_str(&b, ks[i]->name);
+		gb_buf_printf(&b, ",\"launches\":%" PRIu64 "}", ks[i]->launches);
+	}
+	gb_buf_putc(&b, ']');
+	print_ioctl_json(&b, r);
+	gb_buf_puts(&b, "}\n");
+	fwrite(b.p, 1, b.len, stdout);
+	gb_buf_free(&b);
+}
+
+static void acc_free(struct info_acc *a)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(&a->procs, &i, &k, &v))
+		free(v);
+	i = 0;
+	while (hmap_next(&a->kerns, &i, &k, &v))
+		free(v);
+	hmap_free(&a->procs);
+	hmap_free(&a->kerns);
+	intern_free(a->names);
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option long_opts[] = {
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 },
+	};
+	struct info_acc a = { 0 };
+	struct sbt_reader *r = NULL;
+	struct proc_stat **ps = NULL;
+	struct kern_stat **ks = NULL;
+	struct gb_event ev;
+	bool json = false;
+	int c, n, ret = 1;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", long_opts, NULL)) != -1) {
+		if (c == 'j') {
+			json = true;
+		} else if (c == 'h') {
+			fputs(usage_text, stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "Run 'gpubpf info --help' for usage.\n");
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		gb_err("give one trace file: gpubpf info TRACE.sbt");
+		return 2;
+	}
+	if (view_open(argv[optind], &r))
+		return 1;
+	a.names = intern_new();
+	if (!a.names)
+		goto cleanup;
+	while ((n = sbt_reader_next(r, &ev)) > 0)
+		if (acc_add(&a, &ev))
+			goto cleanup;
+	if (n < 0) {
+		gb_err("%s: %s", argv[optind], sbt_reader_last_error(r) ? sbt_reader_last_error(r) : "read error");
+		goto cleanup;
+	}
+	if (sbt_reader_last_error(r))
+		gb_warn("%s: %s", argv[optind], sbt_reader_last_error(r));
+	ps = (struct proc_stat **)sorted(&a.procs, cmp_proc);
+	ks = (struct kern_stat **)sorted(&a.kerns, cmp_kern);
+	if (json) {
+		print_json(sbt_reader_info(r), &a, ps, ks, r);
+	} else {
+		print_text(sbt_reader_info(r), &a, ps, ks);
+		print_ioctl_text(r);
+	}
+	ret = 0;
+cleanup:
+	free(ps);
+	free(ks);
+	acc_free(&a);
+	sbt_reader_close(r);
+	return ret;
+}

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* cmd_view.c - gpubpf view: a trace's events, one per line */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmds.h"
+#include "ioctl/ioctl.h"
+#include "sbt/sbt.h"
+#include "stacks/symbolize.h"
+#include "core/util.h"
+#include "exporters/export.h"
+#include "view.h"
+
+static const char usage_text[] =
+"Usage: gpubpf view [OPTIONS] TRACE.sbt\n"
+"\n"
+"Print the events of a trace (gpubpf .sbt or TraceSmith SBT v0.1) in time order.\n"
+"\n"
+"  -j, --json          JSON Lines: one object per event with the keys type, api, ts_ns,\n"
+"                      dur_ns, pid, tid, comm, kernel, grid, block, shmem, stream,\n"
+"                      bytes, kind, ptr, ret (where they apply)\n"
+"      --from SECS     only events at or after SECS seconds from the trace start\n"
+"      --to SECS       only events before SECS seconds from the trace start\n"
+"      --pid PID       only this process (repeatable)\n"
+"      --type NAME     only this function (cuLaunchKernel) or category (launch, copy,\n"
+"                      memset, alloc, free, sync, name, ioctl, func, mark, device); repeatable\n"
+"      --stacks        print each event's call stack under it (symbolised now,\n"
+"                      from the recorded module paths and build-ids)\n"
+"      --symfs DIR     look for the traced binaries under DIR first (a copy of\n"
+"                      the traced machine's files); JSON output always carries\n"
+"                      \"stack\": [{sym, module, offset}] for events with a stack\n"
+"  -h, --help          this text\n"
+"\n"
+"EXAMPLES:\n"
+"  gpubpf view trace.sbt | head\n"
+"  gpubpf view --json --type launch trace.sbt | jq .kernel | sort | uniq -c\n"
+"  gpubpf view --pid 4242 --from 10 --to 12 trace.sbt\n";
+
+enum { OPT_FROM = 256, OPT_TO, OPT_PID, OPT_TYPE, OPT_STACKS, OPT_SYMFS };
+
+static const struct option long_opts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "type", required_argument, NULL, OPT_TYPE },
+	{ "stacks", no_argument, NULL, OPT_STACKS },
+	{ "symfs", required_argument, NULL, OPT_SYMFS },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int parse_secs(const char *s, uint64_t *ns)
+{
+	char *end;
+	double d = strtod(s, &end);
+
+	if (end == s || *end || d < 0)
+		return -1;
+	*ns = (uint64_t)(d * 1e9);
+	return 0;
+}
+
+static int parse_type(struct view_filter *f, const char *name)
+{
+	int t = gb_type_by_name(name);
+	unsigned c;
+
+	if (t >= 0) {
+		f->types[t / 64] |= 1ull << (t % 64);
+		f->have_types = true;
+		return 0;
+	}
+	for (c = 0; c < GB_CAT__COUNT; c++) {
+		if (!strcmp(gb_cat_name(c), name)) {
+			f->cats |= 1u << c;
+			f->have_types = true;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+bool view_filter_match(const struct view_filter *f, const struct gb_event *ev, uint64_t t0)
+{
+	unsigned i;
+
+	if (f->have_from && ev->ts_ns < t0 + f->from_ns)
+		return false;
+	if (f->have_to && ev->ts_ns >= t0 + f->to_ns)
+		return false;
+	if (f->npids) {
+		for (i = 0; i < f->npids; i++)
+			if (f->pids[i] == ev->pid)
+				break;
+		if (i == f->npids)
+			return false;
+	}
+	if (f->have_types && !(ev->type < GB_T__COUNT && (f->types[ev->type / 64] >> (ev->type % 64)) & 1) &&
+	    !((f->cats >> gb_event_cat(ev)) & 1))
+		return false;
+	return true;
+}
+
+static void print_dur(struct gb_buf *b, uint64_t ns)
+{
+	if (ns < 10000)
+		gb_buf_printf(b, " dur=%" PRIu64 "ns", ns);
+	else if (ns < 10000000)
+		gb_buf_printf(b, " dur=%.1fus", ns / 1e3);
+	else
+		gb_buf_printf(b, " dur=%.2fms", ns / 1e6);
+}
+
+void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
+{
+	uint64_t rel = ev->ts_ns >= t0 ? ev->ts_ns - t0 : 0;
+	unsigned cat = gb_event_cat(ev);
+
+	gb_buf_printf(b, "%5" PRIu64 ".%06" PRIu64 " %-7u %-7u %-15s %-24s", rel / 1000000000,
+		      (rel % 1000000000) / 1000, ev->pid, ev->tid, ev->comm ? ev->comm : "?",
+		      gb_type_name(ev->type));
+	if (ev->name)
+		gb_buf_printf(b, " %s=%s", cat == GB_CAT_FUNC ? "func" : cat == GB_CAT_LAUNCH ||
+			      cat == GB_CAT_NAME || ev->type == GB_T_gpu_kernel ? "kernel" : "name",
+			      ev->name);
+	if (ev->flags & GB_EF_GRID)
+		gb_buf_printf(b, " grid=%u,%u,%u block=%u,%u,%u shmem=%u", ev->grid[0], ev->grid[1],
+			      ev->grid[2], ev->block[0], ev->block[1], ev->block[2], ev->shmem);
+	if (gb_kind_name(ev->kind))
+		gb_buf_printf(b, " %s", gb_kind_name(ev->kind));
+	if (ev->flags & GB_EF_BYTES)
+		gb_buf_printf(b, " bytes=%" PRIu64, ev->bytes);
+	if ((ev->flags & GB_EF_PTR) && cat != GB_CAT_FUNC)
+		gb_buf_printf(b, " ptr=0x%" PRIx64, ev->ptr);
+	if (ev->flags & GB_EF_STREAM)
+		gb_buf_printf(b, " stream=0x%" PRIx64, ev->stream);
+	if (ev->flags & GB_EF_ARG)
+		gb_buf_printf(b, " arg=%" PRIu64, ev->arg);
+	if (ev->detail)
+		gb_buf_printf(b, " %s", ev->detail);
+	if (cat == GB_CAT_IOCTL)
+		ioctl_event_fields(b, ev, false);
+	if (gb_prov_name(ev->prov) && ev->prov != GB_PROV_LAUNCH_ONLY)
+		gb_buf_printf(b, " timing=%s", gb_prov_name(ev->prov));
+	if (ev->flags & GB_EF_DUR)
+		print_dur(b, ev->dur_ns);
+	if (ev->flags & GB_EF_RET)
+		gb_buf_printf(b, " ret=%" PRId64, ev->ret);
+	if (ev->flags & GB_EF_XFAULT)
+		gb_buf_puts(b, " (arguments unreadable)");
+}
+
+int view_open(const char *path, struct sbt_reader **r)
+{
+	char err[512];
+
+	if (sbt_reader_open(r, path, err, sizeof(err))) {
+		gb_err("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* the event's stack: a "stack" key in JSON, indented lines in text */
+static void add_stack(struct gb_buf *b, struct sbt_reader *r, struct symbolizer *sy,
+		      const struct gb_event *ev, bool json)
+{
+	const struct gb_frame *f;
+	unsigned n = 0;
+
+	if (!ev->stack_id || !sy || !(f = sbt_reader_stack(r, ev->stack_id, &n)) || !n)
+		return;
+	if (json) {
+		if (!b->len || b->p[b->len - 1] != '}')
+			return;
+		b->len--;
+		gb_buf_puts(b, ",\"stack\":");
+		symbolize_stack_json(sy, b, f, n);
+		gb_buf_putc(b, '}');
+	} else {
+		gb_buf_putc(b, '\n');
+		symbolize_stack_text(sy, b, f, n);
+		b->len--;	/* the caller ends the line */
+	}
+}
+
+int cmd_view(int argc, char **argv)
+{
+	struct symbolizer *sy = NULL;
+	const char *symfs = NULL;
+	bool stacks = false;
+	struct view_filter f = { 0 };
+	struct sbt_reader *r = NULL;
+	struct gb_buf b = { 0 };
+	struct gb_event ev;
+	bool json = false;
+	uint64_t t0, v;
+	int c, n, ret = 1;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case OPT_FROM:
+		case OPT_TO:
+			if (parse_secs(optarg, c == OPT_FROM ? &f.from_ns : &f.to_ns)) {
+				gb_err("bad time '%s': give seconds from the trace start, e.g. --from 1.5", optarg);
+				return 2;
+			}
+			*(c == OPT_FROM ? &f.have_from : &f.have_to) = true;
+			break;
+		case OPT_PID:
+			if (gb_parse_u64(optarg, &v) || f.npids >= VIEW_MAX_PIDS) {
+				gb_err("bad --pid '%s': give a process id", optarg);
+				return 2;
+			}
+			f.pids[f.npids++] = (uint32_t)v;
+			break;
+		case OPT_TYPE:
+			if (parse_type(&f, optarg)) {
+				gb_err("unknown --type '%s': give a function name (cuLaunchKernel) or a category (launch, copy, alloc, free, sync, ...)", optarg);
+				return 2;
+			}
+			break;
+		case OPT_STACKS:
+			stacks = true;
+			break;
+		case OPT_SYMFS:
+			symfs = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			fprintf(stderr, "Run 'gpubpf view --help' for usage.\n");
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		gb_err("give one trace file: gpubpf view TRACE.sbt");
+		return 2;
+	}
+	if (view_open(argv[optind], &r))
+		return 1;
+	if (json || stacks) {
+		sy = symbolizer_new(symfs);
+		if (!sy) {
+			gb_err("out of memory");
+			goto cleanup;
+		}
+	}
+	t0 = sbt_reader_info(r)->first_ts;
+	if (f.have_from)
+		sbt_reader_seek(r, t0 + f.from_ns);
+	while ((n = sbt_reader_next(r, &ev)) > 0) {
+		if (f.have_to && ev.ts_ns >= t0 + f.to_ns && !f.npids && !f.have_types)
+			break;
+		if (!view_filter_match(&f, &ev, t0))
+			continue;
+		gb_buf_reset(&b);
+		if (json)
+			gb_event_json(&b, &ev);
+		else
+			view_event_text(&b, &ev, t0);
+		if (json || stacks)
+			add_stack(&b, r, sy, &ev, json);
+		gb_buf_putc(&b, '\n');
+		if (fwrite(b.p, 1, b.len, stdout) != b.len)
+			break;
+	}
+	if (n < 0) {
+		gb_err("%s: %s", argv[optind], sbt_reader_last_error(r) ? sbt_reader_last_error(r) : "read error");
+		goto cleanup;
+	}
+	if (sbt_reader_last_error(r))
+		gb_warn("%s: %s", argv[optind], sbt_reader_last_error(r));
+	ret = fflush(stdout) ? 1 : 0;
+cleanup:
+	gb_buf_free(&b);
+	symbolizer_free(sy);
+	sbt_reader_close(r);
+	return ret;
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* main.c - gpubpf command dispatch */
+#include <stdio.h>
+#include <string.h>
+#include "cmds.h"
+#include "core/util.h"
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct cmd cmds[] = {
+	{ "record", cmd_record, "trace GPU API calls of every process, some PIDs or a command into a .sbt file" },
+	{ "top", cmd_top, "live kernel launch rates per process and per kernel; Prometheus endpoint" },
+	{ "info", cmd_info, "summarise a trace: duration, events by type, processes, kernels, drops" },
+	{ "view", cmd_view, "print a trace's events, one per line (--json: JSON Lines)" },
+	{ "export", cmd_export, "convert a trace to Perfetto protobuf, Chrome JSON or TraceSmith SBT" },
+	{ "merge", cmd_merge, "merge traces of several hosts or ranks onto one clock" },
+	{ "import", cmd_import, "import LLVM XRay logs (xray-log.*) into a trace" },
+};
+
+static void usage(FILE *f)
+{
+	unsigned i;
+
+	fprintf(f, "Usage: gpubpf COMMAND [OPTIONS]\n\n"
+		"System-wide GPU tracer built on eBPF: CUDA driver and runtime, HIP, GPU ioctls.\n\n"
+		"Commands:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (cmds[i].fn)
+			fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "  %-8s %s\n", "version", "print the version");
+	fprintf(f, "\n'gpubpf COMMAND --help' describes a command.\n\n"
+		"EXAMPLES:\n"
+		"  sudo gpubpf record -a -o trace.sbt          # every process, until Ctrl-C\n"
+		"  sudo gpubpf record -p 4242 -d 30 -o job.sbt # a running job, 30 s\n"
+		"  sudo gpubpf record -o run.sbt -- ./train    # a command and its children\n"
+		"  gpubpf info trace.sbt\n"
+		"  gpubpf view --json trace.sbt\n");
+}
+
+int main(int argc, char **argv)
+{
+	unsigned i;
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("gpubpf %s\n", GPUBPF_VERSION);
+		return 0;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name))
+			continue;
+		if (!cmds[i].fn) {
+			gb_err("'%s' is not built into this gpubpf", argv[1]);
+			return 2;
+		}
+		return cmds[i].fn(argc - 1, argv + 1);
+	}
+	gb_err("unknown command '%s'; run 'gpubpf --help' for the list", argv[1]);
+	return 2;
+}

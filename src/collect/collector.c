@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* collector.c - ring-buffer records to events */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "collector.h"
+#include "core/elfsym.h"
+#include "core/procmaps.h"
+#include "stacks/stack.h"
+#include "core/util.h"
+
+struct proc {
+	pid_t pid;
+	struct hmap names;	/* handle or stub address -> interned name */
+	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
+	struct gb_maps maps;	/* file mappings, snapshot */
+	bool have_maps;
+	bool has_events;
+	uint64_t exit_ns;	/* 0 while alive */
+};
+
+struct elf_entry {
+	struct elf_syms *syms;	/* NULL: could not be read */
+};
+
+struct collector {
+	struct collector_ops ops;
+	struct intern *strs;
+	struct hmap procs;	/* pid -> struct proc */
+	struct hmap elfs;	/* hash(dev, ino) -> struct elf_entry */
+	struct collector_stats st;
+	struct stack_table *stk;	/* NULL: no stacks */
+	int stack_mode;
+	uint64_t last_ts;	/* newest record time handled: how far the ring is read */
+};
+
+struct collector *collector_new(const struct collector_ops *ops)
+{
+	struct collector *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->ops = *ops;
+	c->strs = intern_new();
+	if (!c->strs) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static struct proc *get_proc(struct collector *c, pid_t pid)
+{
+	struct proc *p = hmap_get(&c->procs, (uint64_t)pid);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (hmap_put(&c->procs, (uint64_t)pid, p)) {
+		free(p);
+		return NULL;
+	}
+	c->st.procs_live++;
+	return p;
+}
+
+static void free_proc(struct proc *p)
+{
+	hmap_free(&p->names);
+	hmap_free(&p->rt_launch);
+	procmaps_free(&p->maps);
+	free(p);
+}
+
+void collector_snapshot_maps(struct collector *c, pid_t pid)
+{
+	struct proc *p = get_proc(c, pid);
+	struct gb_maps m;
+
+	if (!p || procmaps_read(pid, &m))
+		return;	/* gone: keep the last snapshot */
+	procmaps_free(&p->maps);
+	p->maps = m;
+	p->have_maps = true;
+	/* open its files now: it may be gone (or its namespace) before we need them */
+	if (c->stk)
+		stack_note_maps(c->stk, pid, &p->maps);
+}
+
+static const struct gb_maps *refresh_maps(void *ctx, pid_t pid)
+{
+	struct collector *c = ctx;
+	struct proc *p;
+
+	collector_snapshot_maps(c, pid);
+	p = hmap_get(&c->procs, (uint64_t)pid);
+	return p && p->have_maps ? &p->maps : NULL;
+}
+
+int collector_enable_stacks(struct collector *c, int mode,
+			    int (*out)(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n),
+			    void *ctx)
+{
+	struct stack_ops so = { .out = out, .ctx = ctx };
+
+	c->stk = stack_table_new(&so);
+	if (!c->stk)
+		return -ENOMEM;
+	c->stack_mode = mode;
+	stack_set_refresh(c->stk, refresh_maps, c);
+	return 0;
+}
+
+struct stack_table *collector_stack_table(struct collector *c)
+{
+	return c->stk;
+}
+
+static const struct gb_maps *proc_maps(struct collector *c, struct proc *p)
+{
+	if (!p->have_maps)
+		collector_snapshot_maps(c, p->pid);
+	return p->have_maps ? &p->maps : NULL;
+}
+
+/*
+ * The return addresses an fp record carries after its fixed part (at off):
+ * NULL when there are none or the record is too short for what it claims.
+ */
+static const uint64_t *rec_ips(const void *data, size_t size, size_t off, unsigned *n)
+{
+	const struct gb_rec *r = data;
+
+	*n = r->nips;
+	if (!*n || *n > GB_STACK_FP_DEPTH || size < off + (size_t)*n * sizeof(uint64_t))
+		return NULL;
+	return (const uint64_t *)((const char *)data + off);
+}
+
+/* the event's stack: fp addresses from the record, or the DWARF stack unwound before */
+static uint32_t event_stack(struct collector *c, struct proc *p, const struct gb_rec *r,
+			    const uint64_t *ips, unsigned nips)
+{
+	uint64_t all[GB_STACK_FP_DEPTH + 1];
+	uint32_t id = 0;
+
+	if (!c->stk)
+		return 0;
+	if (c->stack_mode == GB_STACK_FP && ips) {
+		memcpy(all, ips, nips * sizeof(*ips));
+		nips = stack_add_caller(all, nips, GB_STACK_FP_DEPTH + 1, r->caller);
+		id = stack_from_fp(c->stk, p->pid, proc_maps(c, p), all, nips);
+	}
+	else if (c->stack_mode == GB_STACK_DWARF)
+		id = stack_take_pending(c->stk, r->tid, r->ts_ns);
+	/* Python frames (--python) arrived ahead of the call, like DWARF copies */
+	return stack_add_python(c->stk, id, r->tid, r->ts_ns);
+}
+
+static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_map *m)
+{
+	uint64_t key = ((uint64_t)m->dev_major << 56) ^ ((uint64_t)m->dev_minor << 40) ^ m->inode;
+	struct elf_entry *e = hmap_get(&c->elfs, key);
+	char path[4200];
+
+	if (e)
+		return e->syms;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	/* through the process's root: binaries of containers live there */
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+	e->syms = elf_syms_open(path);
+	if (!e->syms)
+		e->syms = elf_syms_open(m->path);
+	if (hmap_put(&c->elfs, key, e)) {
+		elf_syms_close(e->syms);
+		free(e);
+		return NULL;
+	}
+	return e->syms;
+}
+
+/* The kernel a runtime launch names by its host-stub address */
+static const char *stub_name(struct collector *c, struct proc *p, uint64_t addr)
+{
+	const struct gb_map *m;
+	struct elf_syms *s;
+	const char *sym, *name;
+	uint64_t delta;
+	char *dem;
+
+	if (!p->have_maps)
+		collector_snapshot_maps(c, p->pid);
+	m = procmaps_find(&p->maps, addr);
+	if (!m) {
+		/* a library mapped after our snapshot */
+		collector_snapshot_maps(c, p->pid);
+		m = procmaps_find(&p->maps, addr);
+	}
+	if (!m || !(s = elf_for(c, p->pid, m)))
+		return NULL;
+	sym = elf_syms_at(s, addr - m->start + m->offset, &delta);
+	if (!sym)
+		return NULL;
+	dem = gb_demangle(sym);
+	name = intern_str(c->strs, dem ? dem : sym);
+	free(dem);
+	return name;
+}
+
+static const char *kernel_name(struct collector *c, struct proc *p, const struct gb_event *ev)
+{
+	const struct gb_type_info *ti = gb_type_info(ev->type);
+	const char *name;
+
+	if (!ev->handle)
+		return NULL;
+	name = hmap_get(&p->names, ev->handle);
+	if (name)
+		return name;
+	if (ti->shape != GB_SH_LAUNCH_RT && ti->shape != GB_SH_LAUNCH_RT_EX)
+		return NULL;
+	name = stub_name(c, p, ev->handle);
+	if (name)
+		hmap_put(&p->names, ev->handle, (void *)name);
+	return name;
+}
+
+static int emit(struct collector *c, struct gb_event *ev)
+{
+	c->st.events++;
+	if (ev->type < GB_T__COUNT)
+		c->st.by_type[ev->type]++;
+	return c->ops.event ? c->ops.event(c->ops.ctx, ev) : 0;
+}
+
+/*
+ * --lean: launches have no return probe, so BPF cannot see that a driver
+ * launch runs inside a runtime launch. Records of one thread reach the
+ * ring in order, and the runtime makes its driver launch before it
+ * returns: an entry-only driver launch that follows an entry-only runtime
+ * launch of the same thread is that launch's own (counted once). A runtime
+ * launch that failed before reaching the driver would lend its mark to the
+ * thread's next direct driver launch: rare, and said in the README.
+ */
+static void mark_lean_nested(struct proc *p, const struct gb_rec *r, struct gb_event *ev)
+{
+	const struct gb_type_info *ti = gb_type_info(ev->type);
+
+	if (gb_event_cat(ev) != GB_CAT_LAUNCH || (r->flags & (GB_RF_RET | GB_RF_NESTED)))
+		return;
+	if (ti->api == GB_API_CUDA_RT)
+		hmap_put(&p->rt_launch, r->tid, (void *)1);
+	else if (ti->api == GB_API_CUDA_DRV && hmap_del(&p->rt_launch, r->tid))
+		ev->flags |= GB_EF_NESTED;
+}
+
+static int handle_call(struct collector *c, const struct gb_rec *r, const char *name_str,
+		       const uint64_t *ips, unsigned nips)
+{
+	struct gb_event ev;
+	struct proc *p;
+	unsigned cat;
+
+	if (gb_event_from_rec(&ev, r)) {
+		c->st.bad++;
+		return 0;
+	}
+	p = get_proc(c, (pid_t)r->pid);
+	if (!p)
+		return -ENOMEM;
+	if (!p->has_events) {
+		p->has_events = true;
+		c->st.procs_seen++;
+	}
+	ev.comm = intern_strn(c->strs, r->comm, strnlen(r->comm, sizeof(r->comm)));
+	ev.stack_id = event_stack(c, p, r, ips, nips);
+	mark_lean_nested(p, r, &ev);
+	cat = gb_event_cat(&ev);
+	if (cat == GB_CAT_LAUNCH) {
+		ev.name = kernel_name(c, p, &ev);
+	} else if (cat == GB_CAT_NAME) {
+		if (name_str) {
+			ev.name = intern_str(c->strs, name_str);
+		} else if (ev.type == GB_T_cuKernelGetFunction) {
+			/* a CUfunction made from a named CUkernel */
+			ev.name = hmap_get(&p->names, ev.arg);
+		}
+		if (ev.name && ev.handle && ev.ret == 0)
+			hmap_put(&p->names, ev.handle, (void *)ev.name);
+	}
+	return emit(c, &ev);
+}
+
+int collector_handle(void *ctx, void *data, size_t size)
+{
+	struct collector *c = ctx;
+	const struct gb_rec *r = data;
+	const uint64_t *ips;
+	struct proc *p;
+	unsigned nips;
+
+	c->st.records++;
+	if (size < sizeof(*r)) {
+		c->st.bad++;
+		return 0;
+	}
+	if (r->ts_ns > c->last_ts)
+		c->last_ts = r->ts_ns;
+	switch (r->kind) {
+	case GB_REC_CALL:
+		ips = rec_ips(data, size, sizeof(*r), &nips);
+		return handle_call(c, r, NULL, ips, nips);
+	case GB_REC_NAME: {
+		const struct gb_name_rec *nr = data;
+		char name[GB_NAME_MAX + 1];
+
+		if (size < sizeof(*nr)) {
+			c->st.bad++;
+			return 0;
+		}
+		memcpy(name, nr->name, GB_NAME_MAX);
+		name[GB_NAME_MAX] = 0;
+		ips = rec_ips(data, size, sizeof(*nr), &nips);
+		return handle_call(c, r, name[0] ? name : NULL, ips, nips);
+	}
+	case GB_REC_STACK:
+		p = get_proc(c, (pid_t)r->pid);
+		if (c->stk && p)
+			stack_dwarf_rec(c->stk, proc_maps(c, p), data, size);
+		return 0;
+	case GB_REC_PYSTACK:
+		if (c->stk)
+			stack_py_rec(c->stk, data, size);
+		return 0;
+	case GB_REC_DLOPEN:
+		collector_snapshot_maps(c, (pid_t)r->pid);
+		if (c->ops.rescan)
+			c->ops.rescan(c->ops.ctx, (pid_t)r->pid);
+		return 0;
+	case GB_REC_EXEC:
+		if (c->ops.rescan)
+			c->ops.rescan(c->ops.ctx, (pid_t)r->pid);
+		return 0;
+	case GB_REC_EXIT:
+		p = hmap_get(&c->procs, r->pid);
+		if (p && !p->exit_ns)
+			p->exit_ns = r->ts_ns ? r->ts_ns : 1;
+		return 0;
+	default:
+		if (c->ops.raw)
+			return c->ops.raw(c->ops.ctx, data, size);
+		c->st.bad++;
+		return 0;
+	}
+}
+
+void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(&c->procs, &i, &k, &v)) {
+		struct proc *p = v;
+
+		if (p->exit_ns && now_ns > p->exit_ns + grace_ns) {
+			if (c->stk)
+				stack_forget_pid(c->stk, p->pid);
+			hmap_del(&c->procs, k);
+			free_proc(p);
+			c->st.procs_live--;
+		}
+	}
+	/*
+	 * A stack copy waits for its call record, which follows it in the ring
+	 * (at the call's return). Judged by record time, not the clock: a
+	 * consumer seconds behind its producers must not expire what it has
+	 * not read yet, and a long copy or allocation keeps its stack.
+	 */
+	if (c->stk && c->last_ts > GB_STACK_PENDING_NS)
+		stack_expire(c->stk, c->last_ts, GB_STACK_PENDING_NS);
+}
+
+const struct collector_stats *collector_stats(const struct collector *c)
+{
+	return &c->st;
+}
+
+struct intern *collector_strings(struct collector *c)
+{
+	return c->strs;
+}
+
+void collector_free(struct collector *c)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	if (!c)
+		return;
+	while (hmap_next(&c->procs, &i, &k, &v))
+		free_proc(v);
+	hmap_free(&c->procs);
+	i = 0;
+	while (hmap_next(&c->elfs, &i, &k, &v)) {
+		struct elf_entry *e = v;
+
+		elf_syms_close(e->syms);
+		free(e);
+	}
+	hmap_free(&c->elfs);
+	stack_table_free(c->stk);
+	intern_free(c->strs);
+	free(c);
+}

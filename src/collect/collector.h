@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * collector.h - turns ring-buffer records into events: decodes arguments,
+ * names kernels (handle -> name from name-giving calls, host stubs through
+ * the process's mappings and ELF symbols), interns strings, hands each
+ * event to a sink. No BPF here, so it is unit-testable with fake records.
+ */
+#ifndef GB_COLLECTOR_H
+#define GB_COLLECTOR_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "core/event.h"
+#include "core/hmap.h"
+
+struct collector;
+
+struct collector_ops {
+	/* every event; return <0 to stop the recording (write error) */
+	int (*event)(void *ctx, const struct gb_event *ev);
+	/* a process's link map changed (startup, dlopen): look for new libraries */
+	void (*rescan)(void *ctx, pid_t pid);
+	/* records of kinds the collector does not know (CUPTI, NVTX, ioctl ...) */
+	int (*raw)(void *ctx, const void *data, size_t size);
+	void *ctx;
+};
+
+struct collector_stats {
+	uint64_t records;	/* ring-buffer records consumed */
+	uint64_t events;	/* events handed to the sink */
+	uint64_t by_type[GB_T__COUNT];
+	uint64_t bad;		/* malformed records */
+	uint64_t procs_live;	/* processes we hold state for */
+	uint64_t procs_seen;	/* processes that made traced calls */
+};
+
+struct collector *collector_new(const struct collector_ops *ops);
+/* ring_buffer callback shape: ctx is the collector */
+int collector_handle(void *ctx, void *data, size_t size);
+/* Release state of processes that exited more than grace_ns ago */
+void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns);
+/* Remember a process's mappings now (call when it is first seen or rescanned) */
+void collector_snapshot_maps(struct collector *c, pid_t pid);
+/*
+ * Call stacks (enum gb_stack_mode): fp_map_fd is the BPF stack-trace map
+ * for GB_STACK_FP; new distinct stacks go to out (sbt_writer_add_stack).
+ */
+struct stack_table;
+int collector_enable_stacks(struct collector *c, int mode,
+			    int (*out)(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n),
+			    void *ctx);
+struct stack_table *collector_stack_table(struct collector *c);
+const struct collector_stats *collector_stats(const struct collector *c);
+struct intern *collector_strings(struct collector *c);
+void collector_free(struct collector *c);
+#endif

@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* libs.c - GPU library discovery and uprobe attachment */
+#include <bpf/libbpf.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "bpf/gpubpf.h"
+#include "core/elfsym.h"
+#include "core/event.h"
+#include "core/hmap.h"
+#include "libs.h"
+#include "core/procmaps.h"
+#include "umulti.h"
+#include "core/util.h"
+
+/* threads that close uprobe links at once on detach */
+#define DETACH_THREADS 64
+
+struct lib {
+	char *path;		/* as we opened it (may be under /proc/PID/root) */
+	enum gb_lib_kind kind;
+	struct bpf_link **links;
+	unsigned nlinks;
+	int mfd[2];		/* uprobe_multi links: entries, returns (-1: none) */
+	unsigned nmulti;	/* probes in those two links */
+	struct lib *next;
+};
+
+struct gb_libs {
+	struct libs_opts o;
+	struct hmap by_inode;	/* dev ^ ino -> struct lib */
+	struct lib *list;
+	unsigned count, probes;
+	struct gb_buf searched;
+};
+
+static const struct {
+	const char *prefix;
+	enum gb_lib_kind kind;
+} lib_names[] = {
+	{ "libcuda.so", LIB_CUDA_DRV },
+	{ "libcudart.so", LIB_CUDA_RT },
+	{ "libamdhip64.so", LIB_HIP },
+	{ "libhsa-runtime64.so", LIB_HSA },
+	{ "ld-linux", LIB_LDSO },
+};
+
+static const char *const kind_names[LIB__COUNT] = {
+	"libcuda", "libcudart", "libamdhip64", "libhsa-runtime64", "ld.so",
+};
+
+static const unsigned kind_api[LIB__COUNT] = {
+	GB_API_CUDA_DRV, GB_API_CUDA_RT, GB_API_HIP, GB_API_HSA, GB_API_NONE,
+};
+
+int libs_kind_of(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	unsigned i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof(lib_names) / sizeof(lib_names[0]); i++)
+		if (!strncmp(base, lib_names[i].prefix, strlen(lib_names[i].prefix)))
+			return lib_names[i].kind;
+	return -1;
+}
+
+struct gb_libs *libs_new(const struct libs_opts *o)
+{
+	struct gb_libs *l = calloc(1, sizeof(*l));
+
+	if (l)
+		l->o = *o;
+	return l;
+}
+
+static int add_link(struct lib *lib, struct bpf_link *link)
+{
+	struct bpf_link **v = realloc(lib->links, (lib->nlinks + 1) * sizeof(*v));
+
+	if (!v) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	lib->links = v;
+	v[lib->nlinks++] = link;
+	return 0;
+}
+
+static struct bpf_link *attach_one(struct bpf_program *prog, const char *path, uint64_t off,
+				   uint64_t cookie, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = ret);
+
+	return bpf_program__attach_uprobe_opts(prog, -1, path, (size_t)off, &uo);
+}
+
+/*
+ * A function that starts with endbr64 makes the kernel single-step the
+ * probed instruction (~30x the cost); probing just after it is equivalent.
+ */
+static uint64_t probe_offset(const char *path, uint64_t off)
+{
+	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	unsigned char b[4];
+
+	if (elf_read_at(path, off, b, sizeof(b)) == 0 && !memcmp(b, endbr64, 4))
+		return off + 4;
+	return off;
+}
+
+/* All probes of a library in two uprobe_multi links: one batch to register and to remove */
+static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64_t *off,
+				const uint64_t *cookie, unsigned n)
+{
+	uint64_t roff[GB_T__COUNT], rcookie[GB_T__COUNT];
+	unsigned i, nr = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!(cookie[i] & GB_COOKIE_F_RET))
+			continue;
+		roff[nr] = off[i];
+		rcookie[nr++] = cookie[i];
+	}
+	lib->mfd[0] = umulti_attach(bpf_program__fd(l->o.entry), lib->path, off, cookie, n, false);
+	if (lib->mfd[0] < 0) {
+		gb_warn("cannot attach to %s: %s", lib->path, strerror(-lib->mfd[0]));
+		return 0;
+	}
+	if (nr) {
+		lib->mfd[1] = umulti_attach(bpf_program__fd(l->o.ret), lib->path, roff, rcookie, nr, true);
+		if (lib->mfd[1] < 0)
+			gb_warn("cannot attach return probes to %s: %s", lib->path, strerror(-lib->mfd[1]));
+	}
+	lib->nmulti = n + (lib->mfd[1] >= 0 ? nr : 0);
+	l->probes += n;
+	return 0;
+}
+
+static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s)
+{
+	uint64_t offs[GB_T__COUNT], cookies[GB_T__COUNT];
+	unsigned t, n = 0, api = kind_api[lib->kind];
+
+	for (t = 1; t < GB_T__COUNT; t++) {
+		const struct gb_type_info *ti = gb_type_info(t);
+		bool ret = ti->tflags & GB_TF_RET;
+		uint64_t off;
+
+		if (ti->api != api)
+			continue;
+		if (elf_syms_find(s, ti->name, &off)) {
+			if (!(ti->tflags & GB_TF_OPTIONAL))
+				gb_dbg("%s: no %s", lib->path, ti->name);
+			continue;
+		}
+		if (l->o.lean && (ti->tflags & GB_TF_LEAN_RET))
+			ret = false;
+		offs[n] = probe_offset(lib->path, off);
+		cookies[n++] = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0);
+	}
+	if (!n)
+		return 0;
+	if (l->o.multi)
+		return attach_gpu_lib_multi(l, lib, offs, cookies, n);
+	for (t = 0; t < n; t++) {
+		bool ret = cookies[t] & GB_COOKIE_F_RET;
+		const char *name = gb_type_name(GB_COOKIE_TYPE(cookies[t]));
+		struct bpf_link *link = attach_one(l->o.entry, lib->path, offs[t], cookies[t], false);
+
+		if (!link) {
+			gb_warn("cannot attach to %s in %s: %s", name, lib->path, strerror(errno));
+			continue;
+		}
+		if (add_link(lib, link))
+			return -ENOMEM;
+		if (ret) {
+			link = attach_one(l->o.ret, lib->path, offs[t], cookies[t], true);
+			if (!link) {
+				gb_warn("cannot attach return probe to %s in %s: %s", name, lib->path,
+					strerror(errno));
+				continue;
+			}
+			if (add_link(lib, link))
+				return -ENOMEM;
+		}
+		l->probes++;
+	}
+	return 0;
+}
+
+static int attach_ldso(struct gb_libs *l, struct lib *lib, struct elf_syms *s)
+{
+	struct bpf_link *link;
+	uint64_t off;
+
+	if (!l->o.dl_state || elf_syms_find(s, "_dl_debug_state", &off))
+		return 0;
+	link = attach_one(l->o.dl_state, lib->path, probe_offset(lib->path, off), 0, false);
+	if (!link) {
+		gb_dbg("cannot hook the loader %s: %s", lib->path, strerror(errno));
+		return 0;
+	}
+	return add_link(lib, link);
+}
+
+int libs_add_path(struct gb_libs *l, const char *path, bool user_given)
+{
+	struct elf_syms *s = NULL;
+	struct lib *lib;
+	struct stat st;
+	uint64_t key;
+	int kind = libs_kind_of(path), err = 0;
+
+	if (stat(path, &st))
+		return user_given ? -errno : 0;
+	if (!S_ISREG(st.st_mode))
+		return user_given ? -EINVAL : 0;
+	if (kind < 0) {
+		if (!user_given)
+			return 0;
+		kind = LIB_CUDA_DRV;	/* a renamed copy: try every CUDA driver entry */
+	}
+	if (!(l->o.kinds & (1u << kind)))
+		return 0;
+	key = ((uint64_t)st.st_dev << 40) ^ (uint64_t)st.st_ino;
+	if (hmap_get(&l->by_inode, key))
+		return 0;
+	lib = calloc(1, sizeof(*lib));
+	if (!lib || !(lib->path = strdup(path)) || hmap_put(&l->by_inode, key, lib)) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	lib->kind = kind;
+	lib->mfd[0] = lib->mfd[1] = -1;
+	lib->next = l->list;
+	l->list = lib;
+	s = elf_syms_open(path);
+	if (!s) {
+		gb_warn("%s is not a readable ELF file: skipped", path);
+		return user_given ? -ENOEXEC : 0;
+	}
+	err = kind == LIB_LDSO ? attach_ldso(l, lib, s) : attach_gpu_lib(l, lib, s);
+	elf_syms_close(s);
+	if (kind != LIB_LDSO && lib->nlinks + lib->nmulti) {
+		l->count++;
+		gb_dbg("attached %u probes to %s%s", lib->nlinks + lib->nmulti, path,
+		       lib->nmulti ? " (uprobe_multi)" : "");
+	}
+	return err ? err : 1;
+fail:
+	if (lib)
+		free(lib->path);
+	free(lib);
+	return err;
+}
+
+static void scan_dir(struct gb_libs *l, const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	char path[PATH_MAX];
+
+	gb_buf_printf(&l->searched, "%s%s", l->searched.len ? ", " : "", dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (libs_kind_of(de->d_name) < 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		libs_add_path(l, path, false);
+	}
+	closedir(d);
+}
+
+static void scan_ldconfig(struct gb_libs *l)
+{
+	FILE *f = popen("/sbin/ldconfig -p 2>/dev/null", "r");
+	char line[PATH_MAX + 128];
+
+	gb_buf_printf(&l->searched, "%sthe loader cache", l->searched.len ? ", " : "");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *arrow = strstr(line, "=> ");
+
+		if (!arrow)
+			continue;
+		arrow += 3;
+		arrow[strcspn(arrow, "\n")] = 0;
+		if (libs_kind_of(arrow) >= 0)
+			libs_add_path(l, arrow, false);
+	}
+	pclose(f);
+}
+
+void libs_scan_standard(struct gb_libs *l)
+{
+	static const char *const dirs[] = {
+		"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+		"/usr/lib", "/lib64", "/usr/local/lib",
+	};
+	static const char *const globs[] = {
+		"/usr/local/cuda*/lib64", "/usr/local/cuda*/targets/*/lib", "/opt/rocm*/lib",
+	};
+	const char *home = getenv("CUDA_HOME");
+	char path[PATH_MAX];
+	unsigned i;
+	size_t j;
+
+	scan_ldconfig(l);
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		scan_dir(l, dirs[i]);
+	for (i = 0; i < sizeof(globs) / sizeof(globs[0]); i++) {
+		glob_t g;
+
+		if (glob(globs[i], 0, NULL, &g) == 0) {
+			for (j = 0; j < g.gl_pathc; j++)
+				scan_dir(l, g.gl_pathv[j]);
+			globfree(&g);
+		} else {
+			gb_buf_printf(&l->searched, ", %s", globs[i]);
+		}
+	}
+	if (home) {
+		snprintf(path, sizeof(path), "%s/lib64", home);
+		scan_dir(l, path);
+	}
+}
+
+int libs_scan_pid(struct gb_libs *l, pid_t pid)
+{
+	struct gb_maps m;
+	char path[PATH_MAX];
+	unsigned i;
+	int n = 0;
+
+	if (procmaps_read(pid, &m))
+		return 0;
+	for (i = 0; i < m.n; i++) {
+		if (libs_kind_of(m.v[i].path) < 0 || (i && m.v[i - 1].inode == m.v[i].inode &&
+						     !strcmp(m.v[i - 1].path, m.v[i].path)))
+			continue;
+		/* the file as the process sees it, in its own mount namespace */
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m.v[i].path);
+		if (libs_add_path(l, path, false) > 0)
+			n++;
+	}
+	procmaps_free(&m);
+	return n;
+}
+
+void libs_scan_all_pids(struct gb_libs *l)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	gb_buf_printf(&l->searched, "%sthe mappings of running processes", l->searched.len ? ", " : "");
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (isdigit((unsigned char)de->d_name[0]))
+			libs_scan_pid(l, (pid_t)atoi(de->d_name));
+	closedir(d);
+}
+
+unsigned libs_count(const struct gb_libs *l)
+{
+	return l->count;
+}
+
+unsigned libs_probe_count(const struct gb_libs *l)
+{
+	return l->probes;
+}
+
+const char *libs_searched(const struct gb_libs *l)
+{
+	return l->searched.p ? l->searched.p : "";
+}
+
+void libs_print(const struct gb_libs *l, FILE *f)
+{
+	const struct lib *lib;
+
+	for (lib = l->list; lib; lib = lib->next)
+		if (lib->nlinks + lib->nmulti)
+			fprintf(f, "  %-16s %3u probes %s\n", kind_names[lib->kind], lib->nlinks + lib->nmulti,
+				lib->path);
+}
+
+struct detach_job {
+	struct bpf_link **links;
+	unsigned n, next;
+};
+
+static void *detach_worker(void *arg)
+{
+	struct detach_job *j = arg;
+	unsigned i;
+
+	while ((i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->n)
+		bpf_link__destroy(j->links[i]);
+	return NULL;
+}
+
+/*
+ * Closing a uprobe link waits for an RCU grace period (~0.3 s on a busy
+ * machine): one by one, a few hundred links kept record and top alive for
+ * minutes after Ctrl-C. Closed from many threads at once, the waits share
+ * grace periods and the whole detach takes about one.
+ */
+static void detach_all(struct gb_libs *l)
+{
+	struct detach_job j = { 0 };
+	pthread_t th[DETACH_THREADS];
+	unsigned i, nth = 0, total = 0;
+	struct lib *lib;
+
+	for (lib = l->list; lib; lib = lib->next)
+		total += lib->nlinks;
+	j.links = calloc(total + 1, sizeof(*j.links));
+	for (lib = l->list; lib; lib = lib->next) {
+		for (i = 0; i < lib->nlinks; i++) {
+			if (j.links)
+				j.links[j.n++] = lib->links[i];
+			else
+				bpf_link__destroy(lib->links[i]);
+		}
+		lib->nlinks = 0;
+	}
+	while (nth < DETACH_THREADS && nth * 4 < j.n &&
+	       !pthread_create(&th[nth], NULL, detach_worker, &j))
+		nth++;
+	detach_worker(&j);
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	free(j.links);
+}
+
+void libs_free(struct gb_libs *l)
+{
+	struct lib *lib, *n;
+
+	if (!l)
+		return;
+	detach_all(l);
+	for (lib = l->list; lib; lib = n) {
+		n = lib->next;
+		if (lib->mfd[0] >= 0)
+			close(lib->mfd[0]);
+		if (lib->mfd[1] >= 0)
+			close(lib->mfd[1]);
+		free(lib->links);
+		free(lib->path);
+		free(lib);
+	}
+	hmap_free(&l->by_inode);
+	gb_buf_free(&l->searched);
+	free(l);
+}

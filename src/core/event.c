@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * event.c - the type table and the decoding of raw BPF records.
+ *
+ * Type-specific fields (gb_event.aux / arg / handle):
+ *   launches      handle = CUfunction / hipFunction_t / host-stub address / graph exec
+ *   memsets       arg = value written
+ *   cuKernelGetFunction  handle = CUfunction returned, arg = CUkernel given
+ *   xray          handle = function id, arg = logged argument
+ *   ioctl         handle = cmd (the 32-bit request), name = its name (NV_ESC_RM_ALLOC,
+ *                 UVM_FREE, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU ...; NULL if unknown),
+ *                 detail = device (nvidiactl, nvidia0, nvidia-uvm, kfd, renderD128, or
+ *                 the --ioctl-dev path), dur/ret from the return, GB_EF_XFAULT when
+ *                 the argument was not decoded (unknown cmd, short struct, bad pointer);
+ *                 grid[0] = device kind (GB_IODEV_*), grid[1] = source (GB_IOSRC_*),
+ *                 grid[2] = fd + 1 (0: unknown), all without GB_EF_GRID;
+ *                 src = decoder id (user/ioctl.h IOCTL_DEC_*, 0 = not decoded); the
+ *                 decoder's fields live in arg, aux[0], aux[1] (32-bit fields in
+ *                 halves), bytes, ptr and device as the table in ioctl_names.c says;
+ *                 KFD alloc/free: aux[1] = the process's live device memory after the
+ *                 call, best-effort (only allocations seen while recording)
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include "event.h"
+#include "util.h"
+
+static const struct gb_type_info types[GB_T__COUNT] = {
+#define GB_X_INFO(n, a, c, s, f, d) [GB_T_##n] = { #n, a, c, s, f, d },
+	GB_TYPES(GB_X_INFO)
+#undef GB_X_INFO
+};
+
+static const char *const api_names[GB_API__COUNT] = {
+	[GB_API_NONE] = "none", [GB_API_CUDA_DRV] = "cuda-driver",
+	[GB_API_CUDA_RT] = "cuda-runtime", [GB_API_HIP] = "hip",
+	[GB_API_HSA] = "hsa", [GB_API_IOCTL] = "ioctl", [GB_API_XRAY] = "xray",
+	[GB_API_CUPTI] = "cupti", [GB_API_NVTX] = "nvtx", [GB_API_GPUBPF] = "gpubpf",
+};
+
+static const char *const cat_names[GB_CAT__COUNT] = {
+	[GB_CAT_OTHER] = "other", [GB_CAT_LAUNCH] = "launch", [GB_CAT_COPY] = "copy",
+	[GB_CAT_MEMSET] = "memset", [GB_CAT_ALLOC] = "alloc", [GB_CAT_FREE] = "free",
+	[GB_CAT_SYNC] = "sync", [GB_CAT_NAME] = "name", [GB_CAT_IOCTL] = "ioctl",
+	[GB_CAT_FUNC] = "func", [GB_CAT_MARK] = "mark", [GB_CAT_DEVICE] = "device",
+};
+
+const struct gb_type_info *gb_type_info(unsigned type)
+{
+	return type < GB_T__COUNT ? &types[type] : NULL;
+}
+
+const char *gb_type_name(unsigned type)
+{
+	return type < GB_T__COUNT ? types[type].name : "?";
+}
+
+int gb_type_by_name(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < GB_T__COUNT; i++)
+		if (!strcmp(types[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+const char *gb_api_name(unsigned api)
+{
+	return api < GB_API__COUNT ? api_names[api] : "?";
+}
+
+const char *gb_cat_name(unsigned cat)
+{
+	return cat < GB_CAT__COUNT ? cat_names[cat] : "?";
+}
+
+const char *gb_kind_name(unsigned kind)
+{
+	static const char *const k[] = { NULL, "HtoD", "DtoH", "DtoD", "HtoH", "Default" };
+
+	return kind < sizeof(k) / sizeof(k[0]) ? k[kind] : NULL;
+}
+
+const char *gb_prov_name(unsigned prov)
+{
+	static const char *const p[] = { NULL, "launch-only", "bounded", "device" };
+
+	return prov < sizeof(p) / sizeof(p[0]) ? p[prov] : NULL;
+}
+
+/* cudaMemcpyKind / hipMemcpyKind: 0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, 4 Default */
+static uint8_t kind_from_rt(uint64_t k)
+{
+	static const uint8_t map[] = { GB_K_HTOH, GB_K_HTOD, GB_K_DTOH, GB_K_DTOD, GB_K_DEFAULT };
+
+	return k < sizeof(map) ? map[k] : GB_K_NONE;
+}
+
+/* CUmemorytype: 1 host, 2 device, 3 array, 4 unified */
+static uint8_t kind_from_memtypes(uint64_t src, uint64_t dst)
+{
+	bool sh = src == 1, dh = dst == 1;
+
+	if (src == 4 || dst == 4 || !src || !dst)
+		return GB_K_DEFAULT;
+	if (sh && dh)
+		return GB_K_HTOH;
+	if (sh)
+		return GB_K_HTOD;
+	if (dh)
+		return GB_K_DTOH;
+	return GB_K_DTOD;
+}
+
+static bool is_async(const char *name)
+{
+	return strstr(name, "Async") != NULL;
+}
+
+static void set_grid(struct gb_event *ev, uint64_t gx, uint64_t gy, uint64_t gz,
+		     uint64_t bx, uint64_t by, uint64_t bz, uint64_t shmem)
+{
+	ev->grid[0] = (uint32_t)gx;
+	ev->grid[1] = (uint32_t)gy;
+	ev->grid[2] = (uint32_t)gz;
+	ev->block[0] = (uint32_t)bx;
+	ev->block[1] = (uint32_t)by;
+	ev->block[2] = (uint32_t)bz;
+	ev->shmem = (uint32_t)shmem;
+	ev->flags |= GB_EF_GRID;
+}
+
+static void decode_plain(struct gb_event *ev, const struct gb_type_info *ti, const struct gb_rec *r)
+{
+	const __u64 *a = r->a;
+	bool async = is_async(ti->name);
+
+	switch (ti->cat) {
+	case GB_CAT_LAUNCH:	/* graph launches: exec handle, stream */
+		ev->handle = a[0];
+		ev->stream = a[1];
+		ev->flags |= GB_EF_STREAM;
+		break;
+	case GB_CAT_COPY:
+		ev->ptr = a[0];
+		ev->src = a[1];
+		ev->bytes = a[2];
+		ev->flags |= GB_EF_PTR | GB_EF_BYTES;
+		if (ti->detail == GB_K_ARG) {
+			ev->kind = kind_from_rt(a[3]);
+			if (async) {
+				ev->stream = a[4];
+				ev->flags |= GB_EF_STREAM;
+			}
+		} else {
+			ev->kind = ti->detail;
+			if (async) {
+				ev->stream = a[3];
+				ev->flags |= GB_EF_STREAM;
+			}
+		}
+		break;
+	case GB_CAT_MEMSET:
+		ev->ptr = a[0];
+		ev->arg = a[1];
+		ev->bytes = a[2] * (ti->detail ? ti->detail : 1);
+		ev->flags |= GB_EF_PTR | GB_EF_BYTES;
+		if (async) {
+			ev->stream = a[3];
+			ev->flags |= GB_EF_STREAM;
+		}
+		break;
+	case GB_CAT_FREE:
+		ev->ptr = a[0];
+		ev->flags |= GB_EF_PTR;
+		if (async) {
+			ev->stream = a[1];
+			ev->flags |= GB_EF_STREAM;
+		}
+		break;
+	case GB_CAT_SYNC:
+		if (strstr(ti->name, "StreamWaitEvent")) {
+			ev->stream = a[0];
+			ev->handle = a[1];
+			ev->flags |= GB_EF_STREAM;
+		} else if (strstr(ti->name, "Stream")) {
+			ev->stream = a[0];
+			ev->flags |= GB_EF_STREAM;
+		} else if (strstr(ti->name, "Event")) {
+			ev->handle = a[0];
+		}
+		break;
+	default:
+		ev->handle = a[0];
+		break;
+	}
+}
+
+static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, const struct gb_rec *r)
+{
+	const __u64 *a = r->a, *x = r->x;
+
+	switch (ti->shape) {
+	case GB_SH_LAUNCH_DRV:
+		ev->handle = a[0];
+		if (ti->detail == 1) {	/* hipExtModuleLaunchKernel: global work sizes */
+			set_grid(ev, a[4] ? a[1] / a[4] : a[1], a[5] ? a[2] / a[5] : a[2],
+				 x[0] ? a[3] / x[0] : a[3], a[4], a[5], x[0], x[1]);
+		} else {
+			set_grid(ev, a[1], a[2], a[3], a[4], a[5], x[0], x[1]);
+		}
+		ev->stream = x[2];
+		ev->flags |= GB_EF_STREAM;
+		break;
+	case GB_SH_LAUNCH_DRV_EX:
+	case GB_SH_LAUNCH_RT_EX:
+		ev->handle = a[1];
+		set_grid(ev, x[0] & 0xffffffff, x[0] >> 32, x[1] & 0xffffffff,
+			 x[1] >> 32, x[2] & 0xffffffff, x[2] >> 32,
+			 ti->shape == GB_SH_LAUNCH_DRV_EX ? (x[3] & 0xffffffff) : x[3]);
+		ev->stream = x[4];
+		ev->flags |= GB_EF_STREAM;
+		break;
+	case GB_SH_LAUNCH_RT:
+		ev->handle = a[0];
+		set_grid(ev, a[1] & 0xffffffff, a[1] >> 32, a[2] & 0xffffffff,
+			 a[3] & 0xffffffff, a[3] >> 32, a[4] & 0xffffffff, x[0]);
+		ev->stream = x[1];
+		ev->flags |= GB_EF_STREAM;
+		break;
+	case GB_SH_MEMCPY2D:
+	case GB_SH_MEMCPY3D:
+		ev->kind = kind_from_memtypes(x[0], x[1]);
+		ev->bytes = x[2] * x[3] * (ti->shape == GB_SH_MEMCPY3D ? x[4] : 1);
+		ev->flags |= GB_EF_BYTES;
+		if (is_async(ti->name)) {
+			ev->stream = a[1];
+			ev->flags |= GB_EF_STREAM;
+		}
+		break;
+	case GB_SH_HIP_MEMCPY2D:
+		ev->ptr = a[0];
+		ev->src = a[2];
+		ev->bytes = a[4] * a[5];
+		ev->kind = kind_from_rt(x[0]);
+		ev->flags |= GB_EF_PTR | GB_EF_BYTES;
+		break;
+	case GB_SH_OUT0:
+		if (ti->cat == GB_CAT_ALLOC) {
+			ev->ptr = x[0];
+			ev->bytes = a[1];
+			ev->flags |= GB_EF_PTR | GB_EF_BYTES;
+			if (is_async(ti->name)) {
+				ev->stream = a[2];
+				ev->flags |= GB_EF_STREAM;
+			}
+		} else {
+			ev->handle = x[0];
+			ev->arg = a[1];
+		}
+		break;
+	case GB_SH_NAME:
+		ev->handle = x[0];
+		ev->arg = a[1];
+		break;
+	default:
+		decode_plain(ev, ti, r);
+		break;
+	}
+}
+
+int gb_event_from_rec(struct gb_event *ev, const struct gb_rec *r)
+{
+	const struct gb_type_info *ti = gb_type_info(r->type);
+
+	memset(ev, 0, sizeof(*ev));
+	if (!ti || r->type == GB_T_none)
+		return -EINVAL;
+	ev->ts_ns = r->ts_ns;
+	ev->pid = r->pid;
+	ev->tid = r->tid;
+	ev->ns_pid = r->ns_pid;
+	ev->ns_tid = r->ns_tid;
+	ev->type = r->type;
+	ev->api = ti->api;
+	ev->cpu = (uint8_t)r->cpu;
+	if (r->flags & GB_RF_RET) {
+		ev->dur_ns = r->dur_ns;
+		ev->ret = r->ret;
+		ev->flags |= GB_EF_DUR | GB_EF_RET;
+	}
+	if (r->flags & GB_RF_XFAULT)
+		ev->flags |= GB_EF_XFAULT;
+	if (r->flags & GB_RF_NESTED)
+		ev->flags |= GB_EF_NESTED;
+	if (ti->shape == GB_SH_PLAIN)
+		decode_plain(ev, ti, r);
+	else
+		decode_shaped(ev, ti, r);
+	if (ti->cat == GB_CAT_LAUNCH)
+		ev->prov = GB_PROV_LAUNCH_ONLY;
+	return 0;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * event.h - the one event model: what the collector makes of a BPF record,
+ * what the .sbt reader returns and what the XRay importer produces.
+ * Exporters and tools read only this.
+ */
+#ifndef GB_EVENT_H
+#define GB_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "bpf/gpubpf.h"
+
+/* gb_event.flags */
+#define GB_EF_DUR	0x01	/* dur_ns is measured (a return probe or an end record) */
+#define GB_EF_RET	0x02	/* ret is valid */
+#define GB_EF_GRID	0x04	/* grid, block and shmem are valid */
+#define GB_EF_STREAM	0x08	/* stream is valid */
+#define GB_EF_BYTES	0x10	/* bytes is valid */
+#define GB_EF_PTR	0x20	/* ptr is valid */
+#define GB_EF_XFAULT	0x40	/* an argument could not be read */
+#define GB_EF_INSTANT	0x80	/* a point in time, not a call */
+#define GB_EF_ARG	0x100	/* arg is valid (XRay logged argument ...) */
+#define GB_EF_NESTED	0x200	/* made inside another traced call of its thread (the driver
+				 * call of a runtime call): summaries count the outermost */
+
+/*
+ * Timing provenance of a kernel: how its device time is known.
+ * GB_PROV_NONE means "not a kernel".
+ */
+enum gb_prov {
+	GB_PROV_NONE = 0,
+	GB_PROV_LAUNCH_ONLY,	/* only the host launch was seen */
+	GB_PROV_BOUNDED,	/* bounded by launch and the next covering sync */
+	GB_PROV_DEVICE,		/* measured on the device (CUPTI) */
+};
+
+/*
+ * One event. Strings are borrowed: from the collector's intern table, the
+ * .sbt reader's string table or the importer's symbol table; they stay
+ * valid until that owner is closed. Fields a type does not use are zero.
+ */
+struct gb_event {
+	uint64_t ts_ns;		/* CLOCK_MONOTONIC, start */
+	uint64_t dur_ns;
+	uint32_t pid, tid;	/* host ids */
+	uint32_t ns_pid, ns_tid;/* ids in the task's own pid namespace */
+	uint16_t type;		/* enum gb_type */
+	uint8_t api;		/* enum gb_api (derived from type, kept for imports) */
+	uint8_t kind;		/* copy kind GB_K_* */
+	uint32_t flags;		/* GB_EF_* */
+	int64_t ret;
+	uint32_t grid[3], block[3];
+	uint32_t shmem;
+	uint32_t device;	/* GPU ordinal where known */
+	uint64_t stream;
+	uint64_t bytes;
+	uint64_t ptr;		/* device pointer / destination */
+	uint64_t src;		/* copy source */
+	uint64_t handle;	/* CUfunction, stub address, graph, event, ioctl cmd ... */
+	uint64_t corr_id;	/* correlation id (CUPTI), flow id */
+	uint64_t arg;		/* XRay argument, ioctl decoded word ... */
+	uint64_t aux[2];	/* type specific, documented in event.c */
+	uint32_t stack_id;	/* 0 = none; see the stack table of the trace */
+	uint8_t prov;		/* enum gb_prov, kernels only */
+	uint8_t cpu;
+	uint16_t _pad;
+	const char *comm;	/* may be NULL */
+	const char *name;	/* kernel, function or range name; may be NULL */
+	const char *detail;	/* device file, payload text ...; may be NULL */
+};
+
+/* One stack frame, as stored: symbolised at view/export time. */
+struct gb_frame {
+	uint64_t ip;		/* address in the process */
+	uint64_t offset;	/* file offset within module */
+	const char *module;	/* path of the mapped file, may be NULL */
+	const char *build_id;	/* hex, may be NULL */
+	const char *sym;	/* symbol, filled when known (Python frames, imports) */
+	uint32_t line;		/* source line where known, else 0 */
+};
+
+/* Static facts about a type, from the GB_TYPES table */
+struct gb_type_info {
+	const char *name;
+	uint8_t api;
+	uint8_t cat;
+	uint8_t shape;
+	uint8_t tflags;
+	uint8_t detail;
+};
+
+const struct gb_type_info *gb_type_info(unsigned type);
+const char *gb_type_name(unsigned type);		/* "?" when out of range */
+int gb_type_by_name(const char *name);			/* -1 if unknown */
+const char *gb_api_name(unsigned api);			/* "cuda-driver" ... */
+const char *gb_cat_name(unsigned cat);			/* "launch" ... */
+const char *gb_kind_name(unsigned kind);		/* "HtoD" ... or NULL */
+const char *gb_prov_name(unsigned prov);		/* "device" ... or NULL */
+/* device work is counted once: at the outermost call that asked for it */
+static inline bool gb_event_outermost(const struct gb_event *e)
+{
+	return !(e->flags & GB_EF_NESTED);
+}
+
+static inline unsigned gb_event_cat(const struct gb_event *e)
+{
+	const struct gb_type_info *ti = gb_type_info(e->type);
+	return ti ? ti->cat : GB_CAT_OTHER;
+}
+
+/*
+ * Decode one raw BPF call record into an event (strings left NULL; the
+ * collector fills comm and name). Returns 0, or -EINVAL for a bad type.
+ */
+int gb_event_from_rec(struct gb_event *ev, const struct gb_rec *r);
+
+/* Write an event as one JSON object (no newline) with the stable keys. */
+
+#endif /* GB_EVENT_H */

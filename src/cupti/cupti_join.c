@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cupti_join.c - device records to host launches by (pid, correlation id).
+ *
+ * The correlation id reaches the host side through probe "launch", fired
+ * by CUPTI's API-enter callback on the launching thread: the uprobe event
+ * of the same thread whose call contains that moment is the launch it
+ * belongs to. Ring-buffer order is not call order (a launch with a return
+ * probe is submitted at return, after the probe fired inside it), so both
+ * sides wait for each other in per-thread lists.
+ *
+ * Lists are intrusive and doubly linked; every unlink is O(1). Memory:
+ * held host events <= max_pending; correlation entries age out after
+ * 2 * wait_ns once no held event points at them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cupti_join.h"
+#include "core/hmap.h"
+#include "cupti_join_int.h"
+
+#define MS			1000000ull
+#define SLACK_NS		(1 * MS)	/* probe fired just after the call returned */
+#define NODUR_WINDOW_NS		(1000 * MS)	/* --lean: no return, no end time */
+
+/* --- small helpers --- */
+
+uint64_t cj_key2(uint32_t hi, uint64_t lo) { return ((uint64_t)hi << 32) | (lo & 0xffffffffu); }
+
+/* push x at the head of an intrusive list / take it out (O(1)) */
+#define LINK(head, x, p, n) do {		\
+	(x)->p = NULL;				\
+	(x)->n = (head);			\
+	if (head)				\
+		(head)->p = (x);		\
+	(head) = (x);				\
+} while (0)
+#define UNLINK(head, x, p, n) do {		\
+	if ((x)->p)				\
+		(x)->p->n = (x)->n;		\
+	else					\
+		(head) = (x)->n;		\
+	if ((x)->n)				\
+		(x)->n->p = (x)->p;		\
+	(x)->p = (x)->n = NULL;			\
+} while (0)
+
+void *cj_get_or_new(struct hmap *m, uint64_t key, size_t size)
+{
+	void *v = hmap_get(m, key);
+
+	if (v)
+		return v;
+	v = calloc(1, size);
+	if (v && hmap_put(m, key, v)) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static struct tidq *tidq_of(struct cupti_join *j, uint32_t pid, uint32_t tid)
+{
+	return cj_get_or_new(&j->tids, cj_key2(pid, tid), sizeof(struct tidq));
+}
+
+static struct pidst *pid_of(struct cupti_join *j, uint32_t pid)
+{
+	return cj_get_or_new(&j->pids, pid, sizeof(struct pidst));
+}
+
+const char *cj_own(struct cupti_join *j, const char *s)
+{
+	return s ? intern_str(j->strs, s) : NULL;
+}
+
+void cj_see_ts(struct cupti_join *j, uint64_t ts)
+{
+	if (ts > j->last_ts)
+		j->last_ts = ts;
+}
+
+void cj_out_push(struct cupti_join *j, const struct gb_event *ev)
+{
+	struct gb_event *n;
+
+	if (j->nout == j->capout) {
+		j->capout = j->capout ? j->capout * 2 : 256;
+		n = realloc(j->out, j->capout * sizeof(*n));
+		if (!n)
+			abort();	/* as gb_buf: the tool cannot go on */
+		j->out = n;
+	}
+	j->out[j->nout++] = *ev;
+}
+
+/* --- lifetime --- */
+
+struct cupti_join *cupti_join_new(const struct cupti_join_opts *o)
+{
+	struct cupti_join *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	if (o)
+		j->o = *o;
+	if (!j->o.wait_ns)
+		j->o.wait_ns = 5000 * MS;
+	if (!j->o.max_pending)
+		j->o.max_pending = 65536;
+	j->strs = intern_new();
+	if (!j->strs) {
+		free(j);
+		return NULL;
+	}
+	return j;
+}
+
+void cj_free_vals(struct hmap *m)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(m, &i, &k, &v))
+		free(v);
+	hmap_free(m);
+}
+
+void cupti_join_free(struct cupti_join *j)
+{
+	struct held *h, *hn;
+
+	if (!j)
+		return;
+	for (h = j->head; h; h = hn) {
+		hn = h->next;
+		free(h);
+	}
+	cj_free_vals(&j->corrs);
+	cj_free_vals(&j->tids);
+	cj_free_vals(&j->pids);
+	cj_free_vals(&j->stacks);
+	cj_free_vals(&j->starts);
+	intern_free(j->strs);
+	free(j->out);
+	free(j);
+}
+
+const struct cupti_join_stats *cupti_join_stats(const struct cupti_join *j) { return &j->st; }
+size_t cupti_join_pending(const struct cupti_join *j) { return j->nheld; }
+
+/* --- correlation entries --- */
+
+static struct corr *corr_get(struct cupti_join *j, uint32_t pid, uint64_t id, uint64_t ts)
+{
+	uint64_t key = cj_key2(pid, id);
+	struct corr *c = hmap_get(&j->corrs, key);
+
+	if (c)
+		return c;
+	c = calloc(1, sizeof(*c));
+	if (!c || hmap_put(&j->corrs, key, c)) {
+		free(c);
+		return NULL;
+	}
+	c->key = key;
+	c->id = id;
+	c->pid = pid;
+	c->born = ts;
+	/* aging FIFO: appended at the tail */
+	c->aprev = j->atail;
+	if (j->atail)
+		j->atail->anext = c;
+	else
+		j->ahead = c;
+	j->atail = c;
+	j->ncorr++;
+	return c;
+}
+
+static void corr_free(struct cupti_join *j, struct corr *c)
+{
+	struct tidq *q;
+
+	if (c->on_tid) {
+		q = hmap_get(&j->tids, cj_key2(c->pid, c->tid));
+		if (q)
+			UNLINK(q->apis, c, tprev, tnext);
+		j->st.api_unmatched++;
+	}
+	if (c->aprev)
+		c->aprev->anext = c->anext;
+	else
+		j->ahead = c->anext;
+	if (c->anext)
+		c->anext->aprev = c->aprev;
+	else
+		j->atail = c->aprev;
+	hmap_del(&j->corrs, c->key);
+	j->ncorr--;
+	free(c);
+}
+
+/* Move c to the front of the aging FIFO: the next corr_age frees it */
+static void corr_expire(struct cupti_join *j, struct corr *c)
+{
+	if (j->ahead == c)
+		return;
+	c->aprev->anext = c->anext;
+	if (c->anext)
+		c->anext->aprev = c->aprev;
+	else
+		j->atail = c->aprev;
+	c->aprev = NULL;
+	c->anext = j->ahead;
+	j->ahead->aprev = c;
+	j->ahead = c;
+	c->born = 0;
+}
+
+/* Oldest first; an entry a held event points at stays (it goes with it) */
+static void corr_age(struct cupti_join *j, uint64_t now)
+{
+	struct corr *c = j->ahead, *n;
+	size_t cap = j->o.max_pending * 4;
+
+	while (c) {
+		n = c->anext;
+		if (c->born + 2 * j->o.wait_ns > now && j->ncorr <= cap)
+			break;
+		if (!c->host)
+			corr_free(j, c);
+		c = n;
+	}
+}
+
+/* --- releasing held host events --- */
+
+static void unhold(struct cupti_join *j, struct held *h)
+{
+	struct tidq *q;
+	struct pidst *p;
+
+	if (h->on_tid && (q = hmap_get(&j->tids, cj_key2(h->ev.pid, h->ev.tid))))
+		UNLINK(q->hosts, h, tprev, tnext);
+	if (h->on_unbound && (p = hmap_get(&j->pids, h->ev.pid)))
+		UNLINK(p->unbound, h, uprev, unext);
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		j->head = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	else
+		j->tail = h->prev;
+	if (h->c)
+		h->c->host = NULL;
+	j->nheld--;
+}
+
+/* Decide the provenance from what is known now and move h to the output */
+static void release(struct cupti_join *j, struct held *h)
+{
+	struct gb_event *ev = &h->ev;
+	struct corr *c;
+
+	if (gb_event_cat(ev) == GB_CAT_LAUNCH) {
+		if (h->c && h->c->device_seen) {
+			ev->prov = GB_PROV_DEVICE;
+			ev->aux[0] = h->c->dev_start;
+			ev->aux[1] = h->c->dev_end;
+		} else if (h->bound_end) {
+			ev->prov = GB_PROV_BOUNDED;
+			ev->aux[0] = ev->ts_ns;
+			ev->aux[1] = h->bound_end;
+		} else {
+			ev->prov = GB_PROV_LAUNCH_ONLY;
+		}
+		j->st.prov[ev->prov]++;
+	}
+	c = h->c;
+	unhold(j, h);
+	cj_out_push(j, ev);
+	free(h);
+	/*
+	 * Both sides met: the entry goes at the next drain (it stays until then
+	 * to catch a duplicate record); later records of this id stand alone.
+	 */
+	if (c && c->device_seen)
+		corr_expire(j, c);
+}
+
+static bool ready(const struct cupti_join *j, const struct held *h)
+{
+	const struct pidst *p = hmap_get(&j->pids, h->ev.pid);
+	bool launch = gb_event_cat(&h->ev) == GB_CAT_LAUNCH;
+
+	if (h->c && (!launch || h->c->device_seen))
+		return true;
+	return launch && h->bound_end && !(p && p->cupti);
+}
+
+static void check(struct cupti_join *j, struct held *h)
+{
+	if (ready(j, h))
+		release(j, h);
+}
+
+/* --- pairing host events with api records (same thread, by time) --- */
+
+static uint64_t host_end(const struct gb_event *ev)
+{
+	return ev->flags & GB_EF_DUR ? ev->ts_ns + ev->dur_ns + SLACK_NS : ev->ts_ns + NODUR_WINDOW_NS;
+}
+
+static bool eligible(const struct held *h, const struct corr *c)
+{
+	return !h->c && h->ev.ts_ns <= c->api_ts && c->api_ts <= host_end(&h->ev);
+}
+
+static void pair(struct cupti_join *j, struct held *h, struct corr *c)
+{
+	struct tidq *q = hmap_get(&j->tids, cj_key2(h->ev.pid, h->ev.tid));
+
+	if (q && h->on_tid) {
+		UNLINK(q->hosts, h, tprev, tnext);
+		h->on_tid = false;
+	}
+	if (q && c->on_tid) {
+		UNLINK(q->apis, c, tprev, tnext);
+		c->on_tid = false;
+	}
+	h->c = c;
+	c->host = h;
+	h->ev.corr_id = c->id;
+	j->st.corr_set++;
+	check(j, h);
+}
+
+/* The call that contains the api moment; the innermost (latest) wins, a same handle first */
+static void match_api(struct cupti_join *j, struct tidq *q, struct corr *c)
+{
+	struct held *h, *best = NULL;
+	bool best_eq = false, eq;
+
+	for (h = q->hosts; h; h = h->tnext) {
+		if (!eligible(h, c))
+			continue;
+		eq = c->handle && h->ev.handle == c->handle;
+		if (!best || eq > best_eq || (eq == best_eq && h->ev.ts_ns > best->ev.ts_ns)) {
+			best = h;
+			best_eq = eq;
+		}
+	}
+	if (best)
+		pair(j, best, c);
+}
+
+/* The first api moment inside this call; a same handle first */
+static void match_host(struct cupti_join *j, struct tidq *q, struct held *h)
+{
+	struct corr *c, *best = NULL;
+	bool best_eq = false, eq;
+
+	for (c = q->apis; c; c = c->tnext) {
+		if (!eligible(h, c))
+			continue;
+		eq = c->handle && h->ev.handle == c->handle;
+		if (!best || eq > best_eq || (eq == best_eq && c->api_ts < best->api_ts)) {
+			best = c;
+			best_eq = eq;
+		}
+	}
+	if (best)
+		pair(j, h, best);
+}
+
+/* --- inputs --- */
+
+static bool is_sync_covering(const struct gb_event *s, const struct gb_event *l)
+{
+	const char *n = gb_type_name(s->type);
+
+	if (strstr(n, "CtxSynchronize") || strstr(n, "DeviceSynchronize"))
+		return true;
+	if (strstr(n, "StreamSynchronize"))
+		return (l->flags & GB_EF_STREAM ? l->stream : 0) == s->stream;
+	return false;	/* event syncs: which stream the event was on is unknown */
+}
+
+static void observe_sync(struct cupti_join *j, const struct gb_event *s)
+{
+	struct pidst *p = hmap_get(&j->pids, s->pid);
+	struct held *h, *n;
+	uint64_t end = s->ts_ns + (s->flags & GB_EF_DUR ? s->dur_ns : 0);
+
+	if (!p)
+		return;
+	for (h = p->unbound; h; h = n) {
+		n = h->unext;
+		if (h->ev.ts_ns > s->ts_ns || !is_sync_covering(s, &h->ev))
+			continue;
+		h->bound_end = end;
+		UNLINK(p->unbound, h, uprev, unext);
+		h->on_unbound = false;
+		check(j, h);
+	}
+}
+
+static bool same_host(const struct held *h, const struct gb_event *ev)
+{
+	return h->ev.ts_ns == ev->ts_ns && h->ev.type == ev->type && h->ev.tid == ev->tid;
+}
+
+/* NULL with *dup set: the same call was delivered twice (kept once) */
+static struct held *hold(struct cupti_join *j, const struct gb_event *ev, bool *dup)
+{
+	struct tidq *q = tidq_of(j, ev->pid, ev->tid);
+	struct pidst *p = pid_of(j, ev->pid);
+	struct held *h;
+
+	*dup = false;
+	if (!q || !p)
+		return NULL;
+	for (h = j->tail; h && h->ev.ts_ns >= ev->ts_ns; h = h->prev)
+		if (same_host(h, ev)) {
+			j->st.host_dups++;
+			*dup = true;
+			return NULL;
+		}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->ev = *ev;
+	h->ev.comm = cj_own(j, ev->comm);
+	h->ev.name = cj_own(j, ev->name);
+	h->ev.detail = cj_own(j, ev->detail);
+	h->prev = j->tail;
+	if (j->tail)
+		j->tail->next = h;
+	else
+		j->head = h;
+	j->tail = h;
+	LINK(q->hosts, h, tprev, tnext);
+	h->on_tid = true;
+	if (gb_event_cat(ev) == GB_CAT_LAUNCH) {
+		LINK(p->unbound, h, uprev, unext);
+		h->on_unbound = true;
+	}
+	j->nheld++;
+	j->st.held++;
+	return h;
+}
+
+static void evict(struct cupti_join *j)
+{
+	while (j->nheld > j->o.max_pending && j->head) {
+		j->st.evicted++;
+		release(j, j->head);
+	}
+}
+
+bool cupti_join_host(struct cupti_join *j, const struct gb_event *ev)
+{
+	unsigned cat = gb_event_cat(ev);
+	struct pidst *p;
+	struct held *h;
+	struct tidq *q;
+	bool dup;
+
+	cj_see_ts(j, ev->ts_ns);
+	if (cat == GB_CAT_SYNC) {
+		observe_sync(j, ev);
+		return false;
+	}
+	if (cat != GB_CAT_LAUNCH && cat != GB_CAT_COPY && cat != GB_CAT_MEMSET)
+		return false;
+	/* copies and memsets wait only for a correlation id: only where CUPTI runs */
+	p = hmap_get(&j->pids, ev->pid);
+	if (cat != GB_CAT_LAUNCH && !(p && p->cupti))
+		return false;
+	h = hold(j, ev, &dup);
+	if (!h)
+		return dup;	/* out of memory: the caller writes it unannotated */
+	q = hmap_get(&j->tids, cj_key2(ev->pid, ev->tid));
+	if (q)
+		match_host(j, q, h);
+	evict(j);
+	return true;
+}
+
+void cupti_join_host_launch(struct cupti_join *j, const struct gb_event *launch, uint64_t corr_id)
+{
+	struct held *h;
+	struct corr *c;
+	bool dup;
+
+	cj_see_ts(j, launch->ts_ns);
+	h = hold(j, launch, &dup);
+	if (!h)
+		return;
+	c = corr_get(j, launch->pid, corr_id, launch->ts_ns);
+	if (c && !c->host) {
+		c->tid = launch->tid;
+		pair(j, h, c);
+	}
+	evict(j);
+}
+
+void cupti_join_api(struct cupti_join *j, uint32_t pid, uint32_t tid, uint64_t ts,
+		    uint64_t corr_id, uint64_t handle)
+{
+	struct pidst *p = pid_of(j, pid);
+	struct corr *c;
+	struct tidq *q;
+
+	cj_see_ts(j, ts);
+	j->st.api++;
+	if (p)
+		p->cupti = true;
+	c = corr_get(j, pid, corr_id, ts);
+	q = tidq_of(j, pid, tid);
+	if (!c || !q)
+		return;
+	if (c->has_api || c->host) {
+		j->st.api_dups++;
+		return;
+	}
+	c->has_api = true;
+	c->tid = tid;
+	c->api_ts = ts;
+	c->handle = handle;
+	LINK(q->apis, c, tprev, tnext);
+	c->on_tid = true;
+	match_api(j, q, c);
+}
+
+static bool device_dup(struct corr *c, const struct gb_event *d)
+{
+	uint64_t fp = d->ts_ns * 31 + d->type * 7 + d->dur_ns;
+	unsigned i;
+
+	for (i = 0; i < c->nfp; i++)
+		if (c->fp[i] == fp)
+			return true;
+	if (c->nfp < FP_MAX)
+		c->fp[c->nfp++] = fp;
+	return false;
+}
+
+void cupti_join_device(struct cupti_join *j, const struct gb_event *dev)
+{
+	struct gb_event ev = *dev;
+	struct corr *c = NULL;
+
+	cj_see_ts(j, dev->ts_ns);
+	if (dev->corr_id)
+		c = corr_get(j, dev->pid, dev->corr_id, dev->ts_ns);
+	if (c && device_dup(c, dev)) {
+		j->st.device_dups++;
+		return;
+	}
+	j->st.device++;
+	ev.comm = cj_own(j, dev->comm);
+	ev.name = cj_own(j, dev->name);
+	ev.detail = cj_own(j, dev->detail);
+	if (c && c->has_api)
+		ev.tid = c->tid;	/* the launching thread */
+	cj_out_push(j, &ev);
+	if (!c || dev->type == GB_T_gpu_sync)
+		return;
+	if (!c->device_seen || dev->ts_ns < c->dev_start)
+		c->dev_start = dev->ts_ns;
+	if (dev->ts_ns + dev->dur_ns > c->dev_end)
+		c->dev_end = dev->ts_ns + dev->dur_ns;
+	c->device_seen = true;
+	if (c->host)
+		check(j, c->host);
+}
+
+/* --- output --- */
+
+static void emit_out(struct cupti_join *j, cupti_join_cb cb, void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < j->nout; i++)
+		cb(ctx, &j->out[i]);
+	j->nout = 0;
+}
+
+void cupti_join_drain(struct cupti_join *j, uint64_t now_ns, cupti_join_cb cb, void *ctx)
+{
+	struct held *h, *n;
+
+	/* arrival order is close to time order: stop at the first young one */
+	for (h = j->head; h; h = n) {
+		n = h->next;
+		if (h->ev.ts_ns + j->o.wait_ns > now_ns)
+			break;
+		release(j, h);
+	}
+	corr_age(j, now_ns);
+	emit_out(j, cb, ctx);
+}
+
+void cupti_join_flush(struct cupti_join *j, cupti_join_cb cb, void *ctx)
+{
+	while (j->head)
+		release(j, j->head);
+	cj_flush_open_nvtx(j);
+	while (j->ahead)
+		corr_free(j, j->ahead);
+	emit_out(j, cb, ctx);
+}
+

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* cupti_join_int.h - what cupti_join.c and cupti_nvtx.c share; not an API */
+#ifndef GB_CUPTI_JOIN_INT_H
+#define GB_CUPTI_JOIN_INT_H
+
+#include "cupti_join.h"
+#include "core/hmap.h"
+
+#define FP_MAX	4	/* device duplicates remembered per id */
+#define NVTX_DEPTH	128
+#define NVTX_OPEN_MAX	65536
+
+struct held;
+
+struct corr {			/* one (pid, correlation id) */
+	uint64_t key, id;
+	uint64_t born;		/* ts of the first record naming it */
+	uint32_t pid, tid;
+	uint64_t api_ts, handle;
+	bool has_api, device_seen;
+	uint64_t dev_start, dev_end;
+	uint64_t fp[FP_MAX];	/* (type, start) of device records seen */
+	unsigned nfp;
+	struct held *host;	/* held event carrying this id */
+	struct corr *tprev, *tnext;	/* thread's api records without host */
+	struct corr *aprev, *anext;	/* aging FIFO */
+	bool on_tid;
+};
+
+struct held {			/* one host event waiting */
+	struct gb_event ev;
+	uint64_t bound_end;
+	struct corr *c;
+	struct held *tprev, *tnext;	/* thread's unmatched host events */
+	struct held *uprev, *unext;	/* pid's launches without a bound */
+	struct held *prev, *next;	/* arrival FIFO */
+	bool on_tid, on_unbound;
+};
+
+struct tidq {
+	struct held *hosts;
+	struct corr *apis;
+};
+
+struct pidst {
+	bool cupti;		/* fired a CUPTI probe: wait for device records */
+	struct held *unbound;
+};
+
+struct nvtx_open {
+	uint64_t ts, domain;
+	uint32_t tid, color;
+	const char *name;
+};
+
+struct nvtx_stack {
+	unsigned n;
+	struct nvtx_open e[NVTX_DEPTH];
+};
+
+struct cupti_join {
+	struct cupti_join_opts o;
+	struct hmap corrs, tids, pids, stacks, starts;
+	struct intern *strs;
+	struct held *head, *tail;
+	struct corr *ahead, *atail;
+	size_t nheld, ncorr;
+	struct gb_event *out;
+	size_t nout, capout;
+	uint64_t last_ts;	/* newest timestamp seen: "now" of flush */
+	struct cupti_join_stats st;
+};
+
+uint64_t cj_key2(uint32_t hi, uint64_t lo);
+void *cj_get_or_new(struct hmap *m, uint64_t key, size_t size);
+const char *cj_own(struct cupti_join *j, const char *s);	/* interned copy */
+void cj_see_ts(struct cupti_join *j, uint64_t ts);
+void cj_out_push(struct cupti_join *j, const struct gb_event *ev);
+void cj_free_vals(struct hmap *m);
+void cj_flush_open_nvtx(struct cupti_join *j);
+
+#endif

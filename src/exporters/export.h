@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * export.h - streaming exporters: Perfetto protobuf and Chrome JSON.
+ *
+ * Feed events in time order, one at a time; memory stays bounded by what
+ * is open at once (per-track slice stacks, live allocations, flows in
+ * flight) and by the number of distinct names, never by trace length.
+ *
+ *   ex = gb_exporter_new(GB_FMT_PERFETTO, NULL, info, &opts, err, sizeof(err));
+ *   gb_exporter_expect_flow(ex, pid, corr_id);	// optional, see below
+ *   while (sbt_reader_next(r, &ev) == 1)
+ *           gb_exporter_add(ex, &ev);
+ *   gb_exporter_finish(ex, err, sizeof(err));
+ */
+#ifndef GB_EXPORT_H
+#define GB_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "core/event.h"
+
+struct sbt_info;
+
+enum gb_export_fmt {
+	GB_FMT_NONE = 0,
+	GB_FMT_PERFETTO,	/* Perfetto TracePacket stream (.pftrace) */
+	GB_FMT_JSON,		/* Chrome trace event JSON */
+	GB_FMT_TRACESMITH,	/* TraceSmith SBT v0.1 (sbt_export_tracesmith) */
+};
+
+/* "perfetto"/"pftrace"/"protobuf", "json"/"chrome", "tracesmith"; NONE if unknown */
+enum gb_export_fmt gb_export_fmt_parse(const char *s);
+
+struct gb_export_opts {
+	/*
+	 * Where to write when no FILE is given. With split_bytes, the files
+	 * are PATH-without-extension.N.extension, each a complete trace.
+	 */
+	const char *path;
+	uint64_t split_bytes;		/* 0: one file */
+	/*
+	 * Merged traces (gpubpf merge): pid >> pid_shift is the host index,
+	 * hosts[] its name. Processes are named "comm @host" and device
+	 * groups "GPU n @host"; 0 means a single-host trace.
+	 */
+	unsigned pid_shift;
+	const char *const *hosts;
+	unsigned nhosts;
+	/*
+	 * Call stacks: the text of a stack id (frames innermost first, one per
+	 * line), NULL if unknown; put on slices as the "stack" argument.
+	 */
+	const char *(*stack_text)(void *ctx, uint32_t stack_id);
+	void *stack_ctx;
+};
+
+struct gb_export_stats {
+	uint64_t events;	/* events given */
+	uint64_t slices, instants, counters, flows;
+	uint64_t clamped;	/* slices cut to fit inside their parent */
+	uint64_t reordered;	/* events older than the one before: moved forward */
+	uint64_t flows_skipped;	/* launch<->device pairs left without an arrow */
+	uint64_t bytes;		/* written, all files */
+	unsigned files;
+	unsigned tracks;
+};
+
+struct gb_exporter;
+
+/*
+ * Start an export to f (not closed by the exporter; no split) or, when f is
+ * NULL, to opts->path. info may be NULL (no clock pair, no drops).
+ * Returns NULL with a one-line message in err.
+ */
+struct gb_exporter *gb_exporter_new(enum gb_export_fmt fmt, FILE *f,
+				    const struct sbt_info *info,
+				    const struct gb_export_opts *opts,
+				    char *err, size_t errlen);
+
+/*
+ * Declare that a device event (gpu_kernel/memcpy/memset) with this
+ * (pid, corr_id) will come. A host launch with the same pair then starts a
+ * flow arrow that the device event ends. Without it no arrow is drawn:
+ * a streaming writer cannot know whether the other end will ever come, and
+ * a flow with one end is invalid. Memory: one entry per pending pair.
+ */
+void gb_exporter_expect_flow(struct gb_exporter *ex, uint32_t pid, uint64_t corr_id);
+
+/* Add one event (strings are only read during the call). 0 or -errno. */
+int gb_exporter_add(struct gb_exporter *ex, const struct gb_event *ev);
+
+/* Close every open slice, finish and close the output, free ex. 0 or -errno. */
+int gb_exporter_finish(struct gb_exporter *ex, struct gb_export_stats *st,
+		       char *err, size_t errlen);
+
+/* Free without finishing (after an error) */
+void gb_exporter_abort(struct gb_exporter *ex);
+
+/*
+ * Convert a .sbt file (used by "record --perfetto"): format as for
+ * gb_export_fmt_parse. 0, or -errno with a one-line message in err.
+ */
+int gb_export_file(const char *sbt_path, const char *format, const char *out_path,
+		   char *err, size_t errlen);
+
+/* one event as one JSON object, no newline (view --json, import --json) */
+struct gb_buf;
+void gb_event_json(struct gb_buf *b, const struct gb_event *ev);
+
+#endif

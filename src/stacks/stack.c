@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * stack.c - addresses to stored stacks: map each address through the
+ * process's mappings to (module, build-id, file offset), keep one copy of
+ * each distinct frame list under a small id, and hand new ones to the
+ * trace writer. 10,000 calls from one call site cost one stored stack.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/elfsym.h"
+#include "pyframes.h"
+#include "stack_int.h"
+#include "core/util.h"
+
+struct stk_entry {
+	uint32_t id;
+	unsigned n;
+	struct gb_frame *f;	/* strings interned in the table */
+};
+
+struct stk_pending {
+	uint32_t tid, id;
+	uint64_t ts_ns;
+};
+
+/* one process's fp stacks seen so far: exact addresses -> stored id */
+struct fp_entry {
+	uint32_t id;
+	unsigned n;
+	uint64_t ips[];
+};
+
+struct stk_pypending {
+	uint32_t tid, n;
+	uint64_t ts_ns;
+	struct gb_frame f[];
+};
+
+struct stack_table *stack_table_new(const struct stack_ops *ops)
+{
+	struct stack_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->ops = *ops;
+	t->strs = intern_new();
+	t->unw = unwind_new();
+	if (!t->strs || !t->unw) {
+		stack_table_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void free_vals(struct hmap *m, void (*fn)(void *))
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(m, &i, &k, &v))
+		fn(v);
+	hmap_free(m);
+}
+
+static void free_entry(void *v)
+{
+	struct stk_entry *e = v;
+
+	free(e->f);
+	free(e);
+}
+
+static void free_mod(void *v)
+{
+	stk_mod_free(v);
+}
+
+static void noop(void *v)
+{
+}
+
+static void free_fp_proc(void *v)
+{
+	free_vals(v, free);
+	free(v);
+}
+
+static char unreadable;	/* path_syms value for a file we could not open */
+
+static void free_syms(void *v)
+{
+	if (v != &unreadable)
+		elf_syms_close(v);
+}
+
+void stack_table_free(struct stack_table *t)
+{
+	if (!t)
+		return;
+	free_vals(&t->mods, free_mod);
+	free_vals(&t->dedup, free_entry);
+	free_vals(&t->pending, free);
+	free_vals(&t->py_pending, free);
+	free_vals(&t->by_id, noop);
+	free_vals(&t->eval_at, noop);
+	free_vals(&t->path_syms, free_syms);
+	free_vals(&t->fp_cache, free_fp_proc);
+	unwind_free(t->unw);
+	intern_free(t->strs);
+	free(t);
+}
+
+void stack_set_refresh(struct stack_table *t,
+		       const struct gb_maps *(*refresh)(void *ctx, pid_t pid), void *ctx)
+{
+	t->refresh = refresh;
+	t->refresh_ctx = ctx;
+}
+
+
+void stack_note_maps(struct stack_table *t, pid_t pid, const struct gb_maps *m)
+{
+	unsigned i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->v[i].exec && m->v[i].path)
+			stk_mod_get(t, pid, &m->v[i]);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t hash_frames(const struct gb_frame *f, unsigned n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		h = fnv(h, &f[i].offset, sizeof(f[i].offset));
+		h = fnv(h, &f[i].line, sizeof(f[i].line));
+		if (f[i].module)
+			h = fnv(h, f[i].module, strlen(f[i].module));
+		if (f[i].build_id)
+			h = fnv(h, f[i].build_id, strlen(f[i].build_id));
+		if (f[i].sym)
+			h = fnv(h, f[i].sym, strlen(f[i].sym));
+		/* anonymous memory (JIT code): the address is all there is */
+		if (!f[i].module)
+			h = fnv(h, &f[i].ip, sizeof(f[i].ip));
+	}
+	return h;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool same_frames(const struct stk_entry *e, const struct gb_frame *f, unsigned n)
+{
+	unsigned i;
+
+	if (e->n != n)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (e->f[i].offset != f[i].offset || e->f[i].line != f[i].line ||
+		    !str_eq(e->f[i].module, f[i].module) || !str_eq(e->f[i].build_id, f[i].build_id) ||
+		    !str_eq(e->f[i].sym, f[i].sym) || (!f[i].module && e->f[i].ip != f[i].ip))
+			return false;
+	}
+	return true;
+}
+
+uint32_t stack_intern(struct stack_table *t, const struct gb_frame *f, unsigned n)
+{
+	uint64_t h = hash_frames(f, n);
+	struct stk_entry *e;
+	unsigned i;
+
+	if (!n)
+		return 0;
+	t->st.lookups++;
+	/* open addressing over the content hash: equal hashes, different stacks */
+	while ((e = hmap_get(&t->dedup, h))) {
+		if (same_frames(e, f, n))
+			return e->id;
+		h++;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->f = calloc(n, sizeof(*f)))) {
+		free(e);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		e->f[i] = f[i];
+		e->f[i].module = intern_str(t->strs, f[i].module);
+		e->f[i].build_id = intern_str(t->strs, f[i].build_id);
+		e->f[i].sym = intern_str(t->strs, f[i].sym);
+	}
+	e->n = n;
+	e->id = ++t->next_id;
+	if (hmap_put(&t->dedup, h, e)) {
+		free_entry(e);
+		return 0;
+	}
+	hmap_put(&t->by_id, e->id, e);
+	t->st.stacks++;
+	if (t->ops.out && t->ops.out(t->ops.ctx, e->id, e->f, n) < 0)
+		return 0;
+	return e->id;
+}
+
+unsigned stack_frames(struct stack_table *t, pid_t pid, const struct gb_maps *m,
+		      const uint64_t *ips, unsigned n, struct gb_frame *out)
+{
+	bool refreshed = false;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		const struct gb_map *map = m ? procmaps_find(m, ips[i]) : NULL;
+
+		if (!map && !refreshed && t->refresh) {
+			const struct gb_maps *nm = t->refresh(t->refresh_ctx, pid);
+
+			refreshed = true;
+			if (nm) {
+				m = nm;
+				map = procmaps_find(m, ips[i]);
+			}
+		}
+		struct gb_frame *f = &out[i];
+		struct stk_mod *mod;
+
+		memset(f, 0, sizeof(*f));
+		f->ip = ips[i];
+		f->offset = ips[i];
+		if (!map || !map->path)
+			continue;
+		f->offset = ips[i] - map->start + map->offset;
+		f->module = intern_str(t->strs, map->path);	/* maps may be replaced */
+		mod = stk_mod_get(t, pid, map);
+		if (!mod)
+			continue;
+		f->build_id = mod->build_id;
+		/* return addresses point after the call: name the call itself */
+		if (mod->private_file)
+			f->sym = stk_mod_sym(t, mod, f->offset - (i > 0));
+	}
+	return n;
+}
+
+uint32_t stack_from_ips(struct stack_table *t, pid_t pid, const struct gb_maps *m,
+			const uint64_t *ips, unsigned n)
+{
+	struct gb_frame f[GB_STACK_MAX_FRAMES];
+
+	if (n > GB_STACK_MAX_FRAMES)
+		n = GB_STACK_MAX_FRAMES;
+	n = stack_frames(t, pid, m, ips, n, f);
+	return stack_intern(t, f, n);
+}
+
+unsigned stack_add_caller(uint64_t *ips, unsigned n, unsigned max, uint64_t caller)
+{
+	if (!caller || !n || n >= max || (n >= 2 && ips[1] == caller))
+		return n;
+	memmove(ips + 2, ips + 1, (n - 1) * sizeof(*ips));
+	ips[1] = caller;
+	return n + 1;
+}
+
+/*
+ * --stack fp: the return addresses came with the call record. A process's
+ * stacks are cached by their exact addresses (hash, then compared), so a
+ * call site repeated costs a lookup, and no id can ever name another stack.
+ */
+uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m,
+		       const uint64_t *ips, unsigned n)
+{
+	uint64_t key = fnv(fnv(0xcbf29ce484222325ull, &n, sizeof(n)), ips, n * sizeof(*ips));
+	struct hmap *pm = hmap_get(&t->fp_cache, (uint64_t)(uint32_t)pid);
+	struct fp_entry *e;
+	uint32_t id;
+
+	if (!n)
+		return 0;
+	if (pm && (e = hmap_get(pm, key)) && e->n == n && !memcmp(e->ips, ips, n * sizeof(*ips)))
+		return e->id;
+	id = stack_from_ips(t, pid, m, ips, n);
+	if (!id)
+		return 0;
+	if (!pm) {
+		pm = calloc(1, sizeof(*pm));
+		if (!pm || hmap_put(&t->fp_cache, (uint64_t)(uint32_t)pid, pm)) {
+			free(pm);
+			return id;
+		}
+	}
+	if (hmap_get(pm, key))
+		return id;	/* a hash collision: correct, just not cached */
+	e = malloc(sizeof(*e) + n * sizeof(*ips));
+	if (!e)
+		return id;
+	e->id = id;
+	e->n = n;
+	memcpy(e->ips, ips, n * sizeof(*ips));
+	if (hmap_put(pm, key, e))
+		free(e);
+	return id;
+}
+
+static uint64_t pending_key(uint32_t tid, uint64_t ts)
+{
+	return fnv(fnv(0xcbf29ce484222325ull, &tid, 4), &ts, 8);
+}
+
+void stack_dwarf_rec(struct stack_table *t, const struct gb_maps *m, const void *rec, size_t size)
+{
+	const struct gb_stack_rec *s = rec;
+	uint64_t ips[GB_STACK_MAX_FRAMES];
+	struct stk_pending *p;
+	unsigned n;
+
+	if (size < GB_STACK_REC_HDR)
+		return;
+	/* the probed library may be newer than our snapshot */
+	if (t->refresh && (!m || !procmaps_find(m, unwind_rec_ip(s)))) {
+		const struct gb_maps *nm = t->refresh(t->refresh_ctx, (pid_t)s->r.pid);
+
+		if (nm)
+			m = nm;
+	}
+	n = unwind_rec(t, m, s, size, ips, GB_STACK_MAX_FRAMES);
+	/* data[0] is the word at sp: at entry, the caller's return address */
+	if (s->len >= sizeof(uint64_t) && size >= GB_STACK_REC_HDR + sizeof(uint64_t)) {
+		uint64_t caller;
+
+		memcpy(&caller, s->data, sizeof(caller));
+		n = stack_add_caller(ips, n, GB_STACK_MAX_FRAMES, caller);
+	}
+	t->st.dwarf_unwound++;
+	t->st.dwarf_frames += n;
+	p = malloc(sizeof(*p));
+	if (!p)
+		return;
+	p->tid = s->r.tid;
+	p->ts_ns = s->r.ts_ns;
+	p->id = stack_from_ips(t, (pid_t)s->r.pid, m, ips, n);
+	free(hmap_del(&t->pending, pending_key(p->tid, p->ts_ns)));
+	if (hmap_put(&t->pending, pending_key(p->tid, p->ts_ns), p))
+		free(p);
+}
+
+uint32_t stack_take_pending(struct stack_table *t, uint32_t tid, uint64_t ts_ns)
+{
+	struct stk_pending *p = hmap_del(&t->pending, pending_key(tid, ts_ns));
+	uint32_t id = 0;
+
+	if (p && p->tid == tid && p->ts_ns == ts_ns)
+		id = p->id;
+	free(p);
+	return id;
+}
+
+void stack_forget_pid(struct stack_table *t, pid_t pid)
+{
+	struct hmap *pm = hmap_del(&t->fp_cache, (uint64_t)(uint32_t)pid);
+
+	if (pm)
+		free_fp_proc(pm);
+}
+
+static void expire_py(struct stack_table *t, uint64_t now_ns, uint64_t grace_ns);
+
+void stack_expire(struct stack_table *t, uint64_t now_ns, uint64_t grace_ns)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(&t->pending, &i, &k, &v)) {
+		struct stk_pending *p = v;
+
+		if (p->ts_ns + grace_ns < now_ns) {
+			hmap_del(&t->pending, k);
+			free(p);
+			t->st.dwarf_orphans++;
+		}
+	}
+	expire_py(t, now_ns, grace_ns);
+}
+
+static void expire_py(struct stack_table *t, uint64_t now_ns, uint64_t grace_ns)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(&t->py_pending, &i, &k, &v)) {
+		struct stk_pypending *p = v;
+
+		if (p->ts_ns + grace_ns < now_ns) {
+			hmap_del(&t->py_pending, k);
+			free(p);
+		}
+	}
+}
+
+const struct stack_stats *stack_table_stats(const struct stack_table *t)
+{
+	return &t->st;
+}
+
+void stack_py_rec(struct stack_table *t, const void *rec, size_t size)
+{
+	const struct gb_py_rec *r = rec;
+	struct stk_pypending *p;
+	uint64_t key;
+
+	if (size < GB_PY_REC_SIZE(0))
+		return;
+	p = malloc(sizeof(*p) + GB_PY_MAX_FRAMES * sizeof(p->f[0]));
+	if (!p)
+		return;
+	p->tid = r->r.tid;
+	p->ts_ns = r->r.ts_ns;
+	p->n = pyframes_decode(rec, size, p->f, GB_PY_MAX_FRAMES, t->strs);
+	key = pending_key(p->tid, p->ts_ns);
+	free(hmap_del(&t->py_pending, key));
+	if (hmap_put(&t->py_pending, key, p))
+		free(p);
+}
+
+static bool is_eval_frame(struct stack_table *t, const struct gb_frame *f, unsigned i)
+{
+	uint64_t key = fnv(0xcbf29ce484222325ull, f->module, strlen(f->module));
+	struct elf_syms *s;
+	const char *name;
+
+	s = hmap_get(&t->path_syms, key);
+	if (!s) {
+		s = elf_syms_open(f->module);
+		hmap_put(&t->path_syms, key, s ? (void *)s : (void *)&unreadable);
+	}
+	if (!s || (void *)s == (void *)&unreadable)
+		return false;
+	name = elf_syms_at(s, f->offset - (i > 0), NULL);
+	return name && !strcmp(name, "_PyEval_EvalFrameDefault");
+}
+
+/* index of the innermost eval-loop frame of a native stack, or n */
+static unsigned eval_index(struct stack_table *t, uint32_t id, const struct stk_entry *e)
+{
+	uintptr_t v = (uintptr_t)hmap_get(&t->eval_at, id);
+	unsigned i;
+
+	if (v)
+		return (unsigned)v - 1;
+	for (i = 0; e && i < e->n; i++)
+		if (e->f[i].module && (e->f[i].sym ? !strcmp(e->f[i].sym, "_PyEval_EvalFrameDefault")
+						   : is_eval_frame(t, &e->f[i], i)))
+			break;
+	v = e ? i : 0;
+	hmap_put(&t->eval_at, id, (void *)(v + 1));
+	return (unsigned)v;
+}
+
+uint32_t stack_add_python(struct stack_table *t, uint32_t native_id, uint32_t tid, uint64_t ts_ns)
+{
+	struct stk_pypending *p = hmap_del(&t->py_pending, pending_key(tid, ts_ns));
+	struct gb_frame f[GB_STACK_MAX_FRAMES];
+	const struct stk_entry *e = native_id ? hmap_get(&t->by_id, native_id) : NULL;
+	unsigned k, n = 0, i;
+	uint32_t id;
+
+	if (!p)
+		return native_id;
+	if (p->tid != tid || p->ts_ns != ts_ns || !p->n) {
+		free(p);
+		return native_id;
+	}
+	k = eval_index(t, native_id, e);
+	for (i = 0; e && i < k && n < GB_STACK_MAX_FRAMES; i++)
+		f[n++] = e->f[i];
+	for (i = 0; i < p->n && n < GB_STACK_MAX_FRAMES; i++)
+		f[n++] = p->f[i];
+	for (i = k; e && i < e->n && n < GB_STACK_MAX_FRAMES; i++)
+		f[n++] = e->f[i];
+	id = stack_intern(t, f, n);
+	free(p);
+	return id ? id : native_id;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* stack_int.h - what stack.c, stack_mod.c and unwind.c share */
+#ifndef GB_STACK_INT_H
+#define GB_STACK_INT_H
+#include "core/hmap.h"
+#include "stack.h"
+
+/* One mapped file, opened once per (device, inode) and kept mapped */
+struct stk_mod {
+	uint64_t dev, ino;
+	const char *path;	/* as the process maps it (interned) */
+	const char *build_id;	/* hex, interned; NULL if none */
+	const uint8_t *data;	/* the whole file, read-only mapping; NULL: unreadable */
+	size_t size;
+	int fd;			/* kept open: the file stays reachable; -1 if none */
+	bool private_file;	/* the host path does not reach this file: name frames now */
+	bool ehf;		/* .eh_frame_hdr with a binary-search table */
+	uint64_t ehf_off;	/* file offset of .eh_frame_hdr */
+	uint64_t ehf_table_off;	/* file offset of its table */
+	uint64_t ehf_count;	/* entries in it */
+	struct elf_syms *syms;	/* loaded on demand for private files */
+	bool syms_tried;
+};
+
+struct stack_table {
+	struct stack_ops ops;
+	struct intern *strs;
+	struct hmap mods;	/* dev/ino hash -> struct stk_mod */
+	struct hmap dedup;	/* content hash (+probe) -> struct stk_entry */
+	struct hmap fp_cache;	/* pid -> hmap of struct fp_entry (--stack fp) */
+	struct hmap pending;	/* tid/ts hash -> struct stk_pending */
+	struct hmap py_pending;	/* tid/ts hash -> struct stk_pypending */
+	struct hmap by_id;	/* our id -> struct stk_entry */
+	struct hmap eval_at;	/* native id -> 1 + index of the eval-loop frame, or 0 */
+	struct hmap path_syms;	/* path hash -> struct elf_syms (NULL: unreadable) */
+	const struct gb_maps *(*refresh)(void *ctx, pid_t pid);
+	void *refresh_ctx;
+	uint32_t next_id;
+	struct stack_stats st;
+	void *unw;		/* unwind.c state */
+};
+
+uint64_t stk_mod_key(const struct gb_map *m);
+/* The module of a mapping, opened now if new (pid: where to read it from) */
+struct stk_mod *stk_mod_get(struct stack_table *t, pid_t pid, const struct gb_map *m);
+void stk_mod_free(struct stk_mod *mod);
+/* Symbol of a file offset in a module, demangled, interned; NULL if none */
+const char *stk_mod_sym(struct stack_table *t, struct stk_mod *mod, uint64_t off);
+
+/* unwind.c */
+void *unwind_new(void);
+void unwind_free(void *u);
+/* Unwind a GB_REC_STACK copy: return addresses, innermost first; count */
+uint64_t unwind_rec_ip(const struct gb_stack_rec *s);
+unsigned unwind_rec(struct stack_table *t, const struct gb_maps *m, const struct gb_stack_rec *s,
+		    size_t size, uint64_t *ips, unsigned max);
+#endif

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * stack_mod.c - the files behind stack frames, opened while the traced
+ * process lives: through /proc/PID/map_files (the very inode it maps, even
+ * when deleted or in another mount namespace), else /proc/PID/root/PATH,
+ * else PATH. Each is mapped read-only once; unwinding reads .eh_frame_hdr
+ * and .eh_frame from it, and frames of files the host cannot reach by
+ * path are named from its symbols at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "core/elfsym.h"
+#include "stack_int.h"
+#include "core/util.h"
+
+#define DW_EH_PE_udata4		0x03
+#define DW_EH_PE_sdata4		0x0b
+#define DW_EH_PE_pcrel		0x10
+#define DW_EH_PE_datarel	0x30
+
+uint64_t stk_mod_key(const struct gb_map *m)
+{
+	return ((uint64_t)m->dev_major << 52) ^ ((uint64_t)m->dev_minor << 32) ^ m->inode;
+}
+
+static bool same_file(const struct stat *st, const struct gb_map *m)
+{
+	return st->st_ino == m->inode && major(st->st_dev) == m->dev_major &&
+	       minor(st->st_dev) == m->dev_minor;
+}
+
+/* the mapped inode itself; -1 if no way to it matches the mapping */
+static int open_mapped(pid_t pid, const struct gb_map *m)
+{
+	char path[4200];
+	struct stat st;
+	int i, fd;
+
+	for (i = 0; i < 3; i++) {
+		if (i == 0)
+			snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+				 (unsigned long long)m->start, (unsigned long long)m->end);
+		else if (i == 1)
+			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+		else
+			snprintf(path, sizeof(path), "%s", m->path);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (same_file(&st, m) || i == 2))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+static void read_build_id(struct stack_table *t, struct stk_mod *mod, Elf *e)
+{
+	char hex[41];
+	size_t i, n, off, name_off, desc_off;
+	GElf_Phdr ph;
+	GElf_Nhdr nh;
+
+	if (elf_getphdrnum(e, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		Elf_Data *d;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE ||
+		    ph.p_offset + ph.p_filesz > mod->size)
+			continue;
+		d = elf_getdata_rawchunk(e, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		off = 0;
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			const uint8_t *desc = (const uint8_t *)d->d_buf + desc_off;
+			unsigned j;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + name_off, "GNU", 4))
+				continue;
+			for (j = 0; j < nh.n_descsz && j < 20; j++)
+				sprintf(hex + 2 * j, "%02x", desc[j]);
+			hex[2 * j] = 0;
+			mod->build_id = intern_str(t->strs, hex);
+			return;
+		}
+	}
+}
+
+/* .eh_frame_hdr (PT_GNU_EH_FRAME) with the usual table encodings */
+static void read_eh_frame_hdr(struct stk_mod *mod, Elf *e)
+{
+	size_t i, n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(e, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		const uint8_t *h;
+		uint32_t count;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
+			continue;
+		if (ph.p_offset + 12 > mod->size)
+			return;
+		h = mod->data + ph.p_offset;
+		/* version 1; eh_frame_ptr 4 bytes; count udata4; table datarel|sdata4 */
+		if (h[0] != 1 || (h[1] & 0x0f) != DW_EH_PE_sdata4 ||
+		    h[2] != DW_EH_PE_udata4 || h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+			return;
+		memcpy(&count, h + 8, 4);
+		if (ph.p_offset + 12 + (uint64_t)count * 8 > mod->size)
+			return;
+		mod->ehf = true;
+		mod->ehf_off = ph.p_offset;
+		mod->ehf_table_off = ph.p_offset + 12;
+		mod->ehf_count = count;
+		return;
+	}
+}
+
+static void load_file(struct stack_table *t, struct stk_mod *mod, int fd)
+{
+	struct stat st;
+	void *p;
+	Elf *e;
+
+	if (fstat(fd, &st) || st.st_size < 64)
+		return;
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return;
+	mod->data = p;
+	mod->size = (size_t)st.st_size;
+	elf_version(EV_CURRENT);
+	e = elf_memory(p, mod->size);
+	if (!e)
+		return;
+	if (elf_kind(e) == ELF_K_ELF) {
+		read_build_id(t, mod, e);
+		read_eh_frame_hdr(mod, e);
+	}
+	elf_end(e);
+}
+
+struct stk_mod *stk_mod_get(struct stack_table *t, pid_t pid, const struct gb_map *m)
+{
+	uint64_t key = stk_mod_key(m);
+	struct stk_mod *mod = hmap_get(&t->mods, key);
+	struct stat st;
+	int fd;
+
+	if (mod)
+		return mod;
+	mod = calloc(1, sizeof(*mod));
+	if (!mod)
+		return NULL;
+	mod->dev = ((uint64_t)m->dev_major << 32) | m->dev_minor;
+	mod->ino = m->inode;
+	mod->path = intern_str(t->strs, m->path);
+	/* "(deleted)" files and files of other mount namespaces */
+	mod->private_file = stat(m->path, &st) || !same_file(&st, m);
+	fd = open_mapped(pid, m);
+	mod->fd = fd;
+	if (fd >= 0)
+		load_file(t, mod, fd);
+	if (!mod->data)
+		t->st.unreadable++;
+	if (hmap_put(&t->mods, key, mod)) {
+		stk_mod_free(mod);
+		return NULL;
+	}
+	return mod;
+}
+
+const char *stk_mod_sym(struct stack_table *t, struct stk_mod *mod, uint64_t off)
+{
+	const char *sym, *name;
+	char tmp[64];
+	char *dem;
+
+	if (!mod->syms_tried) {
+		mod->syms_tried = true;
+		/* the fd we hold reaches the file even after its namespace is gone */
+		if (mod->fd >= 0) {
+			snprintf(tmp, sizeof(tmp), "/proc/self/fd/%d", mod->fd);
+			mod->syms = elf_syms_open(tmp);
+		}
+	}
+	if (!mod->syms || !(sym = elf_syms_at(mod->syms, off, NULL)))
+		return NULL;
+	dem = gb_demangle(sym);
+	name = intern_str(t->strs, dem ? dem : sym);
+	free(dem);
+	return name;
+}
+
+void stk_mod_free(struct stk_mod *mod)
+{
+	if (!mod)
+		return;
+	if (mod->data)
+		munmap((void *)mod->data, mod->size);
+	if (mod->fd >= 0)
+		close(mod->fd);
+	elf_syms_close(mod->syms);
+	free(mod);
+}
