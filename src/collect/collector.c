@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* collector.c - ring-buffer records to events */
+/* collector.c - ring-buffer records to events: one table of record kinds (collector.h) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "collector.h"
+#include "cupti/cupti_join.h"
+#include "ioctl/ioctl.h"
 #include "core/elfsym.h"
 #include "core/procmaps.h"
 #include "stacks/stack.h"
@@ -33,6 +35,8 @@ struct collector {
 	struct collector_stats st;
 	struct stack_table *stk;	/* NULL: no stacks */
 	int stack_mode;
+	struct cupti_join *join;	/* NULL: events go straight to the sink */
+	struct ioctl_decoder *ioctl;	/* NULL: ioctl records are not decoded */
 	uint64_t last_ts;	/* newest record time handled: how far the ring is read */
 };
 
@@ -232,12 +236,47 @@ static const char *kernel_name(struct collector *c, struct proc *p, const struct
 	return name;
 }
 
-static int emit(struct collector *c, struct gb_event *ev)
+void collector_set_join(struct collector *c, struct cupti_join *j)
+{
+	c->join = j;
+}
+
+void collector_set_ioctl(struct collector *c, struct ioctl_decoder *d)
+{
+	c->ioctl = d;
+}
+
+static int sink(struct collector *c, const struct gb_event *ev)
 {
 	c->st.events++;
 	if (ev->type < GB_T__COUNT)
 		c->st.by_type[ev->type]++;
 	return c->ops.event ? c->ops.event(c->ops.ctx, ev) : 0;
+}
+
+static void join_out(void *ctx, const struct gb_event *ev)
+{
+	sink(ctx, ev);
+}
+
+/* every event passes the join: it may hold a launch for its device time */
+int collector_emit(struct collector *c, const struct gb_event *ev)
+{
+	if (c->join && cupti_join_host(c->join, ev))
+		return 0;
+	return sink(c, ev);
+}
+
+void collector_tick(struct collector *c, uint64_t now_ns)
+{
+	if (c->join)
+		cupti_join_drain(c->join, now_ns, join_out, c);
+}
+
+void collector_finish(struct collector *c)
+{
+	if (c->join)
+		cupti_join_flush(c->join, join_out, c);
 }
 
 /*
@@ -295,70 +334,137 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 		if (ev.name && ev.handle && ev.ret == 0)
 			hmap_put(&p->names, ev.handle, (void *)ev.name);
 	}
-	return emit(c, &ev);
+	return collector_emit(c, &ev);
 }
+
+/* --- one decoder per record kind --- */
+
+static int rec_call(struct collector *c, const void *data, size_t size)
+{
+	unsigned nips;
+	const uint64_t *ips = rec_ips(data, size, sizeof(struct gb_rec), &nips);
+
+	return handle_call(c, data, NULL, ips, nips);
+}
+
+static int rec_name(struct collector *c, const void *data, size_t size)
+{
+	const struct gb_name_rec *nr = data;
+	char name[GB_NAME_MAX + 1];
+	unsigned nips;
+	const uint64_t *ips = rec_ips(data, size, sizeof(*nr), &nips);
+
+	memcpy(name, nr->name, GB_NAME_MAX);
+	name[GB_NAME_MAX] = 0;
+	return handle_call(c, data, name[0] ? name : NULL, ips, nips);
+}
+
+static int rec_stack(struct collector *c, const void *data, size_t size)
+{
+	const struct gb_rec *r = data;
+	struct proc *p = get_proc(c, (pid_t)r->pid);
+
+	if (c->stk && p)
+		stack_dwarf_rec(c->stk, proc_maps(c, p), data, size);
+	return 0;
+}
+
+static int rec_pystack(struct collector *c, const void *data, size_t size)
+{
+	if (c->stk)
+		stack_py_rec(c->stk, data, size);
+	return 0;
+}
+
+static int rec_dlopen(struct collector *c, const void *data, size_t size)
+{
+	const struct gb_rec *r = data;
+
+	collector_snapshot_maps(c, (pid_t)r->pid);
+	if (c->ops.rescan)
+		c->ops.rescan(c->ops.ctx, (pid_t)r->pid);
+	return 0;
+}
+
+static int rec_exec(struct collector *c, const void *data, size_t size)
+{
+	const struct gb_rec *r = data;
+
+	if (c->ops.rescan)
+		c->ops.rescan(c->ops.ctx, (pid_t)r->pid);
+	return 0;
+}
+
+static int rec_exit(struct collector *c, const void *data, size_t size)
+{
+	const struct gb_rec *r = data;
+	struct proc *p = hmap_get(&c->procs, r->pid);
+
+	if (p && !p->exit_ns)
+		p->exit_ns = r->ts_ns ? r->ts_ns : 1;
+	return 0;
+}
+
+/* CUPTI launches, activity, NVTX edges, CUPTI's own losses: into the join */
+static int rec_cupti(struct collector *c, const void *data, size_t size)
+{
+	if (!c->join) {
+		c->st.bad++;
+		return 0;
+	}
+	if (cupti_join_rec(c->join, data, size))
+		c->st.bad++;
+	return 0;
+}
+
+static int rec_ioctl(struct collector *c, const void *data, size_t size)
+{
+	struct gb_event ev;
+
+	if (!c->ioctl || ioctl_decoder_event(c->ioctl, data, size, c->strs, &ev)) {
+		c->st.bad++;
+		return 0;
+	}
+	return collector_emit(c, &ev);
+}
+
+static const struct rec_kind {
+	size_t min;		/* shortest valid record */
+	int (*decode)(struct collector *c, const void *data, size_t size);
+} rec_kinds[] = {
+	[GB_REC_CALL]		= { sizeof(struct gb_rec), rec_call },
+	[GB_REC_NAME]		= { sizeof(struct gb_name_rec), rec_name },
+	[GB_REC_EXEC]		= { sizeof(struct gb_rec), rec_exec },
+	[GB_REC_DLOPEN]		= { sizeof(struct gb_rec), rec_dlopen },
+	[GB_REC_EXIT]		= { sizeof(struct gb_rec), rec_exit },
+	[GB_REC_STACK]		= { sizeof(struct gb_rec), rec_stack },
+	[GB_REC_PYSTACK]	= { sizeof(struct gb_rec), rec_pystack },
+	[GB_REC_CUPTI_LAUNCH]	= { sizeof(struct gb_rec), rec_cupti },
+	[GB_REC_CUPTI_ACT]	= { sizeof(struct gb_rec), rec_cupti },
+	[GB_REC_NVTX]		= { sizeof(struct gb_rec), rec_cupti },
+	[GB_REC_CUPTI_LOST]	= { sizeof(struct gb_rec), rec_cupti },
+	[GB_REC_IOCTL]		= { sizeof(struct gb_rec), rec_ioctl },
+};
 
 int collector_handle(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
 	const struct gb_rec *r = data;
-	const uint64_t *ips;
-	struct proc *p;
-	unsigned nips;
+	const struct rec_kind *k;
 
 	c->st.records++;
-	if (size < sizeof(*r)) {
+	if (size < sizeof(*r) || r->kind >= sizeof(rec_kinds) / sizeof(rec_kinds[0])) {
+		c->st.bad++;
+		return 0;
+	}
+	k = &rec_kinds[r->kind];
+	if (!k->decode || size < k->min) {
 		c->st.bad++;
 		return 0;
 	}
 	if (r->ts_ns > c->last_ts)
 		c->last_ts = r->ts_ns;
-	switch (r->kind) {
-	case GB_REC_CALL:
-		ips = rec_ips(data, size, sizeof(*r), &nips);
-		return handle_call(c, r, NULL, ips, nips);
-	case GB_REC_NAME: {
-		const struct gb_name_rec *nr = data;
-		char name[GB_NAME_MAX + 1];
-
-		if (size < sizeof(*nr)) {
-			c->st.bad++;
-			return 0;
-		}
-		memcpy(name, nr->name, GB_NAME_MAX);
-		name[GB_NAME_MAX] = 0;
-		ips = rec_ips(data, size, sizeof(*nr), &nips);
-		return handle_call(c, r, name[0] ? name : NULL, ips, nips);
-	}
-	case GB_REC_STACK:
-		p = get_proc(c, (pid_t)r->pid);
-		if (c->stk && p)
-			stack_dwarf_rec(c->stk, proc_maps(c, p), data, size);
-		return 0;
-	case GB_REC_PYSTACK:
-		if (c->stk)
-			stack_py_rec(c->stk, data, size);
-		return 0;
-	case GB_REC_DLOPEN:
-		collector_snapshot_maps(c, (pid_t)r->pid);
-		if (c->ops.rescan)
-			c->ops.rescan(c->ops.ctx, (pid_t)r->pid);
-		return 0;
-	case GB_REC_EXEC:
-		if (c->ops.rescan)
-			c->ops.rescan(c->ops.ctx, (pid_t)r->pid);
-		return 0;
-	case GB_REC_EXIT:
-		p = hmap_get(&c->procs, r->pid);
-		if (p && !p->exit_ns)
-			p->exit_ns = r->ts_ns ? r->ts_ns : 1;
-		return 0;
-	default:
-		if (c->ops.raw)
-			return c->ops.raw(c->ops.ctx, data, size);
-		c->st.bad++;
-		return 0;
-	}
+	return k->decode(c, data, size);
 }
 
 void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns)

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * collector.h - turns ring-buffer records into events: decodes arguments,
- * names kernels (handle -> name from name-giving calls, host stubs through
- * the process's mappings and ELF symbols), interns strings, hands each
- * event to a sink. No BPF here, so it is unit-testable with fake records.
+ * collector.h - the one ingest path: every ring-buffer record, whatever
+ * program sent it, goes through collector_handle, which dispatches on its
+ * kind through one table (kind -> decoder -> event): library calls (args
+ * decoded, kernels named from name-giving calls or host stubs through the
+ * process's mappings and ELF symbols), stack copies, loader and exit
+ * notices, driver ioctls (with an ioctl decoder), CUPTI/NVTX records (with
+ * a CUPTI join). Events pass the join when there is one (it may hold a
+ * launch for its device time), then reach the sink. No BPF here, so it is
+ * unit-testable with fake records.
  */
 #ifndef GB_COLLECTOR_H
 #define GB_COLLECTOR_H
@@ -20,8 +25,6 @@ struct collector_ops {
 	int (*event)(void *ctx, const struct gb_event *ev);
 	/* a process's link map changed (startup, dlopen): look for new libraries */
 	void (*rescan)(void *ctx, pid_t pid);
-	/* records of kinds the collector does not know (CUPTI, NVTX, ioctl ...) */
-	int (*raw)(void *ctx, const void *data, size_t size);
 	void *ctx;
 };
 
@@ -29,14 +32,27 @@ struct collector_stats {
 	uint64_t records;	/* ring-buffer records consumed */
 	uint64_t events;	/* events handed to the sink */
 	uint64_t by_type[GB_T__COUNT];
-	uint64_t bad;		/* malformed records */
+	uint64_t bad;		/* malformed records, or of a kind nobody decodes */
 	uint64_t procs_live;	/* processes we hold state for */
 	uint64_t procs_seen;	/* processes that made traced calls */
 };
 
+struct cupti_join;
+struct ioctl_decoder;
+
 struct collector *collector_new(const struct collector_ops *ops);
+/* CUPTI/NVTX records go into j, and every event passes it (not owned) */
+void collector_set_join(struct collector *c, struct cupti_join *j);
+/* GB_REC_IOCTL records are decoded with d (not owned) */
+void collector_set_ioctl(struct collector *c, struct ioctl_decoder *d);
 /* ring_buffer callback shape: ctx is the collector */
 int collector_handle(void *ctx, void *data, size_t size);
+/* An event made outside the ring (drop notices): the same way to the sink */
+int collector_emit(struct collector *c, const struct gb_event *ev);
+/* Time passed: what the join can release now goes to the sink */
+void collector_tick(struct collector *c, uint64_t now_ns);
+/* End of input: everything the join holds goes to the sink */
+void collector_finish(struct collector *c);
 /* Release state of processes that exited more than grace_ns ago */
 void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns);
 /* Remember a process's mappings now (call when it is first seen or rescanned) */

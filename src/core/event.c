@@ -271,26 +271,33 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 	}
 }
 
-int gb_event_from_rec(struct gb_event *ev, const struct gb_rec *r)
+void gb_event_from_hdr(struct gb_event *ev, const struct gb_rec *r)
 {
-	const struct gb_type_info *ti = gb_type_info(r->type);
-
 	memset(ev, 0, sizeof(*ev));
-	if (!ti || r->type == GB_T_none)
-		return -EINVAL;
 	ev->ts_ns = r->ts_ns;
 	ev->pid = r->pid;
 	ev->tid = r->tid;
 	ev->ns_pid = r->ns_pid;
 	ev->ns_tid = r->ns_tid;
-	ev->type = r->type;
-	ev->api = ti->api;
 	ev->cpu = (uint8_t)r->cpu;
 	if (r->flags & GB_RF_RET) {
 		ev->dur_ns = r->dur_ns;
 		ev->ret = r->ret;
 		ev->flags |= GB_EF_DUR | GB_EF_RET;
 	}
+}
+
+int gb_event_from_rec(struct gb_event *ev, const struct gb_rec *r)
+{
+	const struct gb_type_info *ti = gb_type_info(r->type);
+
+	gb_event_from_hdr(ev, r);
+	if (!ti || r->type == GB_T_none) {
+		memset(ev, 0, sizeof(*ev));
+		return -EINVAL;
+	}
+	ev->type = r->type;
+	ev->api = ti->api;
 	if (r->flags & GB_RF_XFAULT)
 		ev->flags |= GB_EF_XFAULT;
 	if (r->flags & GB_RF_NESTED)

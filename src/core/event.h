@@ -112,11 +112,14 @@ static inline unsigned gb_event_cat(const struct gb_event *e)
 }
 
 /*
+ * The fields every record header gives (time, ids, cpu; duration and
+ * return when it has them), the rest zeroed: every decoder starts here.
+ */
+void gb_event_from_hdr(struct gb_event *ev, const struct gb_rec *r);
+/*
  * Decode one raw BPF call record into an event (strings left NULL; the
  * collector fills comm and name). Returns 0, or -EINVAL for a bad type.
  */
 int gb_event_from_rec(struct gb_event *ev, const struct gb_rec *r);
-
-/* Write an event as one JSON object (no newline) with the stable keys. */
 
 #endif /* GB_EVENT_H */

@@ -152,3 +152,22 @@ void cupti_detach(struct cupti_attach *a)
 	cupti_bpf__destroy(a->skel);
 	free(a);
 }
+
+/* the library built beside this binary, else the installed one */
+const char *cupti_default_lib(void)
+{
+	static char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+	char *slash;
+
+	if (n > 0) {
+		path[n] = 0;
+		slash = strrchr(path, '/');
+		if (slash) {
+			strcpy(slash, "/cupti/libgpubpf_cupti.so");
+			if (access(path, R_OK) == 0)
+				return path;
+		}
+	}
+	return "/usr/local/lib/gpubpf/libgpubpf_cupti.so";
+}

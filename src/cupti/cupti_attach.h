@@ -36,4 +36,6 @@ unsigned cupti_attach_count(const struct cupti_attach *a);
 
 void cupti_detach(struct cupti_attach *a);	/* NULL is fine */
 
+/* the injection library: the one built beside this binary, else the installed one */
+const char *cupti_default_lib(void);
 #endif

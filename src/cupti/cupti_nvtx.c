@@ -171,15 +171,9 @@ static void rec_header(struct cupti_join *j, struct gb_event *ev, const struct g
 {
 	char comm[GB_COMM_LEN + 1];
 
-	memset(ev, 0, sizeof(*ev));
+	gb_event_from_hdr(ev, r);
 	memcpy(comm, r->comm, GB_COMM_LEN);
 	comm[GB_COMM_LEN] = 0;
-	ev->ts_ns = r->ts_ns;
-	ev->pid = r->pid;
-	ev->tid = r->tid;
-	ev->ns_pid = r->ns_pid;
-	ev->ns_tid = r->ns_tid;
-	ev->cpu = (uint8_t)r->cpu;
 	ev->comm = cj_own(j, comm);
 }
 

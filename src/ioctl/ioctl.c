@@ -482,19 +482,9 @@ int ioctl_decoder_event(struct ioctl_decoder *d, const void *data, size_t size,
 	memset(ev, 0, sizeof(*ev));
 	if (size < sizeof(*r) || r->r.kind != GB_REC_IOCTL || r->dev_kind >= GB_IODEV__COUNT)
 		return -EINVAL;
-	ev->ts_ns = r->r.ts_ns;
-	ev->pid = r->r.pid;
-	ev->tid = r->r.tid;
-	ev->ns_pid = r->r.ns_pid;
-	ev->ns_tid = r->r.ns_tid;
+	gb_event_from_hdr(ev, &r->r);
 	ev->type = GB_T_ioctl;
 	ev->api = GB_API_IOCTL;
-	ev->cpu = (uint8_t)r->r.cpu;
-	if (r->r.flags & GB_RF_RET) {
-		ev->dur_ns = r->r.dur_ns;
-		ev->ret = r->r.ret;
-		ev->flags |= GB_EF_DUR | GB_EF_RET;
-	}
 	ev->handle = r->cmd;
 	ev->grid[0] = r->dev_kind;
 	ev->grid[1] = r->source;

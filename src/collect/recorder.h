@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* record.h - options of gpubpf record, shared with the parts it drives */
-#ifndef GB_RECORD_H
-#define GB_RECORD_H
+/* recorder.h - gpubpf record's options, and the recording they drive (recorder.c) */
+#ifndef GB_RECORDER_H
+#define GB_RECORDER_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,21 +28,16 @@ struct record_opts {
 	const char *cupti_lib;
 	const char *xray_dir;
 	bool cupti_inject;
-	bool ioctl;		/* --ioctl: GPU driver ioctls (user/ioctl.c) */
+	bool ioctl;		/* --ioctl: GPU driver ioctls (src/ioctl/) */
 	const char *ioctl_devs[16];	/* --ioctl-dev specs */
 	unsigned nioctl_devs;
 	int child_status;
 };
 
-int record_ensure_tracefs(void);
-/* one-line error and -1 if a PID does not exist */
-int record_check_pids(const pid_t *pids, unsigned n);
-/* one-line error and -1 when BPF cannot work here (shared with top) */
-int record_check_privileges(void);
-int record_check_btf(void);
-const char *cupti_default_lib(void);
-
-/* provided by the exporters when built in */
-int gb_export_file(const char *sbt_path, const char *format, const char *out_path,
-		   char *err, size_t errlen) __attribute__((weak));
+/*
+ * Record until Ctrl-C, -d or the command's end (argc/argv go into the
+ * trace's metadata). 0, or 1 after a one-line error; what was recorded
+ * before an error stays readable. child_status is set for -- COMMAND.
+ */
+int recorder_run(struct record_opts *o, int argc, char **argv);
 #endif

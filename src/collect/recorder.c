@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * recorder.c - what gpubpf record runs once its options are parsed: load
+ * the BPF programs, find and attach the GPU libraries, and move every
+ * record along the one path ring buffer -> collector -> CUPTI join ->
+ * .sbt writer until Ctrl-C, -d or the traced command ends; then the drop
+ * counts, XRay logs, the summary line.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cuda.skel.h"
+#include "collector.h"
+#include "core/hmap.h"
+#include "core/util.h"
+#include "cupti/cupti_attach.h"
+#include "cupti/cupti_join.h"
+#include "ioctl/ioctl.h"
+#include "libs.h"
+#include "recorder.h"
+#include "sbt/sbt.h"
+#include "session.h"
+#include "stack_record.h"
+#include "xray_import/xray.h"
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	exiting = sig;
+}
+
+struct rec_ctx {
+	struct record_opts *o;
+	struct cuda_bpf *skel;
+	struct gb_libs *libs;
+	struct collector *col;
+	struct sbt_writer *w;
+	struct ring_buffer *rb;
+	bool multi;		/* uprobe_multi links */
+	struct cupti_join *join;
+	struct cupti_attach *cupti;
+	struct ioctl_attach *ioctl;
+	int write_err;
+	uint64_t drops_reported;
+	long budget;		/* records left in this consume pass */
+	uint64_t written;	/* events written, of every kind */
+	struct hmap pids;	/* processes they came from */
+	uint64_t by_cat[GB_CAT__COUNT];	/* device work counted once (outermost calls) */
+	pid_t child;
+	int go_fd;		/* write end: releases the child */
+};
+
+static int write_event(struct rec_ctx *r, const struct gb_event *ev)
+{
+	int err;
+
+	if (r->write_err)
+		return -1;
+	err = sbt_writer_add(r->w, ev);
+	if (!err) {
+		r->written++;
+		if (!hmap_get(&r->pids, ev->pid))
+			hmap_put(&r->pids, ev->pid, (void *)1);
+		if (gb_event_outermost(ev))
+			r->by_cat[gb_event_cat(ev)]++;
+	}
+	if (err) {
+		r->write_err = err;
+		return -1;
+	}
+	return 0;
+}
+
+static int sink_event(void *ctx, const struct gb_event *ev)
+{
+	return write_event(ctx, ev);
+}
+
+static void sink_rescan(void *ctx, pid_t pid)
+{
+	struct rec_ctx *r = ctx;
+
+	if (libs_scan_pid(r->libs, pid) > 0)
+		gb_dbg("pid %d mapped a new GPU library", (int)pid);
+}
+
+/* one counter of the per-CPU drops map (GB_DROP_*), per CPU and summed */
+static uint64_t read_drop_kind(struct rec_ctx *r, uint32_t kind, uint64_t *per_cpu, unsigned ncpu)
+{
+	return session_percpu_sum(bpf_map__fd(r->skel->maps.drops), kind, per_cpu, ncpu);
+}
+
+/* lost call records: what `info` and the drop events report */
+static uint64_t read_drops(struct rec_ctx *r, uint64_t *per_cpu, unsigned ncpu)
+{
+	return read_drop_kind(r, GB_DROP_CALL, per_cpu, ncpu);
+}
+
+/* children the targets map had no room for, loader/exit notices lost: said, never silent */
+static void report_ctl_drops(struct rec_ctx *r)
+{
+	unsigned ncpu = libbpf_num_possible_cpus();
+	uint64_t per_cpu[ncpu], n;
+	char v[32];
+
+	if ((n = read_drop_kind(r, GB_DROP_TARGET, per_cpu, ncpu))) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)n);
+		sbt_writer_note(r->w, "drops.targets", v);
+		gb_warn("%llu child processes of the command were not traced: more than %u were alive at once",
+			(unsigned long long)n, GB_MAX_TARGETS);
+	}
+	if ((n = read_drop_kind(r, GB_DROP_CTL, per_cpu, ncpu))) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)n);
+		sbt_writer_note(r->w, "drops.notices", v);
+		gb_warn("%llu loader/exit notices were lost (ring buffer full): use a larger --ring-size",
+			(unsigned long long)n);
+	}
+}
+
+/* Drops become events too, so a timeline shows where data is missing */
+static void note_drops(struct rec_ctx *r)
+{
+	unsigned ncpu = libbpf_num_possible_cpus();
+	uint64_t per_cpu[ncpu], total = read_drops(r, per_cpu, ncpu);
+	struct gb_event ev = { 0 };
+
+	if (total <= r->drops_reported)
+		return;
+	ev.ts_ns = gb_now_mono_ns();
+	ev.type = GB_T_drops;
+	ev.api = GB_API_GPUBPF;
+	ev.bytes = total - r->drops_reported;
+	ev.flags = GB_EF_BYTES | GB_EF_INSTANT;
+	ev.pid = getpid();
+	ev.tid = ev.pid;
+	ev.comm = "gpubpf";
+	r->drops_reported = total;
+	collector_emit(r->col, &ev);
+}
+
+static int add_target(struct rec_ctx *r, pid_t pid)
+{
+	return session_add_target(bpf_map__fd(r->skel->maps.targets), pid);
+}
+
+/* Fork the command stopped on a pipe: it runs once probes are attached */
+static int spawn_child(struct rec_ctx *r)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char c;
+
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(127);
+		execvp(r->o->cmd[0], r->o->cmd);
+		fprintf(stderr, "gpubpf: error: cannot run '%s': %s\n", r->o->cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	r->child = pid;
+	r->go_fd = fds[1];
+	return 0;
+}
+
+/* after the main skeleton is loaded: the ioctl programs share its maps */
+static int attach_ioctl(struct rec_ctx *r)
+{
+	struct ioctl_opts io = {
+		.ndevs = r->o->nioctl_devs, .filter = !r->o->all,
+		.ringbuf_fd = bpf_map__fd(r->skel->maps.rb),
+		.targets_fd = bpf_map__fd(r->skel->maps.targets),
+		.drops_fd = bpf_map__fd(r->skel->maps.drops),
+	};
+	const char *src;
+	char msg[512];
+
+	memcpy(io.devs, r->o->ioctl_devs, sizeof(io.devs));
+	if (ioctl_attach(&io, &r->ioctl, msg, sizeof(msg))) {
+		gb_err("%s", msg);
+		return -1;
+	}
+	src = ioctl_source_name(ioctl_attach_source(r->ioctl));
+	if (gb_verbose)
+		fprintf(stderr, "gpubpf: ioctl source: %s (%s)\n", src, ioctl_attach_reason(r->ioctl));
+	sbt_writer_note(r->w, "ioctl.source", src);
+	sbt_writer_note(r->w, "ioctl.reason", ioctl_attach_reason(r->ioctl));
+	sbt_writer_note(r->w, "ioctl.layouts", ioctl_decoder_layout_note(ioctl_attach_decoder(r->ioctl)));
+	return 0;
+}
+
+static int open_bpf(struct rec_ctx *r)
+{
+	struct record_opts *o = r->o;
+	unsigned i;
+	int err;
+
+	r->skel = cuda_bpf__open();
+	if (!r->skel) {
+		gb_err("cannot open the BPF object: %s", strerror(errno));
+		return -1;
+	}
+	r->skel->rodata->filter_pids = !o->all;
+	r->skel->rodata->follow_children = o->cmd != NULL;
+	/* fault injection for the tests: every Nth thread-state lookup fails */
+	if (getenv("GPUBPF_TEST_FAIL_STORAGE"))
+		r->skel->rodata->fail_storage_every = (uint32_t)strtoul(getenv("GPUBPF_TEST_FAIL_STORAGE"), NULL, 10);
+	if (stack_setup_bpf(&o->stack, r->skel))
+		return -1;
+	bpf_map__set_max_entries(r->skel->maps.rb, (uint32_t)session_ring_bytes(o->ring_size));
+	r->multi = session_prepare_multi(r->skel->progs.gb_entry, r->skel->progs.gb_return);
+	if (session_load(r->skel->skeleton))
+		return -1;
+	for (i = 0; i < o->npids; i++)
+		add_target(r, o->pids[i]);
+	if (o->cupti_lib) {
+		char msg[512];
+
+		if (cupti_attach_drops_fd(o->cupti_lib, bpf_map__fd(r->skel->maps.rb),
+					  bpf_map__fd(r->skel->maps.targets), bpf_map__fd(r->skel->maps.drops),
+					  !o->all, &r->cupti, msg, sizeof(msg))) {
+			gb_err("%s", msg);
+			return -1;
+		}
+		if (o->cupti_inject) {
+			setenv("CUDA_INJECTION64_PATH", o->cupti_lib, 1);
+			setenv("NVTX_INJECTION64_PATH", o->cupti_lib, 1);
+		}
+	}
+	if (o->ioctl && attach_ioctl(r))
+		return -1;
+	if (o->cmd) {
+		if ((err = spawn_child(r))) {
+			gb_err("cannot start '%s': %s", o->cmd[0], strerror(-err));
+			return -1;
+		}
+		add_target(r, r->child);
+	}
+	r->skel->links.gb_newtask = session_attach_tp(r->skel->progs.gb_newtask, "task_newtask tracepoint");
+	if (!r->skel->links.gb_newtask)
+		return -1;
+	r->skel->links.gb_exit = session_attach_tp(r->skel->progs.gb_exit, "sched_process_exit tracepoint");
+	if (!r->skel->links.gb_exit)
+		return -1;
+	return 0;
+}
+
+static int attach_libs(struct rec_ctx *r)
+{
+	struct record_opts *o = r->o;
+	struct libs_opts lo = {
+		.entry = r->skel->progs.gb_entry,
+		.ret = r->skel->progs.gb_return,
+		.dl_state = r->skel->progs.gb_dl_state,
+		.lean = o->lean,
+		.multi = r->multi,
+		.kinds = ~0u,
+	};
+
+	r->libs = session_attach_libs(&lo, o->libs, o->nlibs, o->ioctl);
+	return r->libs ? 0 : -1;
+}
+
+/* XRay logs written during the recording join the trace; a bad log is reported, not fatal */
+static void import_xray(struct rec_ctx *r, const struct sbt_meta *m)
+{
+	char msg[512] = "";
+	int n = xray_import_dir(r->o->xray_dir, r->o->cmd ? r->o->cmd[0] : NULL, r->w,
+				m->real_start_ns, m->mono_start_ns, msg, sizeof(msg));
+
+	if (n < 0)
+		gb_warn("--xray-dir %s: %s", r->o->xray_dir, msg);
+	else
+		gb_dbg("imported %d XRay logs from %s", n, r->o->xray_dir);
+}
+
+/*
+ * Every kind of event written, device work counted once (a runtime launch
+ * and the driver launch it makes are one launch); kinds beyond the first
+ * four only when present.
+ */
+static void summary(struct rec_ctx *r, uint64_t drops, double secs)
+{
+	static const char *const more[GB_CAT__COUNT] = {
+		[GB_CAT_MEMSET] = "memsets", [GB_CAT_FREE] = "frees", [GB_CAT_NAME] = "name lookups",
+		[GB_CAT_IOCTL] = "ioctls", [GB_CAT_FUNC] = "functions", [GB_CAT_MARK] = "marks",
+		[GB_CAT_DEVICE] = "device activities",
+	};
+	char extra[512] = "";
+	size_t len = 0;
+	unsigned c;
+
+	for (c = 0; c < GB_CAT__COUNT; c++)
+		if (more[c] && r->by_cat[c] && len < sizeof(extra))
+			len += snprintf(extra + len, sizeof(extra) - len, ", %llu %s",
+					(unsigned long long)r->by_cat[c], more[c]);
+	fprintf(stderr,
+		"gpubpf: %llu events in %.1f s from %llu processes (%llu launches, %llu copies, %llu allocs, %llu syncs%s) -> %s\n",
+		(unsigned long long)r->written, secs, (unsigned long long)r->pids.n,
+		(unsigned long long)r->by_cat[GB_CAT_LAUNCH], (unsigned long long)r->by_cat[GB_CAT_COPY],
+		(unsigned long long)r->by_cat[GB_CAT_ALLOC], (unsigned long long)r->by_cat[GB_CAT_SYNC],
+		extra, r->o->output);
+	if (drops)
+		fprintf(stderr, "gpubpf: %llu events dropped (ring buffer full): use a larger --ring-size\n",
+			(unsigned long long)drops);
+}
+
+/*
+ * The ring-buffer callback: every record goes to the collector, and after
+ * RB_BUDGET records the pass stops (libbpf 1.1 has no consume_n), so the
+ * loop gets back to signals, flushes and reaping however fast producers are.
+ */
+#define RB_BUDGET	16384
+#define RB_PAUSE	(-ECANCELED)
+
+static int rb_sample(void *ctx, void *data, size_t size)
+{
+	struct rec_ctx *r = ctx;
+	int err = collector_handle(r->col, data, size);
+
+	if (err < 0)
+		return err;
+	return --r->budget > 0 ? 0 : RB_PAUSE;
+}
+
+/* one bounded pass; true when records were left in the ring */
+static bool drain_pass(struct rec_ctx *r, int timeout_ms)
+{
+	int status;
+
+	r->budget = RB_BUDGET;
+	status = timeout_ms ? ring_buffer__poll(r->rb, timeout_ms) : ring_buffer__consume(r->rb);
+	if (status == RB_PAUSE)
+		return true;
+	if (status < 0 && !r->write_err)
+		gb_dbg("ring buffer: %s", strerror(-status));
+	return false;
+}
+
+/* at the end: stop new calls in BPF, then take what is left (bounded) */
+static void final_drain(struct rec_ctx *r)
+{
+	uint64_t until = gb_now_mono_ns() + 2000000000ull;
+
+	r->skel->bss->stopping = 1;
+	while (!r->write_err && drain_pass(r, 0) && gb_now_mono_ns() < until)
+		;
+}
+
+static int run_loop(struct rec_ctx *r, uint64_t start_ns)
+{
+	uint64_t last_flush = start_ns, now;
+	bool backlog = false;
+	int status;
+
+	while (!exiting) {
+		/* records sent without wakeup are taken by the consume after the wait */
+		if (!backlog)
+			drain_pass(r, 1);
+		backlog = drain_pass(r, 0);
+		if (r->write_err)
+			break;
+		now = gb_now_mono_ns();
+		collector_tick(r->col, now);
+		if (now - last_flush >= 1000000000ull) {
+			note_drops(r);
+			if ((r->write_err = sbt_writer_flush(r->w)))
+				break;
+			collector_reap(r->col, now, 2000000000ull);
+			last_flush = now;
+		}
+		if (r->o->duration_ns && now - start_ns >= r->o->duration_ns)
+			break;
+		if (r->child && waitpid(r->child, &status, WNOHANG) == r->child) {
+			r->child = 0;
+			r->o->child_status = status;
+			break;
+		}
+	}
+	/* what the BPF side produced before we stopped is still ours */
+	final_drain(r);
+	collector_finish(r->col);
+	return r->write_err;
+}
+
+int recorder_run(struct record_opts *op, int argc, char **argv)
+{
+	struct record_opts o = *op;
+	struct rec_ctx r = { .o = &o, .go_fd = -1 };
+	struct collector_ops ops = { .event = sink_event, .rescan = sink_rescan, .ctx = &r };
+	struct sbt_meta meta;
+	struct sigaction sa = { .sa_handler = on_signal };
+	unsigned ncpu = libbpf_num_possible_cpus();
+	uint64_t start, *per_cpu = NULL, drops = 0;
+	int ret = 1, err;
+
+	if (session_preflight(o.pids, o.npids))
+		return 1;
+	session_log_init();
+	sbt_meta_init(&meta, argc, argv);
+	err = sbt_writer_open(&r.w, o.output, &meta);
+	if (err) {
+		gb_err("cannot write %s: %s; choose another -o path", o.output, strerror(-err));
+		return 1;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (open_bpf(&r) || attach_libs(&r))
+		goto cleanup;
+	r.col = collector_new(&ops);
+	r.join = cupti_join_new(NULL);
+	r.rb = ring_buffer__new(bpf_map__fd(r.skel->maps.rb), rb_sample, &r, NULL);
+	if (!r.col || !r.rb || !r.join) {
+		gb_err("cannot set up the ring buffer: %s", strerror(errno));
+		goto cleanup;
+	}
+	/* one path: ring -> collector (decoders) -> CUPTI join -> writer */
+	collector_set_join(r.col, r.join);
+	if (r.ioctl)
+		collector_set_ioctl(r.col, ioctl_attach_decoder(r.ioctl));
+	if (stack_setup_collector(&o.stack, r.skel, r.col, r.w)) {
+		gb_err("cannot set up call stacks: out of memory");
+		goto cleanup;
+	}
+	if (o.ready_file)
+		close(open(o.ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	gb_dbg("tracing: %u libraries, %u functions", libs_count(r.libs), libs_probe_count(r.libs));
+	if (r.go_fd >= 0) {
+		if (write(r.go_fd, "g", 1) != 1)
+			gb_warn("could not start the command");
+		close(r.go_fd);
+		r.go_fd = -1;
+	}
+	start = gb_now_mono_ns();
+	err = run_loop(&r, start);
+	note_drops(&r);
+	report_ctl_drops(&r);
+	per_cpu = calloc(ncpu, sizeof(*per_cpu));
+	if (per_cpu) {
+		drops = read_drops(&r, per_cpu, ncpu);
+		sbt_writer_set_drops(r.w, per_cpu, ncpu);
+	}
+	if (err) {
+		gb_err("cannot write %s: %s; free space or choose another -o path (the blocks written so far are readable)",
+		       o.output, strerror(-err));
+		sbt_writer_abort(r.w);
+		r.w = NULL;
+		goto cleanup;
+	}
+	if (o.xray_dir)
+		import_xray(&r, &meta);
+	if (r.ioctl) {
+		char dm[2048];
+
+		ioctl_decoder_devmem(ioctl_attach_decoder(r.ioctl), dm, sizeof(dm));
+		if (dm[0])
+			sbt_writer_note(r.w, "ioctl.devmem", dm);
+	}
+	meta.real_end_ns = gb_now_real_ns();
+	meta.mono_end_ns = gb_now_mono_ns();
+	err = sbt_writer_close(r.w, &meta);
+	r.w = NULL;
+	if (err) {
+		gb_err("cannot finish %s: %s", o.output, strerror(-err));
+		goto cleanup;
+	}
+	summary(&r, drops, (gb_now_mono_ns() - start) / 1e9);
+	stack_report(r.skel, r.col);
+	ret = 0;
+cleanup:
+	if (r.w)
+		sbt_writer_abort(r.w);
+	if (r.go_fd >= 0)
+		close(r.go_fd);	/* the child sees EOF and exits without running */
+	if (r.child > 0)
+		waitpid(r.child, NULL, 0);
+	ring_buffer__free(r.rb);
+	cupti_detach(r.cupti);
+	ioctl_detach(r.ioctl);
+	libs_free(r.libs);
+	collector_free(r.col);
+	cupti_join_free(r.join);
+	cuda_bpf__destroy(r.skel);
+	hmap_free(&r.pids);
+	free(per_cpu);
+	op->child_status = o.child_status;
+	return ret;
+}

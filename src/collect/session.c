@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * session.c - the BPF session shared by record and top: checks before
+ * loading, libbpf's log, feature probes, load, targets, tracepoints,
+ * per-CPU counters, library discovery and attach (session.h).
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "core/util.h"
+#include "session.h"
+#include "umulti.h"
+
+/* Root, or CAP_BPF with CAP_PERFMON (and CAP_SYS_ADMIN to mount tracefs) */
+int session_check_privileges(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {};
+	uint64_t eff;
+
+	if (syscall(SYS_capget, &h, d))
+		return 0;	/* cannot tell: let the load say */
+	eff = d[0].effective | ((uint64_t)d[1].effective << 32);
+#define HAS(cap) (eff & (1ull << (cap)))
+	if (HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON)))
+		return 0;
+#undef HAS
+	gb_err("tracing needs root or CAP_BPF+CAP_PERFMON (with CAP_DAC_READ_SEARCH for tracefs and CAP_SYS_PTRACE for other users' processes): run it with sudo");
+	return -1;
+}
+
+int session_check_btf(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+		return 0;
+	gb_err("this kernel exposes no BTF (/sys/kernel/btf/vmlinux): use a kernel built with CONFIG_DEBUG_INFO_BTF=y (most distribution kernels since 2021)");
+	return -1;
+}
+
+int session_check_pids(const pid_t *pids, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		if (kill(pids[i], 0) && errno == ESRCH) {
+			gb_err("PID %d not found: check that the process is running (ps -p %d)",
+			       (int)pids[i], (int)pids[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Tracepoints need tracefs; mount it where it belongs when nobody did.
+ * Checked with the effective ids and capabilities: access() uses the real
+ * uid and drops capabilities, and /sys/kernel/tracing is mode 0700, so a
+ * non-root user with CAP_DAC_READ_SEARCH was told tracefs was missing.
+ */
+int session_ensure_tracefs(void)
+{
+	if (faccessat(AT_FDCWD, "/sys/kernel/tracing/events", F_OK, AT_EACCESS) == 0 ||
+	    faccessat(AT_FDCWD, "/sys/kernel/debug/tracing/events", F_OK, AT_EACCESS) == 0)
+		return 0;
+	if (errno == EACCES) {
+		gb_err("cannot read /sys/kernel/tracing (mode 0700): run as root or add CAP_DAC_READ_SEARCH to CAP_BPF and CAP_PERFMON");
+		return -1;
+	}
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+		gb_dbg("mounted tracefs at /sys/kernel/tracing");
+		return 0;
+	}
+	gb_err("tracefs is not mounted and mounting it failed (%s): run 'mount -t tracefs nodev /sys/kernel/tracing'",
+	       strerror(errno));
+	return -1;
+}
+
+int session_preflight(const pid_t *pids, unsigned npids)
+{
+	if (session_check_privileges() || session_check_btf() || session_check_pids(pids, npids) ||
+	    session_ensure_tracefs())
+		return -1;
+	return 0;
+}
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG ? gb_verbose < 2 : gb_verbose < 1)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void session_log_init(void)
+{
+	libbpf_set_print(libbpf_log);
+}
+
+bool session_prepare_multi(struct bpf_program *entry, struct bpf_program *ret)
+{
+	if (!umulti_supported())
+		return false;
+	umulti_prepare(entry);
+	umulti_prepare(ret);
+	return true;
+}
+
+int session_load(struct bpf_object_skeleton *s)
+{
+	int err = bpf_object__load_skeleton(s);
+
+	if (err) {
+		gb_err("the kernel refused the BPF programs (%s): run as root on a kernel with BPF and BTF; -v shows the verifier log",
+		       strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+int session_add_target(int targets_fd, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+
+	return bpf_map_update_elem(targets_fd, &key, &one, BPF_ANY);
+}
+
+struct bpf_link *session_attach_tp(struct bpf_program *p, const char *what)
+{
+	struct bpf_link *l = bpf_program__attach(p);
+
+	if (!l)
+		gb_err("cannot attach the %s (%s): is tracefs mounted at /sys/kernel/tracing?",
+		       what, strerror(errno));
+	return l;
+}
+
+uint64_t session_percpu_sum(int fd, uint32_t key, uint64_t *per_cpu, unsigned ncpu)
+{
+	uint64_t total = 0;
+	unsigned i;
+
+	memset(per_cpu, 0, ncpu * sizeof(*per_cpu));
+	if (bpf_map_lookup_elem(fd, &key, per_cpu))
+		return 0;
+	for (i = 0; i < ncpu; i++)
+		total += per_cpu[i];
+	return total;
+}
+
+struct gb_libs *session_attach_libs(const struct libs_opts *lo, const char *const *paths,
+				    unsigned npaths, bool allow_none)
+{
+	struct gb_libs *l = libs_new(lo);
+	unsigned i;
+	int err;
+
+	if (!l)
+		return NULL;
+	for (i = 0; i < npaths; i++) {
+		err = libs_add_path(l, paths[i], true);
+		if (err < 0) {
+			gb_err("cannot trace --lib %s: %s; give the path of a libcuda/libcudart/libamdhip64 file",
+			       paths[i], strerror(-err));
+			goto fail;
+		}
+	}
+	libs_scan_standard(l);
+	libs_scan_all_pids(l);
+	if (!libs_count(l) && allow_none) {
+		gb_dbg("no GPU library found: tracing driver ioctls only");
+	} else if (!libs_count(l)) {
+		gb_err("no libcuda, libcudart or libamdhip64 found (looked in %s): install the GPU driver/runtime or name the library with --lib PATH",
+		       libs_searched(l));
+		goto fail;
+	}
+	if (gb_verbose)
+		libs_print(l, stderr);
+	return l;
+fail:
+	libs_free(l);
+	return NULL;
+}
+
+uint64_t session_ring_bytes(uint64_t v)
+{
+	uint64_t p = 4096;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * session.h - what every command that runs BPF (record, top) does the same
+ * way: the checks before anything is loaded (privileges, BTF, PIDs,
+ * tracefs), libbpf's log, the uprobe_multi feature probe, loading with one
+ * message, the targets map, tracepoints, per-CPU counters, and finding and
+ * attaching the GPU libraries. Each returns -1 after a one-line error that
+ * names the cause and the fix.
+ */
+#ifndef GB_SESSION_H
+#define GB_SESSION_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "libs.h"
+
+struct bpf_object_skeleton;
+struct bpf_program;
+struct bpf_link;
+
+/* root or CAP_BPF+CAP_PERFMON, BTF, every PID alive, tracefs mounted (or mounted now) */
+int session_preflight(const pid_t *pids, unsigned npids);
+int session_check_privileges(void);
+int session_check_btf(void);
+int session_check_pids(const pid_t *pids, unsigned n);
+int session_ensure_tracefs(void);
+
+/* libbpf's messages: warnings with -v, debug with -vv */
+void session_log_init(void);
+
+/* uprobe_multi links when the kernel has them: true when prepared */
+bool session_prepare_multi(struct bpf_program *entry, struct bpf_program *ret);
+/* load a skeleton's object (rodata and map sizes set before) */
+int session_load(struct bpf_object_skeleton *s);
+/* trace these processes (the programs' filter_pids on) */
+int session_add_target(int targets_fd, pid_t pid);
+/* attach a tracepoint program; what names it in the error */
+struct bpf_link *session_attach_tp(struct bpf_program *p, const char *what);
+/* one counter of a per-CPU array map, per CPU (per_cpu[ncpu]) and summed */
+uint64_t session_percpu_sum(int fd, uint32_t key, uint64_t *per_cpu, unsigned ncpu);
+
+/*
+ * The GPU libraries: --lib paths, the standard places, and what live
+ * processes map. allow_none: finding none is not an error (ioctls only).
+ */
+struct gb_libs *session_attach_libs(const struct libs_opts *lo, const char *const *paths,
+				    unsigned npaths, bool allow_none);
+
+/* ring size rounded up to a power of two of at least a page */
+uint64_t session_ring_bytes(uint64_t v);
+#endif
