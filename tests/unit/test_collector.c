@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_collector.c - the one ingest path: every record kind through the
+ * collector's table to the sink, CUPTI records through the join, ioctl
+ * records through the decoder, bad and unknown records counted, never
+ * passed on.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "collect/collector.h"
+#include "cupti/cupti_join.h"
+#include "ioctl/ioctl.h"
+
+#define MAXEV 16
+static struct gb_event got[MAXEV];
+static char names[MAXEV][64], comms[MAXEV][32];
+static unsigned ngot;
+
+static int sink(void *ctx, const struct gb_event *ev)
+{
+	if (ngot < MAXEV) {
+		got[ngot] = *ev;
+		snprintf(names[ngot], sizeof(names[0]), "%s", ev->name ? ev->name : "");
+		snprintf(comms[ngot], sizeof(comms[0]), "%s", ev->comm ? ev->comm : "");
+		ngot++;
+	}
+	return 0;
+}
+
+static const struct gb_event *find(unsigned type, unsigned *idx)
+{
+	unsigned i = 0;
+
+	for (i = 0; i < ngot; i++)
+		if (got[i].type == type) {
+			if (idx)
+				*idx = i;
+			return &got[i];
+		}
+	return NULL;
+}
+
+static void hdr(struct gb_rec *r, uint16_t kind, uint16_t type, uint64_t ts)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->type = type;
+	r->ts_ns = ts;
+	r->pid = 4242;
+	r->tid = 4243;
+	r->ns_pid = 7;
+	r->ns_tid = 8;
+	r->cpu = 1;
+	memcpy(r->comm, "trainer", 8);
+}
+
+static int setup(void **state)
+{
+	struct collector_ops ops = { .event = sink };
+
+	ngot = 0;
+	*state = collector_new(&ops);
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	collector_free(*state);
+	return 0;
+}
+
+/* a call record: header fields, return, comm interned, counted by type */
+static void test_call(void **state)
+{
+	struct collector *c = *state;
+	struct gb_rec r;
+	unsigned i = 0;
+
+	hdr(&r, GB_REC_CALL, GB_T_cuMemAlloc_v2, 1000);
+	r.flags = GB_RF_RET;
+	r.dur_ns = 50;
+	r.ret = 2;
+	r.a[1] = 4096;
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_non_null(find(GB_T_cuMemAlloc_v2, &i));
+	assert_int_equal(got[i].ts_ns, 1000);
+	assert_int_equal(got[i].dur_ns, 50);
+	assert_int_equal(got[i].ret, 2);
+	assert_int_equal(got[i].pid, 4242);
+	assert_int_equal(got[i].tid, 4243);
+	assert_int_equal(got[i].ns_pid, 7);
+	assert_int_equal(got[i].ns_tid, 8);
+	assert_int_equal(got[i].cpu, 1);
+	assert_true(got[i].flags & GB_EF_DUR);
+	assert_string_equal(comms[i], "trainer");
+	assert_int_equal(collector_stats(c)->by_type[GB_T_cuMemAlloc_v2], 1);
+	assert_int_equal(collector_stats(c)->events, 1);
+	assert_int_equal(collector_stats(c)->bad, 0);
+}
+
+/* short, unknown, untyped records: counted as bad, never reach the sink */
+static void test_bad_records(void **state)
+{
+	struct collector *c = *state;
+	struct gb_rec r;
+	struct gb_name_rec nr;
+
+	hdr(&r, GB_REC_CALL, GB_T_cuMemAlloc_v2, 1);
+	assert_int_equal(collector_handle(c, &r, sizeof(r) - 1), 0);
+	hdr(&r, 99, GB_T_cuMemAlloc_v2, 1);
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	hdr(&r, 0, GB_T_cuMemAlloc_v2, 1);
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	hdr(&r, GB_REC_CALL, GB_T_none, 1);
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	memset(&nr, 0, sizeof(nr));
+	hdr(&nr.r, GB_REC_NAME, GB_T_cuModuleGetFunction, 1);
+	assert_int_equal(collector_handle(c, &nr, sizeof(nr) - 1), 0);
+	/* no join, no decoder: CUPTI and ioctl records have nowhere to go */
+	hdr(&r, GB_REC_CUPTI_LAUNCH, GB_T_none, 1);
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	hdr(&r, GB_REC_IOCTL, GB_T_ioctl, 1);
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_int_equal(ngot, 0);
+	assert_int_equal(collector_stats(c)->records, 7);
+	assert_int_equal(collector_stats(c)->bad, 7);
+}
+
+/* a name record names the handle; a launch of that handle carries the name */
+static void test_name_then_launch(void **state)
+{
+	struct collector *c = *state;
+	struct gb_name_rec nr;
+	struct gb_rec r;
+	unsigned i = 0;
+
+	memset(&nr, 0, sizeof(nr));
+	hdr(&nr.r, GB_REC_NAME, GB_T_cuModuleGetFunction, 10);
+	nr.r.flags = GB_RF_RET;
+	nr.r.x[0] = 0xf00;	/* the CUfunction written through the out pointer */
+	strcpy(nr.name, "saxpy");
+	assert_int_equal(collector_handle(c, &nr, sizeof(nr)), 0);
+	hdr(&r, GB_REC_CALL, GB_T_cuLaunchKernel, 20);
+	r.a[0] = 0xf00;
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_non_null(find(GB_T_cuLaunchKernel, &i));
+	assert_string_equal(names[i], "saxpy");
+}
+
+/* CUPTI activity goes into the join and comes out as a device event */
+static void test_cupti_through_join(void **state)
+{
+	struct collector *c = *state;
+	struct cupti_join *j = cupti_join_new(NULL);
+	struct gb_cupti_rec cr;
+	struct gb_event drop = { .ts_ns = 5, .type = GB_T_drops, .api = GB_API_GPUBPF,
+				 .flags = GB_EF_INSTANT, .pid = 1, .tid = 1 };
+	const struct gb_event *d;
+
+	assert_non_null(j);
+	collector_set_join(c, j);
+	memset(&cr, 0, sizeof(cr));
+	hdr(&cr.r, GB_REC_CUPTI_ACT, GB_T_none, 100);
+	cr.act.act_kind = GB_ACT_KERNEL;
+	cr.act.start = 2000;
+	cr.act.end = 2600;
+	cr.act.corr_id = 9;
+	cr.act.stream = 3;
+	strcpy(cr.name, "gemm");
+	assert_int_equal(collector_handle(c, &cr, sizeof(cr)), 0);
+	/* events made outside the ring take the same way */
+	assert_int_equal(collector_emit(c, &drop), 0);
+	assert_non_null(find(GB_T_drops, NULL));
+	collector_finish(c);
+	d = find(GB_T_gpu_kernel, NULL);
+	assert_non_null(d);
+	assert_int_equal(d->ts_ns, 2000);
+	assert_int_equal(d->dur_ns, 600);
+	assert_int_equal(d->stream, 3);
+	assert_int_equal(d->pid, 4242);
+	assert_int_equal(collector_stats(c)->bad, 0);
+	collector_free(c);
+	*state = NULL;
+	cupti_join_free(j);
+}
+
+/* an ioctl record is decoded when the collector has a decoder */
+static void test_ioctl_through_decoder(void **state)
+{
+	struct collector *c = *state;
+	struct ioctl_decoder *d = ioctl_decoder_new();
+	struct gb_ioctl_rec r;
+	unsigned i = 0;
+
+	assert_non_null(d);
+	collector_set_ioctl(c, d);
+	memset(&r, 0, sizeof(r));
+	hdr(&r.r, GB_REC_IOCTL, GB_T_ioctl, 300);
+	r.r.flags = GB_RF_RET | GB_RF_XFAULT;
+	r.r.dur_ns = 40;
+	r.r.ret = -25;
+	r.cmd = 0xc020462b;
+	r.dev = (195u << 20) | 255;
+	r.dev_kind = GB_IODEV_NVIDIA;
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_non_null(find(GB_T_ioctl, &i));
+	assert_int_equal(got[i].ts_ns, 300);
+	assert_int_equal(got[i].dur_ns, 40);
+	assert_int_equal(got[i].ret, -25);
+	assert_int_equal(got[i].ns_tid, 8);
+	assert_string_equal(comms[i], "trainer");
+	r.dev_kind = GB_IODEV__COUNT;	/* not a device kind: rejected */
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_int_equal(collector_stats(c)->bad, 1);
+	assert_int_equal(ngot, 1);
+	collector_free(c);
+	*state = NULL;
+	ioctl_decoder_free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_name_then_launch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cupti_through_join, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ioctl_through_decoder, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
