@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "cuda.skel.h"
 #include "collector.h"
+#include "core/bpfmaps.h"
 #include "core/hmap.h"
 #include "core/util.h"
 #include "cupti/cupti_attach.h"
@@ -94,7 +95,7 @@ static void sink_rescan(void *ctx, pid_t pid)
 /* one counter of the per-CPU drops map (GB_DROP_*), per CPU and summed */
 static uint64_t read_drop_kind(struct rec_ctx *r, uint32_t kind, uint64_t *per_cpu, unsigned ncpu)
 {
-	return session_percpu_sum(bpf_map__fd(r->skel->maps.drops), kind, per_cpu, ncpu);
+	return gb_percpu_sum(bpf_map__fd(r->skel->maps.drops), kind, per_cpu, ncpu);
 }
 
 /* lost call records: what `info` and the drop events report */

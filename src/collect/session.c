@@ -142,19 +142,6 @@ struct bpf_link *session_attach_tp(struct bpf_program *p, const char *what)
 	return l;
 }
 
-uint64_t session_percpu_sum(int fd, uint32_t key, uint64_t *per_cpu, unsigned ncpu)
-{
-	uint64_t total = 0;
-	unsigned i;
-
-	memset(per_cpu, 0, ncpu * sizeof(*per_cpu));
-	if (bpf_map_lookup_elem(fd, &key, per_cpu))
-		return 0;
-	for (i = 0; i < ncpu; i++)
-		total += per_cpu[i];
-	return total;
-}
-
 struct gb_libs *session_attach_libs(const struct libs_opts *lo, const char *const *paths,
 				    unsigned npaths, bool allow_none)
 {

@@ -3,7 +3,7 @@
  * session.h - what every command that runs BPF (record, top) does the same
  * way: the checks before anything is loaded (privileges, BTF, PIDs,
  * tracefs), libbpf's log, the uprobe_multi feature probe, loading with one
- * message, the targets map, tracepoints, per-CPU counters, and finding and
+ * message, the targets map, tracepoints, and finding and
  * attaching the GPU libraries. Each returns -1 after a one-line error that
  * names the cause and the fix.
  */
@@ -36,8 +36,6 @@ int session_load(struct bpf_object_skeleton *s);
 int session_add_target(int targets_fd, pid_t pid);
 /* attach a tracepoint program; what names it in the error */
 struct bpf_link *session_attach_tp(struct bpf_program *p, const char *what);
-/* one counter of a per-CPU array map, per CPU (per_cpu[ncpu]) and summed */
-uint64_t session_percpu_sum(int fd, uint32_t key, uint64_t *per_cpu, unsigned ncpu);
 
 /*
  * The GPU libraries: --lib paths, the standard places, and what live

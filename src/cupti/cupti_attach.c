@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/bpfmaps.h"
 #include "cupti_attach.h"
 #include "cupti.skel.h"
 
@@ -20,19 +21,6 @@ struct cupti_attach {
 	unsigned nlinks;
 	bool own_drops;
 };
-
-static int reuse(struct bpf_map *m, int fd, const char *name, char *err, size_t errlen)
-{
-	int ret;
-
-	if (fd < 0)
-		return 0;
-	ret = bpf_map__reuse_fd(m, fd);
-	if (ret)
-		snprintf(err, errlen, "cupti: cannot share the %s map (fd %d): %s", name, fd,
-			 strerror(-ret));
-	return ret;
-}
 
 static int attach_one(struct cupti_attach *a, struct bpf_program *p, const char *path,
 		      const char *probe, char *err, size_t errlen)
@@ -56,6 +44,7 @@ int cupti_attach_drops_fd(const char *lib_path, int ringbuf_fd, int targets_fd, 
 			  bool filter, struct cupti_attach **out, char *err, size_t errlen)
 {
 	struct cupti_attach *a;
+	const char *which = "";
 	int ret;
 
 	*out = NULL;
@@ -77,13 +66,12 @@ int cupti_attach_drops_fd(const char *lib_path, int ringbuf_fd, int targets_fd, 
 	}
 	a->skel->rodata->filter_pids = filter;
 	a->own_drops = drops_fd < 0;
-	ret = reuse(a->skel->maps.rb, ringbuf_fd, "ring buffer", err, errlen);
-	if (!ret)
-		ret = reuse(a->skel->maps.targets, targets_fd, "targets", err, errlen);
-	if (!ret)
-		ret = reuse(a->skel->maps.drops, drops_fd, "drops", err, errlen);
-	if (ret)
+	ret = gb_share_maps(a->skel->maps.rb, a->skel->maps.targets, a->skel->maps.drops,
+			    &(struct gb_shared_fds){ ringbuf_fd, targets_fd, drops_fd }, &which);
+	if (ret) {
+		snprintf(err, errlen, "cupti: cannot share the %s map: %s", which, strerror(-ret));
 		goto cleanup;
+	}
 	ret = cupti_bpf__load(a->skel);
 	if (ret) {
 		snprintf(err, errlen, "cupti: loading the USDT programs failed: %s "
@@ -120,18 +108,14 @@ int cupti_attach_ringbuf_fd(const struct cupti_attach *a)
 uint64_t cupti_attach_drops(const struct cupti_attach *a)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *v, sum = 0;
-	uint32_t zero = 0;
-	int i;
+	uint64_t *v, sum;
 
 	if (ncpu <= 0 || !a->own_drops)
 		return 0;
 	v = calloc((size_t)ncpu, sizeof(*v));
 	if (!v)
 		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.drops), &zero, v))
-		for (i = 0; i < ncpu; i++)
-			sum += v[i];
+	sum = gb_percpu_sum(bpf_map__fd(a->skel->maps.drops), 0, v, (unsigned)ncpu);
 	free(v);
 	return sum;
 }

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "ioctl.h"
 #include "ioctl.skel.h"
+#include "core/bpfmaps.h"
 #include "core/util.h"
 
 #define MAX_LINKS	(2 * IOCTL_FN__COUNT + 2)
@@ -143,6 +144,7 @@ static int open_skel(struct ioctl_bpf **out, const struct ioctl_opts *o, unsigne
 		     unsigned fe_funcs, char *err, size_t errlen)
 {
 	struct ioctl_bpf *s = ioctl_bpf__open();
+	const char *which = "";
 	int ret;
 
 	*out = NULL;
@@ -152,15 +154,10 @@ static int open_skel(struct ioctl_bpf **out, const struct ioctl_opts *o, unsigne
 		return ret;
 	}
 	s->rodata->filter_pids = o->filter;
-	ret = 0;
-	if (o->ringbuf_fd >= 0)
-		ret = bpf_map__reuse_fd(s->maps.rb, o->ringbuf_fd);
-	if (!ret && o->targets_fd >= 0)
-		ret = bpf_map__reuse_fd(s->maps.targets, o->targets_fd);
-	if (!ret && o->drops_fd >= 0)
-		ret = bpf_map__reuse_fd(s->maps.drops, o->drops_fd);
+	ret = gb_share_maps(s->maps.rb, s->maps.targets, s->maps.drops,
+			    &(struct gb_shared_fds){ o->ringbuf_fd, o->targets_fd, o->drops_fd }, &which);
 	if (ret) {
-		snprintf(err, errlen, "ioctl: cannot share the main program's maps: %s", strerror(-ret));
+		snprintf(err, errlen, "ioctl: cannot share the main program's %s map: %s", which, strerror(-ret));
 		goto fail;
 	}
 	if ((ret = select_progs(s, source, fe_funcs))) {

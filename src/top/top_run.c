@@ -19,6 +19,7 @@
 #include "collect/collector.h"
 #include "collect/libs.h"
 #include "collect/session.h"
+#include "core/bpfmaps.h"
 #include "core/util.h"
 #include "top_model.h"
 #include "top_prom.h"
@@ -191,7 +192,7 @@ static void read_drops(struct top_ctx *t)
 	uint32_t i;
 
 	for (i = 0; i < TOP_NDROPS; i++)
-		t->m.drops[i] = session_percpu_sum(fd, i, v, t->ncpu);
+		t->m.drops[i] = gb_percpu_sum(fd, i, v, t->ncpu);
 }
 
 /* delete every key of a map whose first u32 is pid */

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* bpfmaps.c - the shared BPF maps from user space (bpfmaps.h) */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <string.h>
+#include "bpfmaps.h"
+
+int gb_share_maps(struct bpf_map *rb, struct bpf_map *targets, struct bpf_map *drops,
+		  const struct gb_shared_fds *fds, const char **which)
+{
+	struct { struct bpf_map *m; int fd; const char *name; } s[] = {
+		{ rb, fds->rb, "ring buffer" }, { targets, fds->targets, "targets" },
+		{ drops, fds->drops, "drops" },
+	};
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
+		if (s[i].fd < 0)
+			continue;
+		ret = bpf_map__reuse_fd(s[i].m, s[i].fd);
+		if (ret) {
+			*which = s[i].name;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+uint64_t gb_percpu_sum(int fd, uint32_t key, uint64_t *per_cpu, unsigned ncpu)
+{
+	uint64_t total = 0;
+	unsigned i;
+
+	memset(per_cpu, 0, ncpu * sizeof(*per_cpu));
+	if (bpf_map_lookup_elem(fd, &key, per_cpu))
+		return 0;
+	for (i = 0; i < ncpu; i++)
+		total += per_cpu[i];
+	return total;
+}
