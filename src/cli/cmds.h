@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* cmds.h - one function per subcommand; user/main.c dispatches */
+/* cmds.h - one function per subcommand; main.c dispatches */
 #ifndef GB_CMDS_H
 #define GB_CMDS_H
 

@@ -14,7 +14,7 @@
  *                 the argument was not decoded (unknown cmd, short struct, bad pointer);
  *                 grid[0] = device kind (GB_IODEV_*), grid[1] = source (GB_IOSRC_*),
  *                 grid[2] = fd + 1 (0: unknown), all without GB_EF_GRID;
- *                 src = decoder id (user/ioctl.h IOCTL_DEC_*, 0 = not decoded); the
+ *                 src = decoder id (src/ioctl/ioctl.h IOCTL_DEC_*, 0 = not decoded); the
  *                 decoder's fields live in arg, aux[0], aux[1] (32-bit fields in
  *                 halves), bytes, ptr and device as the table in ioctl_names.c says;
  *                 KFD alloc/free: aux[1] = the process's live device memory after the

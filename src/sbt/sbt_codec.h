@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * sbt_codec.h - internals shared by the .sbt writer, reader and the
- * TraceSmith importer/exporter. Not an API: only user/sbt_*.c include it.
+ * TraceSmith importer/exporter. Not an API: only src/sbt/ includes it.
  * The byte layout is described in docs/sbt-format.md.
  */
 #ifndef GB_SBT_CODEC_H
