@@ -1,13 +1,51 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * common.bpf.h - helpers every gpubpf BPF object shares. Include after the
- * object's own definitions of `filter_pids`, the `targets` hash and the
- * per-CPU `drops` array (the recorder makes them one set with reuse_fd).
+ * common.bpf.h - what every gpubpf BPF object shares, declared once:
+ *   filter_pids, the `rb` ring buffer, the `targets` hash and the per-CPU
+ *   `drops` array (the recorder makes them one set across objects with
+ *   bpf_map__reuse_fd, so names, types and flags must stay the same);
+ *   the pid filter, the drop counter and namespace ids.
+ * Include after gpubpf.h. Sizes default to the recorder's; an object that
+ * wants others defines them before the include:
+ *   GB_RB_BYTES	ring buffer bytes (8 MiB; --ring-size resizes it before load)
+ *   GB_DROPS_N	entries of drops (GB_NDROPS, indexed by GB_DROP_*)
  */
 #ifndef GB_COMMON_BPF_H
 #define GB_COMMON_BPF_H
 
 #include <bpf/bpf_core_read.h>
+
+#ifndef GB_RB_BYTES
+#define GB_RB_BYTES	(8 << 20)
+#endif
+#ifndef GB_DROPS_N
+#define GB_DROPS_N	GB_NDROPS
+#endif
+
+const volatile bool filter_pids = false;	/* only tgids in targets */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, GB_RB_BYTES);
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GB_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* every record we could not reserve, per CPU: reported, never silent.
+ * The recorder's [GB_DROP_CALL] API calls, [GB_DROP_CTL] loader and exit
+ * notifications, [GB_DROP_TARGET] children of -- CMD the targets map had
+ * no room for; top has its own TOP_DROP_* */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GB_DROPS_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
 
 static __always_inline bool traced(__u32 tgid)
 {

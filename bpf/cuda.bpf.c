@@ -15,7 +15,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define CLONE_THREAD	0x00010000	/* uapi/linux/sched.h: not in vmlinux.h */
 
-const volatile bool filter_pids = false;	/* only tgids in targets */
 const volatile bool follow_children = false;	/* forks of targets become targets */
 /* call stacks: enum gb_stack_mode, which types get one, bytes of stack copied */
 const volatile __u32 stack_mode = GB_STACK_NONE;
@@ -32,27 +31,7 @@ const volatile __u32 fail_storage_every = 0;
 /* set by user space when it stops: no new calls, so the last drain ends */
 volatile __u32 stopping = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);		/* resized by --ring-size before load */
-} rb SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GB_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
-
-/* every record we could not reserve, per CPU: reported, never silent.
- * [GB_DROP_CALL] API calls, [GB_DROP_CTL] loader and exit notifications,
- * [GB_DROP_TARGET] children of -- CMD the targets map had no room for */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, GB_NDROPS);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
+#include "common.bpf.h"
 
 /*
  * Calls between entry and return, per thread: returns come back in LIFO
@@ -109,8 +88,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } stack_errs SEC(".maps");
-
-#include "common.bpf.h"
 
 /*
  * Hot path: helper calls only where a value cannot be loaded directly

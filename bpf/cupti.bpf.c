@@ -3,8 +3,8 @@
  * cupti.bpf.c - USDT programs for the probes of cupti/libgpubpf_cupti.so
  * (provider "gpubpf", see cupti/probes.h). Records go to the same ring
  * buffer, pid filter and drop counter as cuda.bpf.c: user space reuses
- * those maps' fds before load (cupti_attach.c), so these definitions only
- * matter when this object is loaded alone.
+ * those maps' fds before load (cupti_attach.c), so the definitions of
+ * common.bpf.h only matter when this object is loaded alone.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -14,27 +14,6 @@
 #include "gpubpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-const volatile bool filter_pids = false;	/* only tgids in targets */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} rb SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GB_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, GB_NDROPS);	/* GB_DROP_* */
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
 
 #include "common.bpf.h"
 

@@ -28,26 +28,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define IOC_SIZE(cmd)	(((cmd) >> 16) & 0x3fff)
 #define DEV_MAJOR(d)	((d) >> 20)
 
-const volatile bool filter_pids = false;	/* only tgids in targets */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} rb SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GB_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, GB_NDROPS);	/* GB_DROP_* */
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
+#include "common.bpf.h"
 
 /* watched devices: exact dev_t, or major << 20 | GB_IOCTL_MINOR_ANY */
 struct {
@@ -82,8 +63,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct pending);
 } inflight SEC(".maps");
-
-#include "common.bpf.h"
 
 /* the watch entry of a file's device; NULL if it is not a watched char device */
 static __always_inline struct gb_iowatch *watched(struct file *f, __u32 *dev)

@@ -15,32 +15,16 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-const volatile bool filter_pids = false;
-
 /* category and detail of every type, from the one type table */
 #define TOP_X_CAT(name, api, cat, shape, flags, detail) cat,
 #define TOP_X_DETAIL(name, api, cat, shape, flags, detail) detail,
 static const __u8 type_cat[GB_T__COUNT] = { GB_TYPES(TOP_X_CAT) };
 static const __u8 type_detail[GB_T__COUNT] = { GB_TYPES(TOP_X_DETAIL) };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 << 10);
-} rb SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GB_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, TOP_NDROPS);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
+/* a small ring (names and notices only) and top's own drop counters */
+#define GB_RB_BYTES	(256 << 10)
+#define GB_DROPS_N	TOP_NDROPS
+#include "common.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -116,8 +100,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct top_proc_val);
 } proc_init SEC(".maps");
-
-#include "common.bpf.h"
 
 /* floor(log2(v)), v > 0; branch-light like libbpf-tools' log2l */
 static __always_inline __u32 log2_u64(__u64 v)
