@@ -4,7 +4,8 @@
  *   filter_pids, the `rb` ring buffer, the `targets` hash and the per-CPU
  *   `drops` array (the recorder makes them one set across objects with
  *   bpf_map__reuse_fd, so names, types and flags must stay the same);
- *   the pid filter, the drop counter and namespace ids.
+ *   the pid filter, the drop counter, namespace ids, the ring reserve
+ *   and the gb_rec header fill.
  * Include after gpubpf.h. Sizes default to the recorder's; an object that
  * wants others defines them before the include:
  *   GB_RB_BYTES	ring buffer bytes (8 MiB; --ring-size resizes it before load)
@@ -92,6 +93,48 @@ static __always_inline void gb_ns_ids(__u64 pid_tgid, __u32 *ns_pid, __u32 *ns_t
 	}
 	*ns_tid = ns_nr(tp, level);
 	*ns_pid = ns_nr(t->group_leader->thread_pid, level);
+}
+
+/* room for one record in the ring; a full ring is counted in drops[what] */
+static __always_inline void *gb_reserve(__u64 size, __u32 what)
+{
+	void *r = bpf_ringbuf_reserve(&rb, size, 0);
+
+	if (!r)
+		count_drop(what);
+	return r;
+}
+
+/*
+ * The gb_rec header of a record made now by the current thread (id:
+ * bpf_get_current_pid_tgid()): every field but a[] and x[], which are the
+ * caller's. Hot path: stores, no memset, helper calls only where a value
+ * cannot be loaded directly.
+ */
+static __always_inline void gb_fill_hdr(struct gb_rec *r, __u64 id, __u16 kind, __u16 type)
+{
+	r->ts_ns = bpf_ktime_get_ns();
+	r->dur_ns = 0;
+	r->pid = id >> 32;
+	r->tid = (__u32)id;
+	gb_ns_ids(id, &r->ns_pid, &r->ns_tid);
+	r->kind = kind;
+	r->type = type;
+	r->ret = 0;
+	r->flags = 0;
+	r->nips = 0;
+	r->_spare = 0;
+	r->caller = 0;
+	r->cpu = bpf_get_smp_processor_id();
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+}
+
+/* the whole gb_rec: header filled, a[] and x[] zeroed */
+static __always_inline void gb_fill_rec(struct gb_rec *r, __u16 kind, __u16 type)
+{
+	__builtin_memset(r->a, 0, sizeof(r->a));
+	__builtin_memset(r->x, 0, sizeof(r->x));
+	gb_fill_hdr(r, bpf_get_current_pid_tgid(), kind, type);
 }
 
 #endif

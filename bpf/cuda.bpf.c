@@ -89,29 +89,6 @@ struct {
 	__type(value, __u64);
 } stack_errs SEC(".maps");
 
-/*
- * Hot path: helper calls only where a value cannot be loaded directly
- */
-static __always_inline void fill_common(struct gb_rec *r, __u16 kind, __u16 type)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-
-	r->ts_ns = bpf_ktime_get_ns();
-	r->dur_ns = 0;
-	r->pid = id >> 32;
-	r->tid = (__u32)id;
-	gb_ns_ids(id, &r->ns_pid, &r->ns_tid);
-	r->kind = kind;
-	r->type = type;
-	r->ret = 0;
-	r->flags = 0;
-	r->nips = 0;
-	r->_spare = 0;
-	r->caller = 0;
-	r->cpu = bpf_get_smp_processor_id();
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
-}
-
 static __always_inline int read_user(void *dst, __u32 sz, __u64 addr, struct gb_rec *r)
 {
 	if (!addr || bpf_probe_read_user(dst, sz, (void *)addr)) {
@@ -465,7 +442,8 @@ int gb_entry(struct pt_regs *ctx)
 		}
 		st->slot[d].sp = PT_REGS_SP(ctx);
 		c = &st->slot[d].c;
-		fill_common(&c->r, GB_REC_CALL, type);
+		/* pid_tgid again, not id: keeping id live costs spills on every path */
+		gb_fill_hdr(&c->r, bpf_get_current_pid_tgid(), GB_REC_CALL, type);
 		if (d)
 			c->r.flags |= GB_RF_NESTED;
 		capture_entry(ctx, &c->r, shape);
@@ -479,7 +457,7 @@ int gb_entry(struct pt_regs *ctx)
 		if (!st)
 			return 0;
 		c = &st->scratch;
-		fill_common(&c->r, GB_REC_CALL, type);
+		gb_fill_hdr(&c->r, bpf_get_current_pid_tgid(), GB_REC_CALL, type);
 		if (st->depth)
 			c->r.flags |= GB_RF_NESTED;
 		capture_entry(ctx, &c->r, shape);
@@ -487,12 +465,10 @@ int gb_entry(struct pt_regs *ctx)
 		emit_slot(c);
 		return 0;
 	}
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		count_drop(GB_DROP_CALL);
+	r = gb_reserve(sizeof(*r), GB_DROP_CALL);
+	if (!r)
 		return 0;
-	}
-	fill_common(r, GB_REC_CALL, type);
+	gb_fill_hdr(r, bpf_get_current_pid_tgid(), GB_REC_CALL, type);
 	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
 	if (st && st->depth)
 		r->flags |= GB_RF_NESTED;
@@ -584,13 +560,11 @@ drop:
 
 static __always_inline void notify(__u16 kind)
 {
-	struct gb_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	struct gb_rec *r = gb_reserve(sizeof(*r), GB_DROP_CTL);
 
-	if (!r) {
-		count_drop(GB_DROP_CTL);
+	if (!r)
 		return;
-	}
-	fill_common(r, kind, 0);
+	gb_fill_hdr(r, bpf_get_current_pid_tgid(), kind, 0);
 	/* control records must be seen promptly: new libraries need attaching */
 	bpf_ringbuf_submit(r, 0);
 }

@@ -151,24 +151,19 @@ static __always_inline void finish(long ret)
 	p = bpf_map_lookup_elem(&inflight, &tid);
 	if (!p)
 		return;
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	r = gb_reserve(sizeof(*r), GB_DROP_CALL);
 	if (!r) {
-		count_drop(GB_DROP_CALL);
 		bpf_map_delete_elem(&inflight, &tid);
 		return;
 	}
-	__builtin_memset(r, 0, sizeof(*r));
+	/* the header as of the return, everything after it zeroed, then the
+	 * call's own start (the memset makes the header's zero stores dead) */
+	gb_fill_hdr(&r->r, id, GB_REC_IOCTL, GB_T_ioctl);
+	__builtin_memset(&r->r.a, 0, sizeof(*r) - offsetof(struct gb_ioctl_rec, r.a));
+	r->r.dur_ns = r->r.ts_ns - p->ts;
 	r->r.ts_ns = p->ts;
-	r->r.dur_ns = bpf_ktime_get_ns() - p->ts;
-	r->r.pid = id >> 32;
-	r->r.tid = tid;
-	gb_ns_ids(id, &r->r.ns_pid, &r->r.ns_tid);
-	r->r.kind = GB_REC_IOCTL;
-	r->r.type = GB_T_ioctl;
 	r->r.ret = (__s32)ret;
 	r->r.flags = GB_RF_RET;
-	r->r.cpu = bpf_get_smp_processor_id();
-	bpf_get_current_comm(r->r.comm, sizeof(r->r.comm));
 	r->arg = p->arg;
 	r->cmd = p->cmd;
 	r->fd = p->fd;
