@@ -4,8 +4,10 @@
  *   filter_pids, the `rb` ring buffer, the `targets` hash and the per-CPU
  *   `drops` array (the recorder makes them one set across objects with
  *   bpf_map__reuse_fd, so names, types and flags must stay the same);
- *   the pid filter, the drop counter, namespace ids, the ring reserve
- *   and the gb_rec header fill.
+ *   the pid filter, the drop counter, namespace ids, the ring reserve,
+ *   the gb_rec header fill, control records and the loader
+ *   (_dl_debug_state) program, which an object instantiates under its own
+ *   name with GB_DL_STATE_PROG().
  * Include after gpubpf.h. Sizes default to the recorder's; an object that
  * wants others defines them before the include:
  *   GB_RB_BYTES	ring buffer bytes (8 MiB; --ring-size resizes it before load)
@@ -135,6 +137,32 @@ static __always_inline void gb_fill_rec(struct gb_rec *r, __u16 kind, __u16 type
 	__builtin_memset(r->a, 0, sizeof(r->a));
 	__builtin_memset(r->x, 0, sizeof(r->x));
 	gb_fill_hdr(r, bpf_get_current_pid_tgid(), kind, type);
+}
+
+/* a control record (GB_REC_DLOPEN, GB_REC_EXIT); a full ring is counted in drops[what] */
+static __always_inline void gb_notify(__u16 kind, __u32 what)
+{
+	struct gb_rec *r = gb_reserve(sizeof(*r), what);
+
+	if (!r)
+		return;
+	gb_fill_rec(r, kind, GB_T_none);
+	/* control records must be seen promptly: new libraries need attaching */
+	bpf_ringbuf_submit(r, 0);
+}
+
+/*
+ * The loader program, named by the object (user space attaches it by
+ * skeleton name): ld.so calls _dl_debug_state() whenever its link map
+ * changed (startup, dlopen). what: the drops index of a lost notice.
+ */
+#define GB_DL_STATE_PROG(name, what)					\
+SEC("uprobe")								\
+int name(struct pt_regs *ctx)						\
+{									\
+	if (traced(bpf_get_current_pid_tgid() >> 32))			\
+		gb_notify(GB_REC_DLOPEN, what);				\
+	return 0;							\
 }
 
 #endif

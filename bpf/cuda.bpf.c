@@ -558,25 +558,7 @@ drop:
 	return 0;
 }
 
-static __always_inline void notify(__u16 kind)
-{
-	struct gb_rec *r = gb_reserve(sizeof(*r), GB_DROP_CTL);
-
-	if (!r)
-		return;
-	gb_fill_hdr(r, bpf_get_current_pid_tgid(), kind, 0);
-	/* control records must be seen promptly: new libraries need attaching */
-	bpf_ringbuf_submit(r, 0);
-}
-
-/* ld.so calls _dl_debug_state() whenever its link map changed (startup, dlopen) */
-SEC("uprobe")
-int gb_dl_state(struct pt_regs *ctx)
-{
-	if (traced(bpf_get_current_pid_tgid() >> 32))
-		notify(GB_REC_DLOPEN);
-	return 0;
-}
+GB_DL_STATE_PROG(gb_dl_state, GB_DROP_CTL)
 
 /*
  * task_newtask runs in the parent with the clone flags: a new thread
@@ -612,7 +594,7 @@ int gb_exit(void *ctx)
 
 	if (!traced(tgid) || !group_dead())
 		return 0;
-	notify(GB_REC_EXIT);
+	gb_notify(GB_REC_EXIT, GB_DROP_CTL);
 	/* its records are already in the ring; a reused pid starts untraced */
 	if (filter_pids)
 		bpf_map_delete_elem(&targets, &tgid);

@@ -413,32 +413,7 @@ int top_return(struct pt_regs *ctx)
 	return 0;
 }
 
-static __always_inline void notify(__u16 kind)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	struct gb_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-
-	if (!r) {
-		count_drop(TOP_DROP_RING);
-		return;
-	}
-	__builtin_memset(r, 0, sizeof(*r));
-	r->ts_ns = bpf_ktime_get_ns();
-	r->pid = id >> 32;
-	r->tid = (__u32)id;
-	r->kind = kind;
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	bpf_ringbuf_submit(r, 0);
-}
-
-/* ld.so calls _dl_debug_state() whenever its link map changed (startup, dlopen) */
-SEC("uprobe")
-int top_dl_state(struct pt_regs *ctx)
-{
-	if (traced(bpf_get_current_pid_tgid() >> 32))
-		notify(GB_REC_DLOPEN);
-	return 0;
-}
+GB_DL_STATE_PROG(top_dl_state, TOP_DROP_RING)
 
 /* only processes we count: every other exit on the system costs one lookup */
 SEC("tracepoint/sched/sched_process_exit")
@@ -448,6 +423,6 @@ int top_exit(void *ctx)
 	__u32 tgid = id >> 32;
 
 	if ((__u32)id == tgid && bpf_map_lookup_elem(&procs, &tgid))
-		notify(GB_REC_EXIT);
+		gb_notify(GB_REC_EXIT, TOP_DROP_RING);
 	return 0;
 }
