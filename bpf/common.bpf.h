@@ -1,13 +1,54 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * common.bpf.h - helpers every gpubpf BPF object shares. Include after the
- * object's own definitions of `filter_pids`, the `targets` hash and the
- * per-CPU `drops` array (the recorder makes them one set with reuse_fd).
+ * common.bpf.h - what every gpubpf BPF object shares, declared once:
+ *   filter_pids, the `rb` ring buffer, the `targets` hash and the per-CPU
+ *   `drops` array (the recorder makes them one set across objects with
+ *   bpf_map__reuse_fd, so names, types and flags must stay the same);
+ *   the pid filter, the drop counter, namespace ids, the ring reserve,
+ *   the gb_rec header fill, control records and the loader
+ *   (_dl_debug_state) program, which an object instantiates under its own
+ *   name with GB_DL_STATE_PROG().
+ * Include after gpubpf.h. Sizes default to the recorder's; an object that
+ * wants others defines them before the include:
+ *   GB_RB_BYTES	ring buffer bytes (8 MiB; --ring-size resizes it before load)
+ *   GB_DROPS_N	entries of drops (GB_NDROPS, indexed by GB_DROP_*)
  */
 #ifndef GB_COMMON_BPF_H
 #define GB_COMMON_BPF_H
 
 #include <bpf/bpf_core_read.h>
+
+#ifndef GB_RB_BYTES
+#define GB_RB_BYTES	(8 << 20)
+#endif
+#ifndef GB_DROPS_N
+#define GB_DROPS_N	GB_NDROPS
+#endif
+
+const volatile bool filter_pids = false;	/* only tgids in targets */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, GB_RB_BYTES);
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GB_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* every record we could not reserve, per CPU: reported, never silent.
+ * The recorder's [GB_DROP_CALL] API calls, [GB_DROP_CTL] loader and exit
+ * notifications, [GB_DROP_TARGET] children of -- CMD the targets map had
+ * no room for; top has its own TOP_DROP_* */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GB_DROPS_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
 
 static __always_inline bool traced(__u32 tgid)
 {
@@ -54,6 +95,74 @@ static __always_inline void gb_ns_ids(__u64 pid_tgid, __u32 *ns_pid, __u32 *ns_t
 	}
 	*ns_tid = ns_nr(tp, level);
 	*ns_pid = ns_nr(t->group_leader->thread_pid, level);
+}
+
+/* room for one record in the ring; a full ring is counted in drops[what] */
+static __always_inline void *gb_reserve(__u64 size, __u32 what)
+{
+	void *r = bpf_ringbuf_reserve(&rb, size, 0);
+
+	if (!r)
+		count_drop(what);
+	return r;
+}
+
+/*
+ * The gb_rec header of a record made now by the current thread (id:
+ * bpf_get_current_pid_tgid()): every field but a[] and x[], which are the
+ * caller's. Hot path: stores, no memset, helper calls only where a value
+ * cannot be loaded directly.
+ */
+static __always_inline void gb_fill_hdr(struct gb_rec *r, __u64 id, __u16 kind, __u16 type)
+{
+	r->ts_ns = bpf_ktime_get_ns();
+	r->dur_ns = 0;
+	r->pid = id >> 32;
+	r->tid = (__u32)id;
+	gb_ns_ids(id, &r->ns_pid, &r->ns_tid);
+	r->kind = kind;
+	r->type = type;
+	r->ret = 0;
+	r->flags = 0;
+	r->nips = 0;
+	r->_spare = 0;
+	r->caller = 0;
+	r->cpu = bpf_get_smp_processor_id();
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+}
+
+/* the whole gb_rec: header filled, a[] and x[] zeroed */
+static __always_inline void gb_fill_rec(struct gb_rec *r, __u16 kind, __u16 type)
+{
+	__builtin_memset(r->a, 0, sizeof(r->a));
+	__builtin_memset(r->x, 0, sizeof(r->x));
+	gb_fill_hdr(r, bpf_get_current_pid_tgid(), kind, type);
+}
+
+/* a control record (GB_REC_DLOPEN, GB_REC_EXIT); a full ring is counted in drops[what] */
+static __always_inline void gb_notify(__u16 kind, __u32 what)
+{
+	struct gb_rec *r = gb_reserve(sizeof(*r), what);
+
+	if (!r)
+		return;
+	gb_fill_rec(r, kind, GB_T_none);
+	/* control records must be seen promptly: new libraries need attaching */
+	bpf_ringbuf_submit(r, 0);
+}
+
+/*
+ * The loader program, named by the object (user space attaches it by
+ * skeleton name): ld.so calls _dl_debug_state() whenever its link map
+ * changed (startup, dlopen). what: the drops index of a lost notice.
+ */
+#define GB_DL_STATE_PROG(name, what)					\
+SEC("uprobe")								\
+int name(struct pt_regs *ctx)						\
+{									\
+	if (traced(bpf_get_current_pid_tgid() >> 32))			\
+		gb_notify(GB_REC_DLOPEN, what);				\
+	return 0;							\
 }
 
 #endif

@@ -15,7 +15,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define CLONE_THREAD	0x00010000	/* uapi/linux/sched.h: not in vmlinux.h */
 
-const volatile bool filter_pids = false;	/* only tgids in targets */
 const volatile bool follow_children = false;	/* forks of targets become targets */
 /* call stacks: enum gb_stack_mode, which types get one, bytes of stack copied */
 const volatile __u32 stack_mode = GB_STACK_NONE;
@@ -32,27 +31,7 @@ const volatile __u32 fail_storage_every = 0;
 /* set by user space when it stops: no new calls, so the last drain ends */
 volatile __u32 stopping = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);		/* resized by --ring-size before load */
-} rb SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GB_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
-
-/* every record we could not reserve, per CPU: reported, never silent.
- * [GB_DROP_CALL] API calls, [GB_DROP_CTL] loader and exit notifications,
- * [GB_DROP_TARGET] children of -- CMD the targets map had no room for */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, GB_NDROPS);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
+#include "common.bpf.h"
 
 /*
  * Calls between entry and return, per thread: returns come back in LIFO
@@ -109,31 +88,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } stack_errs SEC(".maps");
-
-#include "common.bpf.h"
-
-/*
- * Hot path: helper calls only where a value cannot be loaded directly
- */
-static __always_inline void fill_common(struct gb_rec *r, __u16 kind, __u16 type)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-
-	r->ts_ns = bpf_ktime_get_ns();
-	r->dur_ns = 0;
-	r->pid = id >> 32;
-	r->tid = (__u32)id;
-	gb_ns_ids(id, &r->ns_pid, &r->ns_tid);
-	r->kind = kind;
-	r->type = type;
-	r->ret = 0;
-	r->flags = 0;
-	r->nips = 0;
-	r->_spare = 0;
-	r->caller = 0;
-	r->cpu = bpf_get_smp_processor_id();
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
-}
 
 static __always_inline int read_user(void *dst, __u32 sz, __u64 addr, struct gb_rec *r)
 {
@@ -488,7 +442,8 @@ int gb_entry(struct pt_regs *ctx)
 		}
 		st->slot[d].sp = PT_REGS_SP(ctx);
 		c = &st->slot[d].c;
-		fill_common(&c->r, GB_REC_CALL, type);
+		/* pid_tgid again, not id: keeping id live costs spills on every path */
+		gb_fill_hdr(&c->r, bpf_get_current_pid_tgid(), GB_REC_CALL, type);
 		if (d)
 			c->r.flags |= GB_RF_NESTED;
 		capture_entry(ctx, &c->r, shape);
@@ -502,7 +457,7 @@ int gb_entry(struct pt_regs *ctx)
 		if (!st)
 			return 0;
 		c = &st->scratch;
-		fill_common(&c->r, GB_REC_CALL, type);
+		gb_fill_hdr(&c->r, bpf_get_current_pid_tgid(), GB_REC_CALL, type);
 		if (st->depth)
 			c->r.flags |= GB_RF_NESTED;
 		capture_entry(ctx, &c->r, shape);
@@ -510,12 +465,10 @@ int gb_entry(struct pt_regs *ctx)
 		emit_slot(c);
 		return 0;
 	}
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		count_drop(GB_DROP_CALL);
+	r = gb_reserve(sizeof(*r), GB_DROP_CALL);
+	if (!r)
 		return 0;
-	}
-	fill_common(r, GB_REC_CALL, type);
+	gb_fill_hdr(r, bpf_get_current_pid_tgid(), GB_REC_CALL, type);
 	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
 	if (st && st->depth)
 		r->flags |= GB_RF_NESTED;
@@ -605,27 +558,7 @@ drop:
 	return 0;
 }
 
-static __always_inline void notify(__u16 kind)
-{
-	struct gb_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-
-	if (!r) {
-		count_drop(GB_DROP_CTL);
-		return;
-	}
-	fill_common(r, kind, 0);
-	/* control records must be seen promptly: new libraries need attaching */
-	bpf_ringbuf_submit(r, 0);
-}
-
-/* ld.so calls _dl_debug_state() whenever its link map changed (startup, dlopen) */
-SEC("uprobe")
-int gb_dl_state(struct pt_regs *ctx)
-{
-	if (traced(bpf_get_current_pid_tgid() >> 32))
-		notify(GB_REC_DLOPEN);
-	return 0;
-}
+GB_DL_STATE_PROG(gb_dl_state, GB_DROP_CTL)
 
 /*
  * task_newtask runs in the parent with the clone flags: a new thread
@@ -661,7 +594,7 @@ int gb_exit(void *ctx)
 
 	if (!traced(tgid) || !group_dead())
 		return 0;
-	notify(GB_REC_EXIT);
+	gb_notify(GB_REC_EXIT, GB_DROP_CTL);
 	/* its records are already in the ring; a reused pid starts untraced */
 	if (filter_pids)
 		bpf_map_delete_elem(&targets, &tgid);

@@ -3,8 +3,8 @@
  * cupti.bpf.c - USDT programs for the probes of cupti/libgpubpf_cupti.so
  * (provider "gpubpf", see cupti/probes.h). Records go to the same ring
  * buffer, pid filter and drop counter as cuda.bpf.c: user space reuses
- * those maps' fds before load (cupti_attach.c), so these definitions only
- * matter when this object is loaded alone.
+ * those maps' fds before load (cupti_attach.c), so the definitions of
+ * common.bpf.h only matter when this object is loaded alone.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -15,43 +15,22 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-const volatile bool filter_pids = false;	/* only tgids in targets */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} rb SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GB_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, GB_NDROPS);	/* GB_DROP_* */
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
-
 #include "common.bpf.h"
 
-/* the gb_rec header every record starts with; a[] and x[] zeroed */
-static __always_inline void fill_common(struct gb_rec *r, __u16 kind, __u16 type)
+/*
+ * A record of size bytes from the ring, its gb_rec filled (a[] and x[]
+ * zeroed); NULL when the process is not traced or the ring is full.
+ */
+static __always_inline void *start_rec(__u64 size, __u16 kind, __u16 type)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	struct gb_rec *r;
 
-	__builtin_memset(r, 0, sizeof(*r));
-	r->ts_ns = bpf_ktime_get_ns();
-	r->pid = id >> 32;
-	r->tid = (__u32)id;
-	gb_ns_ids(id, &r->ns_pid, &r->ns_tid);
-	r->kind = kind;
-	r->type = type;
-	r->cpu = bpf_get_smp_processor_id();
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	if (!traced(bpf_get_current_pid_tgid() >> 32))
+		return NULL;
+	r = gb_reserve(size, GB_DROP_CALL);
+	if (r)
+		gb_fill_rec(r, kind, type);
+	return r;
 }
 
 SEC("usdt")
@@ -59,14 +38,9 @@ int BPF_USDT(gb_cupti_launch, __u32 domain, __u32 cbid, __u64 corr, __u64 handle
 {
 	struct gb_rec *r;
 
-	if (!traced(bpf_get_current_pid_tgid() >> 32))
+	r = start_rec(sizeof(*r), GB_REC_CUPTI_LAUNCH, GB_T_none);
+	if (!r)
 		return 0;
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		count_drop(GB_DROP_CALL);
-		return 0;
-	}
-	fill_common(r, GB_REC_CUPTI_LAUNCH, GB_T_none);
 	r->a[0] = corr;
 	r->a[1] = cbid;
 	r->a[2] = domain;
@@ -92,14 +66,9 @@ int BPF_USDT(gb_cupti_activity, void *act, __u32 size)
 {
 	struct gb_cupti_rec *r;
 
-	if (!traced(bpf_get_current_pid_tgid() >> 32))
+	r = start_rec(sizeof(*r), GB_REC_CUPTI_ACT, GB_T_none);
+	if (!r)
 		return 0;
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		count_drop(GB_DROP_CALL);
-		return 0;
-	}
-	fill_common(&r->r, GB_REC_CUPTI_ACT, GB_T_none);
 	__builtin_memset(&r->act, 0, sizeof(r->act));
 	r->name[0] = 0;
 	/*
@@ -122,14 +91,9 @@ int BPF_USDT(gb_cupti_nvtx, __u32 op, __u64 id, __u64 domain, void *name, __u32 
 {
 	struct gb_nvtx_rec *r;
 
-	if (!traced(bpf_get_current_pid_tgid() >> 32))
+	r = start_rec(sizeof(*r), GB_REC_NVTX, op == GB_NVTX_MARK ? GB_T_nvtx_mark : GB_T_nvtx_range);
+	if (!r)
 		return 0;
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		count_drop(GB_DROP_CALL);
-		return 0;
-	}
-	fill_common(&r->r, GB_REC_NVTX, op == GB_NVTX_MARK ? GB_T_nvtx_mark : GB_T_nvtx_range);
 	r->r.a[0] = op;
 	r->r.a[1] = id;
 	r->r.a[2] = domain;
@@ -148,14 +112,9 @@ int BPF_USDT(gb_cupti_lost, __u64 cupti_dropped, __u64 rate_limited)
 {
 	struct gb_rec *r;
 
-	if (!traced(bpf_get_current_pid_tgid() >> 32))
+	r = start_rec(sizeof(*r), GB_REC_CUPTI_LOST, GB_T_drops);
+	if (!r)
 		return 0;
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		count_drop(GB_DROP_CALL);
-		return 0;
-	}
-	fill_common(r, GB_REC_CUPTI_LOST, GB_T_drops);
 	r->a[0] = cupti_dropped;
 	r->a[1] = rate_limited;
 	/* rare and end-of-run: let the collector see it promptly */

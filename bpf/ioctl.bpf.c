@@ -28,26 +28,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define IOC_SIZE(cmd)	(((cmd) >> 16) & 0x3fff)
 #define DEV_MAJOR(d)	((d) >> 20)
 
-const volatile bool filter_pids = false;	/* only tgids in targets */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} rb SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GB_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, GB_NDROPS);	/* GB_DROP_* */
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
+#include "common.bpf.h"
 
 /* watched devices: exact dev_t, or major << 20 | GB_IOCTL_MINOR_ANY */
 struct {
@@ -82,8 +63,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct pending);
 } inflight SEC(".maps");
-
-#include "common.bpf.h"
 
 /* the watch entry of a file's device; NULL if it is not a watched char device */
 static __always_inline struct gb_iowatch *watched(struct file *f, __u32 *dev)
@@ -172,24 +151,19 @@ static __always_inline void finish(long ret)
 	p = bpf_map_lookup_elem(&inflight, &tid);
 	if (!p)
 		return;
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	r = gb_reserve(sizeof(*r), GB_DROP_CALL);
 	if (!r) {
-		count_drop(GB_DROP_CALL);
 		bpf_map_delete_elem(&inflight, &tid);
 		return;
 	}
-	__builtin_memset(r, 0, sizeof(*r));
+	/* the header as of the return, everything after it zeroed, then the
+	 * call's own start (the memset makes the header's zero stores dead) */
+	gb_fill_hdr(&r->r, id, GB_REC_IOCTL, GB_T_ioctl);
+	__builtin_memset(&r->r.a, 0, sizeof(*r) - offsetof(struct gb_ioctl_rec, r.a));
+	r->r.dur_ns = r->r.ts_ns - p->ts;
 	r->r.ts_ns = p->ts;
-	r->r.dur_ns = bpf_ktime_get_ns() - p->ts;
-	r->r.pid = id >> 32;
-	r->r.tid = tid;
-	gb_ns_ids(id, &r->r.ns_pid, &r->r.ns_tid);
-	r->r.kind = GB_REC_IOCTL;
-	r->r.type = GB_T_ioctl;
 	r->r.ret = (__s32)ret;
 	r->r.flags = GB_RF_RET;
-	r->r.cpu = bpf_get_smp_processor_id();
-	bpf_get_current_comm(r->r.comm, sizeof(r->r.comm));
 	r->arg = p->arg;
 	r->cmd = p->cmd;
 	r->fd = p->fd;

@@ -15,32 +15,16 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-const volatile bool filter_pids = false;
-
 /* category and detail of every type, from the one type table */
 #define TOP_X_CAT(name, api, cat, shape, flags, detail) cat,
 #define TOP_X_DETAIL(name, api, cat, shape, flags, detail) detail,
 static const __u8 type_cat[GB_T__COUNT] = { GB_TYPES(TOP_X_CAT) };
 static const __u8 type_detail[GB_T__COUNT] = { GB_TYPES(TOP_X_DETAIL) };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 << 10);
-} rb SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GB_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, TOP_NDROPS);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
+/* a small ring (names and notices only) and top's own drop counters */
+#define GB_RB_BYTES	(256 << 10)
+#define GB_DROPS_N	TOP_NDROPS
+#include "common.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -116,8 +100,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct top_proc_val);
 } proc_init SEC(".maps");
-
-#include "common.bpf.h"
 
 /* floor(log2(v)), v > 0; branch-light like libbpf-tools' log2l */
 static __always_inline __u32 log2_u64(__u64 v)
@@ -431,32 +413,7 @@ int top_return(struct pt_regs *ctx)
 	return 0;
 }
 
-static __always_inline void notify(__u16 kind)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	struct gb_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-
-	if (!r) {
-		count_drop(TOP_DROP_RING);
-		return;
-	}
-	__builtin_memset(r, 0, sizeof(*r));
-	r->ts_ns = bpf_ktime_get_ns();
-	r->pid = id >> 32;
-	r->tid = (__u32)id;
-	r->kind = kind;
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	bpf_ringbuf_submit(r, 0);
-}
-
-/* ld.so calls _dl_debug_state() whenever its link map changed (startup, dlopen) */
-SEC("uprobe")
-int top_dl_state(struct pt_regs *ctx)
-{
-	if (traced(bpf_get_current_pid_tgid() >> 32))
-		notify(GB_REC_DLOPEN);
-	return 0;
-}
+GB_DL_STATE_PROG(top_dl_state, TOP_DROP_RING)
 
 /* only processes we count: every other exit on the system costs one lookup */
 SEC("tracepoint/sched/sched_process_exit")
@@ -466,6 +423,6 @@ int top_exit(void *ctx)
 	__u32 tgid = id >> 32;
 
 	if ((__u32)id == tgid && bpf_map_lookup_elem(&procs, &tgid))
-		notify(GB_REC_EXIT);
+		gb_notify(GB_REC_EXIT, TOP_DROP_RING);
 	return 0;
 }
