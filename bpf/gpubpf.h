@@ -2,7 +2,7 @@
 /*
  * gpubpf.h - the whole contract between the BPF programs and user space.
  *
- * Included by every BPF program (bpf/) and by user/. Keep it free of libc and
+ * Included by every BPF program (bpf/) and by src/. Keep it free of libc and
  * kernel headers: the BPF side gets its types from vmlinux.h, user space
  * from <linux/types.h>.
  */
@@ -249,7 +249,7 @@ struct gb_name_rec {
 	char name[GB_NAME_MAX];
 };
 
-/* --- call stacks (see user/stack.c, user/unwind.c) --- */
+/* --- call stacks (see src/stacks/stack.c, src/stacks/unwind.c) --- */
 enum gb_stack_mode {
 	GB_STACK_NONE = 0,
 	GB_STACK_FP,		/* bpf_get_stack: frame pointers, carried after the call
@@ -279,7 +279,7 @@ struct gb_stack_rec {
 
 /*
  * --python: where CPython 3.11+ keeps its frames, derived by user space
- * from the interpreter binary itself (user/pyframes.c), byte offsets.
+ * from the interpreter binary itself (src/stacks/pyframes.c), byte offsets.
  * _PyRuntime is at mm->start_code + runtime_off of a process whose
  * executable is inode exe_ino.
  */
@@ -406,7 +406,7 @@ struct gb_nvtx_rec {
 	char name[GB_NAME_MAX];	/* message, "" for pop/end */
 };
 
-/* --- GPU driver ioctls (bpf/ioctl.bpf.c, user/ioctl.c): section owned by that work --- */
+/* --- GPU driver ioctls (bpf/ioctl.bpf.c, src/ioctl/ioctl.c): section owned by that work --- */
 
 /*
  * One ioctl on a GPU device file, completed at return. r.type is

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * ioctl.bpf.c - GPU driver ioctls. Three sources of the same record, one
- * chosen at run time by user/ioctl.c (the others are never loaded):
+ * chosen at run time by src/ioctl/ioctl_attach.c (the others are never loaded):
  *   kprobe/kretprobe on the driver entry points (nvidia_unlocked_ioctl,
  *     uvm_unlocked_ioctl_entry, kfd_ioctl, amdgpu_drm_ioctl ...),
  *   fentry/fexit on the same (one program pair per driver: a tracing

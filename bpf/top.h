@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * top.h - the contract between bpf/top.bpf.c and user/top*.c: per-process
+ * top.h - the contract between bpf/top.bpf.c and src/top/: per-process
  * and per-kernel counters kept in BPF per-CPU hash maps, read once per
  * interval. Only name-giving calls and loader/exit notices use the ring
  * buffer (as struct gb_rec / struct gb_name_rec of gpubpf.h).

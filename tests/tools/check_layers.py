@@ -84,21 +84,24 @@ print(('FAIL' if cycles else 'PASS') + ': layers: no include cycle between files
       + (''.join('\n  ' + c for c in cycles) if cycles else ''))
 
 if objdir:
-    defs, undefs = {}, {}
+    defs, undefs, fdefs, fundefs = {}, {}, {}, {}
     for d in folders:
         od = os.path.join(objdir, 'src', d)
         if not os.path.isdir(od):
             continue
         for o in sorted(os.listdir(od)):
-            if not o.endswith('.o'):
-                continue
+            if not o.endswith('.o') or not os.path.exists(os.path.join(src, d, o[:-2] + '.c')):
+                continue	# not an object, or one of a source since removed
             out = subprocess.run(['nm', os.path.join(od, o)], capture_output=True, text=True).stdout
+            f = f'{d}/{o[:-2]}'
             for l in out.splitlines():
                 parts = l.split()
                 if len(parts) == 3 and parts[1] in 'TDBRVW' and parts[1] != 'w':
                     defs.setdefault(parts[2], d)
+                    fdefs.setdefault(parts[2], f)
                 elif len(parts) >= 2 and parts[-2] in ('U', 'w'):
                     undefs.setdefault(d, set()).add((parts[-1], o))
+                    fundefs.setdefault(f, set()).add(parts[-1])
     uses, badl = {}, []
     for d, syms in undefs.items():
         for s, o in sorted(syms):
@@ -114,3 +117,28 @@ if objdir:
                 badl.append(f'src/{a}/ and src/{b}/ call each other')
     print(('FAIL' if badl else 'PASS') + ': layers: linked symbols point only down src/LAYERS'
           + (''.join('\n  ' + b for b in badl) if badl else ''))
+
+    # circles between files (Tarjan's strongly connected components)
+    fg = {f: sorted({fdefs[u] for u in us if u in fdefs and fdefs[u] != f}) for f, us in fundefs.items()}
+    index, low, stack, on, comps, n = {}, {}, [], set(), [], [0]
+    def scc(v):
+        index[v] = low[v] = n[0]; n[0] += 1
+        stack.append(v); on.add(v)
+        for w in fg.get(v, []):
+            if w not in index:
+                scc(w); low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop(); on.discard(w); comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+    for v in sorted(fg):
+        if v not in index:
+            scc(v)
+    print(('FAIL' if comps else 'PASS') + ': layers: no files call each other in a circle'
+          + ''.join('\n  ' + ' <-> '.join(f'src/{x}.c' for x in c) for c in comps))
