@@ -101,7 +101,7 @@ static int parse_args(struct import_args *a, int argc, char **argv)
 	return 0;
 }
 
-static int dump_one(void *ctx, const struct gb_event *ev, bool from_rec)
+static int dump_one(void *ctx, const struct gb_event *ev, unsigned src)
 {
 	struct gb_buf *b = ctx;
 

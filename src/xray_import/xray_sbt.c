@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * xray_sbt.c - XRay logs into .sbt traces: one source per log (log, map,
- * slices), a time-ordered merge of several sources and optionally an
- * existing recording, and the notes that say how the clock was placed.
+ * slices), their time-ordered merge (with an existing recording, if any)
+ * through sbt/sbt_merge.c, and the notes that say how the clock was placed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include "xray_sbt.h"
 #include "sbt/sbt.h"
+#include "sbt/sbt_merge.h"
 #include "core/util.h"
 
 static void src_warnings(struct xray_src *s, const struct xray_import_opts *o)
@@ -171,118 +172,53 @@ int xray_write_notes(struct sbt_writer *w, const struct xray_src *srcs, unsigned
 
 /* ---------------- time-ordered merge ---------------- */
 
-struct idset {
-	uint32_t *v;
-	size_t cap, n;
-};
-
-/* 1 if newly added, 0 if present, -ENOMEM */
-static int idset_add(struct idset *s, uint32_t id)
+static int src_next(void *ctx, struct gb_event *ev)
 {
-	size_t i;
-
-	if ((s->n + 1) * 2 > s->cap) {
-		struct idset ns = { .cap = s->cap ? s->cap * 2 : 256 };
-
-		ns.v = calloc(ns.cap, sizeof(*ns.v));
-		if (!ns.v)
-			return -ENOMEM;
-		for (i = 0; i < s->cap; i++)
-			if (s->v[i])
-				idset_add(&ns, s->v[i]);
-		free(s->v);
-		*s = ns;
-	}
-	for (i = (id * 2654435761u) & (s->cap - 1); s->v[i]; i = (i + 1) & (s->cap - 1))
-		if (s->v[i] == id)
-			return 0;
-	s->v[i] = id;
-	s->n++;
-	return 1;
+	return xray_import_next(ctx, ev);
 }
 
-struct write_ctx {
-	struct sbt_reader *rec;
-	struct sbt_writer *w;
-	struct idset stacks;
-};
-
-static int write_one(void *ctx, const struct gb_event *ev, bool from_rec)
+/* The logs as merge sources 0..n-1, then the recording (if any) as n */
+static struct sbt_merge_src *merge_srcs(struct xray_src *srcs, unsigned n, struct sbt_reader *rec)
 {
-	struct write_ctx *c = ctx;
-	const struct gb_frame *f;
-	unsigned nf = 0;
-	int ret;
+	struct sbt_merge_src *m = calloc(n + 1, sizeof(*m));
+	unsigned i;
 
-	if (from_rec && ev->stack_id) {
-		ret = idset_add(&c->stacks, ev->stack_id);
-		if (ret < 0)
-			return ret;
-		f = ret == 1 ? sbt_reader_stack(c->rec, ev->stack_id, &nf) : NULL;
-		if (f && nf && (ret = sbt_writer_add_stack(c->w, ev->stack_id, f, nf)))
-			return ret;
-	}
-	return sbt_writer_add(c->w, ev);
+	if (!m)
+		return NULL;
+	for (i = 0; i < n; i++)
+		m[i] = (struct sbt_merge_src){ .next = src_next, .ctx = &srcs[i].imp };
+	m[n].r = rec;
+	return m;
 }
 
 long xray_merge_each(struct xray_src *srcs, unsigned n, struct sbt_reader *rec,
-		     xray_sink_fn fn, void *ctx)
+		     sbt_merge_fn fn, void *ctx)
 {
-	struct gb_event *cur = calloc(n + 1, sizeof(*cur));
-	bool *have = calloc(n + 1, sizeof(*have));
-	long written = 0;
-	unsigned i, best;
-	int ret = 0;
+	struct sbt_merge_src *m = merge_srcs(srcs, n, rec);
+	long ret;
 
-	if (!cur || !have) {
-		ret = -ENOMEM;
-		goto cleanup;
-	}
-	for (i = 0; i < n; i++)
-		have[i] = xray_import_next(&srcs[i].imp, &cur[i]) == 1;
-	if (rec) {
-		ret = sbt_reader_next(rec, &cur[n]);
-		have[n] = ret == 1;
-		ret = ret < 0 ? ret : 0;
-	}
-	while (!ret) {
-		best = UINT32_MAX;
-		/* ties: the recording first, then the logs in the order given */
-		for (i = n + 1; i-- > 0;)
-			if (have[i] && (best == UINT32_MAX || cur[i].ts_ns <= cur[best].ts_ns))
-				best = i;
-		if (best == UINT32_MAX)
-			break;
-		ret = fn(ctx, &cur[best], best == n);
-		if (ret)
-			break;
-		written++;
-		if (best < n) {
-			have[best] = xray_import_next(&srcs[best].imp, &cur[best]) == 1;
-		} else {
-			ret = sbt_reader_next(rec, &cur[n]);
-			have[n] = ret == 1;
-			ret = ret < 0 ? ret : 0;
-		}
-	}
-cleanup:
-	free(cur);
-	free(have);
-	return ret ? ret : written;
+	if (!m)
+		return -ENOMEM;
+	/* ties: the logs in the order given, then the recording */
+	ret = sbt_merge_each(m, n + !!rec, fn, ctx, NULL);
+	free(m);
+	return ret;
 }
 
 long xray_merge_write(struct xray_src *srcs, unsigned n, struct sbt_reader *rec,
 		      struct sbt_writer *w, char *err, size_t errlen)
 {
-	struct write_ctx c = { .rec = rec, .w = w };
-	long ret = xray_merge_each(srcs, n, rec, write_one, &c);
+	struct sbt_merge_src *m = merge_srcs(srcs, n, rec);
+	long ret;
 
+	/* the recording's stack ids are the only ones: kept as they are */
+	ret = m ? sbt_merge_write(m, n + !!rec, w, 0, NULL) : -ENOMEM;
+	free(m);
 	if (ret < 0) {
-		const char *m = rec && ret != -ENOMEM ? sbt_reader_last_error(rec) : NULL;
+		const char *msg = rec && ret != -ENOMEM ? sbt_reader_last_error(rec) : NULL;
 
-		snprintf(err, errlen, "writing the merged trace: %s", m ? m : strerror((int)-ret));
+		snprintf(err, errlen, "writing the merged trace: %s", msg ? msg : strerror((int)-ret));
 	}
-	free(c.stacks.v);
 	return ret;
 }
 

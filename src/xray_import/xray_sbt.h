@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * xray_sbt.h - one imported log as a source of events, and the
- * time-ordered merge of sources (and a recording) into a .sbt writer.
- * Used by user/cmd_import.c and xray_import_dir().
+ * time-ordered merge of sources (and a recording) into a .sbt writer,
+ * through sbt/sbt_merge.h. Used by cli/cmd_import.c and xray_import_dir().
  */
 #ifndef GB_XRAY_SBT_H
 #define GB_XRAY_SBT_H
 
 #include "xray.h"
+#include "sbt/sbt_merge.h"
 
 struct sbt_reader;
 
@@ -29,11 +30,12 @@ int xray_src_open(struct xray_src *s, const char *path, const struct xray_import
 		  char *err, size_t errlen);
 void xray_src_close(struct xray_src *s);
 
-/* A sink for merged events; from_rec: the event comes from the recording */
-typedef int (*xray_sink_fn)(void *ctx, const struct gb_event *ev, bool from_rec);
-/* Hand the events of n sources and of rec (may be NULL) to fn in time order */
+/*
+ * Hand the events of n sources and of rec (may be NULL) to fn in time
+ * order; fn's src is the log's index, n for the recording.
+ */
 long xray_merge_each(struct xray_src *srcs, unsigned n, struct sbt_reader *rec,
-		     xray_sink_fn fn, void *ctx);
+		     sbt_merge_fn fn, void *ctx);
 /*
  * Write the events of n sources and of the recording rec (may be NULL) to
  * w in time order. Returns the number of events written or -errno.

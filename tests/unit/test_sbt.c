@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* test_sbt.c - the gpubpf .sbt writer and reader: round trips, order, seek, meta */
+/*
+ * test_sbt.c - the gpubpf .sbt writer and reader: round trips, order, seek,
+ * meta; the merge of several sources (sbt_merge.h)
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -9,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "sbt/sbt.h"
+#include "sbt/sbt_merge.h"
 #include "core/util.h"
 #include "test_sbt_gen.h"
 #include "test_tmpdir.h"
@@ -311,6 +315,89 @@ static void test_empty_trace(void **state)
 	sbt_reader_close(r);
 }
 
+/* An iterator source: events at ts[0..n-1] */
+struct it { const uint64_t *ts; unsigned n, pos; };
+
+static int it_next(void *ctx, struct gb_event *ev)
+{
+	struct it *t = ctx;
+
+	if (t->pos >= t->n)
+		return 0;
+	*ev = (struct gb_event){ .ts_ns = t->ts[t->pos++], .pid = 1, .tid = 1, .stack_id = 5 };
+	return 1;
+}
+
+/* One trace with stacks 1 and 2 on its events at 10, 20, 30 */
+static struct sbt_reader *stack_trace(const char *name)
+{
+	const struct gb_frame fr[2] = { { .ip = 0x1000, .sym = "a" }, { .ip = 0x2000, .sym = "b" } };
+	const char *p = tpath(name);
+	struct sbt_writer *w;
+	struct sbt_reader *r;
+	char err[256];
+	unsigned i;
+
+	assert_int_equal(sbt_writer_open(&w, p, NULL), 0);
+	assert_int_equal(sbt_writer_add_stack(w, 1, fr, 2), 0);
+	assert_int_equal(sbt_writer_add_stack(w, 2, fr + 1, 1), 0);
+	for (i = 0; i < 3; i++) {
+		struct gb_event e = { .ts_ns = 10 * (i + 1), .pid = 7, .tid = 8, .stack_id = i % 2 + 1 };
+
+		assert_int_equal(sbt_writer_add(w, &e), 0);
+	}
+	assert_int_equal(sbt_writer_close(w, NULL), 0);
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	return r;
+}
+
+static void test_merge_sources(void **state)
+{
+	const uint64_t ts[] = { 5, 20, 40 };
+	struct it it = { ts, 3, 0 };
+	struct sbt_reader *a = stack_trace("ma.sbt"), *b = stack_trace("mb.sbt"), *r;
+	struct sbt_merge_src src[3] = {
+		{ .next = it_next, .ctx = &it },
+		{ .r = a },
+		{ .r = b, .delta_ns = -15, .host = 2 },
+	};
+	/* (ts, source, stack id written): ties go to the lower index */
+	const uint64_t want[][3] = {
+		{ 0, 2, 1 }, { 5, 0, 5 }, { 5, 2, 2 }, { 10, 1, 3 }, { 15, 2, 1 },
+		{ 20, 0, 5 }, { 20, 1, 4 }, { 30, 1, 3 }, { 40, 0, 5 },
+	};
+	const struct gb_frame *f;
+	struct sbt_writer *w;
+	struct gb_event g;
+	unsigned i, nf, failed;
+	char err[256];
+
+	assert_int_equal(sbt_writer_open(&w, tpath("merged.sbt"), NULL), 0);
+	assert_int_equal(sbt_merge_write(src, 3, w, SBT_MERGE_RENUMBER, &failed), 9);
+	assert_int_equal(failed, 3);
+	assert_int_equal(sbt_writer_close(w, NULL), 0);
+	assert_int_equal(sbt_reader_open(&r, tpath("merged.sbt"), err, sizeof(err)), 0);
+	for (i = 0; i < 9; i++) {
+		assert_int_equal(sbt_reader_next(r, &g), 1);
+		assert_int_equal(g.ts_ns, want[i][0]);
+		assert_int_equal(g.pid, want[i][1] == 0 ? 1 : want[i][1] == 1 ? 7 : 7 + (2u << 22));
+		assert_int_equal(g.tid - g.pid, want[i][1] == 0 ? 0 : 1);
+		assert_int_equal(g.stack_id, want[i][2]);
+	}
+	assert_int_equal(sbt_reader_next(r, &g), 0);
+	/* b's stack 1 became 1, a's stack 1 became 3; the iterator's 5 has no frames */
+	f = sbt_reader_stack(r, 3, &nf);
+	assert_non_null(f);
+	assert_int_equal(nf, 2);
+	assert_string_equal(f[1].sym, "b");
+	f = sbt_reader_stack(r, 2, &nf);
+	assert_int_equal(nf, 1);
+	assert_null(sbt_reader_stack(r, 5, &nf));
+	sbt_reader_close(r);
+	sbt_reader_close(a);
+	sbt_reader_close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_meta_notes_drops_stacks),
 		cmocka_unit_test(test_seek),
 		cmocka_unit_test(test_empty_trace),
+		cmocka_unit_test(test_merge_sources),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

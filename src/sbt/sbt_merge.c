@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sbt_merge.c - the one time-ordered merge of event sources (traces and
+ * iterators) into a sink or a .sbt writer, with the stacks of the events
+ * copied and, when sources' ids collide, renumbered; and the clock
+ * alignment, notes and drop counts of "gpubpf merge". See sbt_merge.h.
+ *
+ * Clock alignment: each trace stores CLOCK_REALTIME/CLOCK_MONOTONIC pairs
+ * sampled together at its start and end. Through realtime, trace i's
+ * monotonic clock maps onto trace 0's: offset_i = real - mono, averaged
+ * over the start and end pairs; half their difference bounds the error
+ * (realtime was slewed or stepped in between) and their slope is the
+ * skew. Traces with the same boot id share one monotonic clock: offset
+ * exactly 0.
+ *
+ * Hosts: trace 0's host keeps its pids; host h >= 1 gets pid and tid
+ * + (h << 22), so processes of different hosts never collide. Notes
+ * "merge.hosts" and "merge.pid_shift" let the exporters name them
+ * "comm @host".
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sbt.h"
+#include "sbt_merge.h"
+#include "core/hmap.h"
+#include "core/util.h"
+
+/* ---------------- the merge ---------------- */
+
+struct cursor {
+	struct gb_event ev;
+	bool live;
+};
+
+/* Read the next event of source i into c, moved onto the merged clock */
+static int advance(const struct sbt_merge_src *s, struct cursor *c)
+{
+	int rc = s->r ? sbt_reader_next(s->r, &c->ev) : s->next(s->ctx, &c->ev);
+	uint64_t ts;
+
+	c->live = rc == 1;
+	if (!c->live)
+		return rc < 0 ? rc : 0;
+	ts = c->ev.ts_ns;
+	if (s->delta_ns < 0)
+		c->ev.ts_ns = ts < (uint64_t)-s->delta_ns ? 0 : ts - (uint64_t)-s->delta_ns;
+	else
+		c->ev.ts_ns = ts + (uint64_t)s->delta_ns;
+	if (s->host) {
+		uint32_t add = s->host << SBT_MERGE_PID_SHIFT;
+
+		if (c->ev.pid >= (1u << SBT_MERGE_PID_SHIFT) || c->ev.tid >= (1u << SBT_MERGE_PID_SHIFT))
+			gb_dbg("pid %u above 2^22: may collide with another host", c->ev.pid);
+		c->ev.pid += add;
+		c->ev.tid += add;
+	}
+	return 0;
+}
+
+long sbt_merge_each(const struct sbt_merge_src *src, unsigned n, sbt_merge_fn fn, void *ctx,
+		    unsigned *failed)
+{
+	struct cursor *cur = calloc(n ? n : 1, sizeof(*cur));
+	unsigned i, best, bad = n;
+	long done = 0;
+	int rc = 0;
+
+	if (!cur) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n && !rc; i++)
+		if ((rc = advance(&src[i], &cur[i])))
+			bad = i;
+	while (!rc) {
+		for (best = n, i = 0; i < n; i++)
+			if (cur[i].live && (best == n || cur[i].ev.ts_ns < cur[best].ev.ts_ns))
+				best = i;
+		if (best == n)
+			break;
+		rc = fn(ctx, &cur[best].ev, best);
+		if (rc)
+			break;
+		done++;
+		if ((rc = advance(&src[best], &cur[best])))
+			bad = best;
+	}
+out:
+	free(cur);
+	if (failed)
+		*failed = bad;
+	return rc ? rc : done;
+}
+
+struct write_ctx {
+	const struct sbt_merge_src *src;
+	struct sbt_writer *w;
+	bool renumber;
+	struct hmap done;	/* (source + 1) << 32 | its stack id -> id written */
+	uint32_t last_id;
+};
+
+static int write_one(void *ctx, const struct gb_event *ev, unsigned src)
+{
+	struct write_ctx *c = ctx;
+	struct sbt_reader *r = c->src[src].r;
+	struct gb_event out;
+	uint64_t key;
+	const struct gb_frame *f;
+	unsigned nf;
+	void *v;
+
+	if (!r || !ev->stack_id)
+		return sbt_writer_add(c->w, ev);
+	out = *ev;
+	key = ((uint64_t)src + 1) << 32 | ev->stack_id;
+	v = hmap_get(&c->done, key);
+	if (v) {
+		out.stack_id = (uint32_t)(uintptr_t)v;
+		return sbt_writer_add(c->w, &out);
+	}
+	out.stack_id = c->renumber ? ++c->last_id : ev->stack_id;
+	if (hmap_put(&c->done, key, (void *)(uintptr_t)out.stack_id))
+		return -ENOMEM;
+	f = sbt_reader_stack(r, ev->stack_id, &nf);
+	if (f) {
+		int rc = sbt_writer_add_stack(c->w, out.stack_id, f, nf);
+
+		if (rc)
+			return rc;
+	}
+	return sbt_writer_add(c->w, &out);
+}
+
+long sbt_merge_write(const struct sbt_merge_src *src, unsigned n, struct sbt_writer *w,
+		     unsigned flags, unsigned *failed)
+{
+	struct write_ctx c = { .src = src, .w = w, .renumber = flags & SBT_MERGE_RENUMBER };
+	long rc = sbt_merge_each(src, n, write_one, &c, failed);
+
+	hmap_free(&c.done);
+	return rc;
+}
+
+/* ---------------- several traces onto one clock ---------------- */
+
+struct offs { int64_t off; uint64_t half_diff; int64_t skew_ppb; bool has_end; };
+
+static struct offs trace_offset(const struct sbt_meta *m)
+{
+	struct offs o = { 0 };
+	int64_t s = (int64_t)(m->real_start_ns - m->mono_start_ns), e;
+
+	o.off = s;
+	if (!m->real_end_ns || !m->mono_end_ns || m->mono_end_ns <= m->mono_start_ns)
+		return o;
+	e = (int64_t)(m->real_end_ns - m->mono_end_ns);
+	o.has_end = true;
+	o.off = s + (e - s) / 2;
+	o.half_diff = (uint64_t)(e > s ? e - s : s - e) / 2;
+	o.skew_ppb = (int64_t)((double)(e - s) * 1e9 / (double)(m->mono_end_ns - m->mono_start_ns));
+	return o;
+}
+
+static bool same_boot(const struct sbt_meta *a, const struct sbt_meta *b)
+{
+	return a->boot_id[0] && !strcmp(a->boot_id, b->boot_id);
+}
+
+int64_t sbt_merge_align(struct sbt_merge_trace *t, unsigned n)
+{
+	struct offs o0 = n ? trace_offset(&t[0].info->meta) : (struct offs){ 0 };
+	unsigned i, j, hosts = 1;
+	int64_t base = 0, first;
+
+	for (i = 0; i < n; i++) {
+		const struct sbt_meta *m = &t[i].info->meta;
+		struct offs oi = trace_offset(m);
+
+		t[i].offset_ns = 0;
+		t[i].err_ns = 0;
+		t[i].host = i ? hosts : 0;
+		for (j = 0; j < i; j++)
+			if (same_boot(m, &t[j].info->meta) ||
+			    (!m->boot_id[0] && m->host[0] && !strcmp(m->host, t[j].info->meta.host))) {
+				t[i].host = t[j].host;
+				break;
+			}
+		if (i && t[i].host == hosts)
+			hosts++;
+		t[i].skew_ppb = oi.skew_ppb;
+		t[i].has_end = oi.has_end;
+		if (i && same_boot(m, &t[0].info->meta))
+			continue;	/* one monotonic clock: nothing to estimate */
+		t[i].offset_ns = oi.off - o0.off;
+		t[i].err_ns = i ? oi.half_diff + o0.half_diff : 0;
+	}
+	for (i = 0; i < n; i++) {
+		first = (int64_t)t[i].info->first_ts + t[i].offset_ns;
+		if (t[i].info->events && first < -base)
+			base = -first;	/* a trace began before trace 0's clock epoch */
+	}
+	for (i = 0; i < n; i++)
+		t[i].offset_ns += base;
+	return base;
+}
+
+static int write_notes(struct sbt_writer *w, const struct sbt_merge_trace *t, unsigned n,
+		       int64_t base)
+{
+	char key[64], val[4096];
+	unsigned i, h, len = 0;
+	int rc = 0;
+
+	val[0] = 0;
+	for (h = 0;; h++) {
+		for (i = 0; i < n && t[i].host != h; i++)
+			;
+		if (i == n)
+			break;
+		len += (unsigned)snprintf(val + len, sizeof(val) - len, "%s%s", h ? "," : "",
+					  t[i].info->meta.host[0] ? t[i].info->meta.host : "host");
+		if (len >= sizeof(val))
+			break;
+	}
+	rc |= sbt_writer_note(w, "merge.hosts", val);
+	snprintf(val, sizeof(val), "%d", SBT_MERGE_PID_SHIFT);
+	rc |= sbt_writer_note(w, "merge.pid_shift", val);
+	snprintf(val, sizeof(val), "%u", n);
+	rc |= sbt_writer_note(w, "merge.files", val);
+	snprintf(val, sizeof(val), "%" PRId64, base);
+	rc |= sbt_writer_note(w, "merge.base_ns", val);
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "merge.file.%u", i);
+		rc |= sbt_writer_note(w, key, t[i].path);
+		snprintf(key, sizeof(key), "merge.offset.%u", i);
+		snprintf(val, sizeof(val), "%" PRId64, t[i].offset_ns);
+		rc |= sbt_writer_note(w, key, val);
+		snprintf(key, sizeof(key), "merge.error_ns.%u", i);
+		snprintf(val, sizeof(val), "%" PRIu64, t[i].err_ns);
+		rc |= sbt_writer_note(w, key, val);
+		snprintf(key, sizeof(key), "merge.skew_ppb.%u", i);
+		snprintf(val, sizeof(val), "%" PRId64, t[i].skew_ppb);
+		rc |= sbt_writer_note(w, key, val);
+	}
+	return rc;
+}
+
+/* The per-CPU drop counts of all traces, one after the other */
+static int set_drops(struct sbt_writer *w, const struct sbt_merge_trace *t, unsigned n)
+{
+	uint64_t *all;
+	unsigned i, k = 0, tot = 0;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		tot += t[i].info->drops_per_cpu ? t[i].info->ncpu : 0;
+	if (!tot)
+		return 0;
+	all = calloc(tot, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if (t[i].info->drops_per_cpu) {
+			memcpy(all + k, t[i].info->drops_per_cpu, t[i].info->ncpu * sizeof(*all));
+			k += t[i].info->ncpu;
+		}
+	rc = sbt_writer_set_drops(w, all, tot);
+	free(all);
+	return rc;
+}
+
+int sbt_merge_traces(struct sbt_writer *w, const struct sbt_merge_trace *t, unsigned n,
+		     int64_t base, unsigned *failed)
+{
+	struct sbt_merge_src *src;
+	unsigned i;
+	long wr;
+	int rc;
+
+	if (failed)
+		*failed = n;
+	src = calloc(n ? n : 1, sizeof(*src));
+	if (!src)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		src[i] = (struct sbt_merge_src){
+			.r = t[i].r, .delta_ns = t[i].offset_ns, .host = t[i].host,
+		};
+	rc = write_notes(w, t, n, base);
+	if (!rc)
+		rc = set_drops(w, t, n);
+	if (!rc) {
+		wr = sbt_merge_write(src, n, w, SBT_MERGE_RENUMBER, failed);
+		rc = wr < 0 ? (int)wr : 0;
+	}
+	free(src);
+	return rc;
+}
