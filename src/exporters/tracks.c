@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tracks.h"
+#include "core/vec.h"
 
 #define JSON_SYNTH_PID	0x7f000000u	/* synthetic JSON pids: collector, GPU groups */
 
@@ -284,14 +285,7 @@ static int32_t track_new(struct gb_exporter *ex, const struct xkey *k, uint8_t k
 		free(name);
 		return (int32_t)*slot;
 	}
-	if (ex->ntracks == ex->tcap) {
-		ex->tcap = ex->tcap ? ex->tcap * 2 : 64;
-		ex->tracks = realloc(ex->tracks, ex->tcap * sizeof(*ex->tracks));
-		if (!ex->tracks) {
-			gb_err("out of memory");
-			abort();
-		}
-	}
+	GB_GROW_OR_DIE(ex->tracks, ex->tcap, ex->ntracks + 1);
 	t = &ex->tracks[ex->ntracks];
 	memset(t, 0, sizeof(*t));
 	t->uuid = ex->ntracks + 1;

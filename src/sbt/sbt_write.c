@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "sbt_codec.h"
+#include "core/vec.h"
 
 #define ZSTD_LEVEL	1
 #define PCACHE		256
@@ -49,7 +50,7 @@ struct sbt_writer {
 	struct gb_buf stacks;
 	uint32_t nstacks;
 	struct sbt_note *notes;
-	uint32_t nnotes;
+	uint32_t nnotes, capnotes;
 	bool notes_dirty;
 	uint64_t *drops;
 	unsigned ncpu;
@@ -88,13 +89,6 @@ static void *xrealloc(void *p, size_t n)
 	}
 	return p;
 }
-
-#define GROW(arr, cnt, cap) do {						\
-	if ((cnt) >= (cap)) {							\
-		(cap) = (cap) ? (cap) * 2 : 64;					\
-		(arr) = xrealloc((arr), (size_t)(cap) * sizeof(*(arr)));	\
-	}									\
-} while (0)
 
 static uint64_t hash_bytes(const char *s, size_t n)
 {
@@ -333,11 +327,11 @@ static void commit(struct sbt_writer *w, uint64_t dict_off, uint64_t blk_off, ui
 	uint32_t i;
 
 	if (dict_off != blk_off) {
-		GROW(w->dicts, w->ndicts, w->capdicts);
+		GB_GROW_OR_DIE(w->dicts, w->capdicts, w->ndicts + 1);
 		w->dicts[w->ndicts++] = dict_off;
 	}
 	if (w->n) {
-		GROW(w->idx, w->nidx, w->capidx);
+		GB_GROW_OR_DIE(w->idx, w->capidx, w->nidx + 1);
 		w->idx[w->nidx++] = (struct idx_ent){ blk_off, end - blk_off, w->min_ts,
 						      w->max_ts, w->n };
 		for (i = 0; i < w->n; i++)
@@ -520,7 +514,7 @@ int sbt_writer_note(struct sbt_writer *w, const char *key, const char *value)
 			free(v);
 			return -ENOMEM;
 		}
-		w->notes = xrealloc(w->notes, (w->nnotes + 1) * sizeof(*w->notes));
+		GB_GROW_OR_DIE(w->notes, w->capnotes, w->nnotes + 1);
 		w->notes[w->nnotes++] = (struct sbt_note){ k, NULL };
 	}
 	free(w->notes[i].val);
