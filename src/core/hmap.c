@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hmap.h"
+#include "hash.h"
 
 #define EMPTY 0
 #define TOMB 1
@@ -136,15 +137,6 @@ struct intern {
 	size_t count;
 };
 
-static uint64_t fnv(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (n--)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
 struct intern *intern_new(void)
 {
 	return calloc(1, sizeof(struct intern));
@@ -184,7 +176,7 @@ const char *intern_strn(struct intern *t, const char *s, size_t n)
 
 	if (!s)
 		return NULL;
-	h = fnv(s, n);
+	h = gb_fnv1a(GB_FNV_INIT, s, n);
 	head = hmap_get(&t->by_hash, h);
 	for (p = head; p; memcpy(&p, p - sizeof(char *), sizeof(p)))
 		if (!strncmp(p, s, n) && !p[n])

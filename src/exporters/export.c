@@ -40,7 +40,7 @@ enum gb_export_fmt gb_export_fmt_parse(const char *s)
 uint64_t gb_flow_id(uint32_t pid, uint64_t corr_id)
 {
 	/* 53 bits: JSON readers parse ids as doubles */
-	return (gbx_mix64(((uint64_t)pid << 32) ^ gbx_mix64(corr_id)) & ((1ull << 53) - 1)) | 1;
+	return (gb_mix64(((uint64_t)pid << 32) ^ gb_mix64(corr_id)) & ((1ull << 53) - 1)) | 1;
 }
 
 void gb_ex_flush(struct gb_exporter *ex)

@@ -24,19 +24,9 @@
 
 #define JSON_SYNTH_PID	0x7f000000u	/* synthetic JSON pids: collector, GPU groups */
 
-uint64_t gbx_mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
 static uint64_t xkey_hash(const struct xkey *k)
 {
-	return gbx_mix64(k->a ^ gbx_mix64(k->b ^ gbx_mix64(k->c + 0x9e3779b97f4a7c15ull)));
+	return gb_mix64(k->a ^ gb_mix64(k->b ^ gb_mix64(k->c + 0x9e3779b97f4a7c15ull)));
 }
 
 static bool xkey_eq(const struct xkey *x, const struct xkey *y)
@@ -144,13 +134,8 @@ void xmap_free(struct xmap *m)
 
 static uint32_t str_hash(const char *s, size_t *len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	const char *p = s;
-
-	for (; *p; p++)
-		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-	*len = (size_t)(p - s);
-	return (uint32_t)gbx_mix64(h);
+	*len = strlen(s);
+	return (uint32_t)gb_mix64(gb_fnv1a(GB_FNV_INIT, s, *len));
 }
 
 static void gbx_strpool_grow(struct gbx_strpool *p)

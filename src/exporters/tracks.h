@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include "export.h"
 #include "core/util.h"
+#include "core/hash.h"
 
 /* --- hash map: three 64-bit words -> one 64-bit value --------------------- */
 struct xkey { uint64_t a, b, c; };
@@ -24,7 +25,6 @@ bool xmap_get(const struct xmap *m, const struct xkey *k, uint64_t *v);
 uint64_t *xmap_put(struct xmap *m, const struct xkey *k, bool *added);
 bool xmap_del(struct xmap *m, const struct xkey *k, uint64_t *v);
 void xmap_free(struct xmap *m);
-uint64_t gbx_mix64(uint64_t x);
 
 /* --- string pool: one copy per distinct string, never freed until the end -- */
 enum { GB_IT_NAME, GB_IT_STRVAL, GB_IT__N };	/* Perfetto interning tables */

@@ -12,6 +12,7 @@
 #include <zstd.h>
 #include "sbt_codec.h"
 #include "core/vec.h"
+#include "core/hash.h"
 
 #define ZSTD_LEVEL	1
 #define PCACHE		256
@@ -92,12 +93,7 @@ static void *xrealloc(void *p, size_t n)
 
 static uint64_t hash_bytes(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-	return h | 1;
+	return gb_fnv1a(GB_FNV_INIT, s, n) | 1;
 }
 
 static void htab_insert(struct sbt_writer *w, uint32_t id)
