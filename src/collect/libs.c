@@ -19,6 +19,7 @@
 #include "core/procmaps.h"
 #include "umulti.h"
 #include "core/util.h"
+#include "core/vec.h"
 
 /* threads that close uprobe links at once on detach */
 #define DETACH_THREADS 64
@@ -27,7 +28,7 @@ struct lib {
 	char *path;		/* as we opened it (may be under /proc/PID/root) */
 	enum gb_lib_kind kind;
 	struct bpf_link **links;
-	unsigned nlinks;
+	unsigned nlinks, caplinks;
 	int mfd[2];		/* uprobe_multi links: entries, returns (-1: none) */
 	unsigned nmulti;	/* probes in those two links */
 	struct lib *next;
@@ -83,14 +84,11 @@ struct gb_libs *libs_new(const struct libs_opts *o)
 
 static int add_link(struct lib *lib, struct bpf_link *link)
 {
-	struct bpf_link **v = realloc(lib->links, (lib->nlinks + 1) * sizeof(*v));
-
-	if (!v) {
+	if (GB_GROW(lib->links, lib->caplinks, lib->nlinks + 1)) {
 		bpf_link__destroy(link);
 		return -ENOMEM;
 	}
-	lib->links = v;
-	v[lib->nlinks++] = link;
+	lib->links[lib->nlinks++] = link;
 	return 0;
 }
 

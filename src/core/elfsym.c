@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "elfsym.h"
+#include "vec.h"
 
 struct elf_sym {
 	uint64_t off;		/* file offset of the first instruction */
@@ -46,18 +47,8 @@ static int add_name(struct elf_syms *s, const char *name, size_t *at)
 {
 	size_t len = strlen(name) + 1;
 
-	if (s->names_len + len > s->names_cap) {
-		size_t cap = s->names_cap ? s->names_cap * 2 : 4096;
-		char *p;
-
-		while (cap < s->names_len + len)
-			cap *= 2;
-		p = realloc(s->names, cap);
-		if (!p)
-			return -ENOMEM;
-		s->names = p;
-		s->names_cap = cap;
-	}
+	if (GB_GROW(s->names, s->names_cap, s->names_len + len))
+		return -ENOMEM;
 	memcpy(s->names + s->names_len, name, len);
 	*at = s->names_len;
 	s->names_len += len;
@@ -84,14 +75,8 @@ static int load_symtab(struct elf_syms *s, Elf *e, Elf_Scn *scn, GElf_Shdr *sh, 
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
 		if (!name || !*name || vaddr_to_off(e, sym.st_value, &off))
 			continue;
-		if (s->n == *cap) {
-			struct elf_sym *v = realloc(s->v, (*cap ? *cap * 2 : 256) * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			s->v = v;
-			*cap = *cap ? *cap * 2 : 256;
-		}
+		if (GB_GROW(s->v, *cap, s->n + 1))
+			return -ENOMEM;
 		if (add_name(s, name, &at))
 			return -ENOMEM;
 		s->v[s->n].off = off;

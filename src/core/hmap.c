@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* hmap.c - u64 -> pointer hash map (linear probing) and string interning */
+/* hmap.c - u64 -> pointer hash map (linear probing) and the string table (dense ids) */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hmap.h"
+#include "hash.h"
+#include "vec.h"
 
 #define EMPTY 0
 #define TOMB 1
@@ -131,18 +133,24 @@ struct chunk {
 };
 
 struct intern {
-	struct hmap by_hash;	/* hash -> first string with it; collisions chained below */
+	struct hmap by_hash;	/* hash -> newest string with it; collisions chained below */
 	struct chunk *chunks;
-	size_t count;
+	char **by_id;		/* id -> string: ids are dense, in order of first sight */
+	size_t count, cap;
 };
 
-static uint64_t fnv(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
+/*
+ * Each stored string is preceded by a header: the next string with the
+ * same hash, its id and its length.
+ */
+struct ihdr {
+	char *next;
+	uint32_t id, len;
+};
 
-	while (n--)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
+static struct ihdr *hdr_of(const char *p)
+{
+	return (struct ihdr *)(uintptr_t)(p - sizeof(struct ihdr));
 }
 
 struct intern *intern_new(void)
@@ -150,11 +158,11 @@ struct intern *intern_new(void)
 	return calloc(1, sizeof(struct intern));
 }
 
-/* each stored string is preceded by a pointer to the next one with the same hash */
 static char *store(struct intern *t, const char *s, size_t n, char *next)
 {
-	size_t need = sizeof(char *) + n + 1;
+	size_t need = sizeof(struct ihdr) + n + 1;
 	struct chunk *c = t->chunks;
+	struct ihdr *h;
 	char *p;
 
 	need = (need + 7) & ~(size_t)7;
@@ -169,36 +177,63 @@ static char *store(struct intern *t, const char *s, size_t n, char *next)
 		c->cap = cap;
 		t->chunks = c;
 	}
-	p = c->data + c->used;
+	h = (struct ihdr *)(c->data + c->used);
 	c->used += need;
-	memcpy(p, &next, sizeof(next));
-	memcpy(p + sizeof(char *), s, n);
-	p[sizeof(char *) + n] = 0;
-	return p + sizeof(char *);
+	h->next = next;
+	h->id = (uint32_t)t->count;
+	h->len = (uint32_t)n;
+	p = (char *)(h + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
 }
 
-const char *intern_strn(struct intern *t, const char *s, size_t n)
+uint32_t intern_id(struct intern *t, const char *s, size_t n)
 {
 	uint64_t h;
 	char *p, *head;
 
-	if (!s)
-		return NULL;
-	h = fnv(s, n);
+	if (!s || n >= UINT32_MAX || t->count >= INTERN_NONE)
+		return INTERN_NONE;
+	h = gb_fnv1a(GB_FNV_INIT, s, n);
 	head = hmap_get(&t->by_hash, h);
-	for (p = head; p; memcpy(&p, p - sizeof(char *), sizeof(p)))
-		if (!strncmp(p, s, n) && !p[n])
-			return p;
+	for (p = head; p; p = hdr_of(p)->next)
+		if (hdr_of(p)->len == n && !memcmp(p, s, n))
+			return hdr_of(p)->id;
+	if (GB_GROW(t->by_id, t->cap, t->count + 1))
+		return INTERN_NONE;
 	p = store(t, s, n, head);
 	if (!p || hmap_put(&t->by_hash, h, p))
-		return NULL;
-	t->count++;
-	return p;
+		return INTERN_NONE;
+	t->by_id[t->count] = p;
+	return (uint32_t)t->count++;
+}
+
+const char *intern_strn(struct intern *t, const char *s, size_t n)
+{
+	uint32_t id = intern_id(t, s, n);
+
+	return id == INTERN_NONE ? NULL : t->by_id[id];
 }
 
 const char *intern_str(struct intern *t, const char *s)
 {
 	return s ? intern_strn(t, s, strlen(s)) : NULL;
+}
+
+const char *intern_at(const struct intern *t, uint32_t id)
+{
+	return id < t->count ? t->by_id[id] : NULL;
+}
+
+uint32_t intern_id_of(const char *interned)
+{
+	return hdr_of(interned)->id;
+}
+
+size_t intern_len_of(const char *interned)
+{
+	return hdr_of(interned)->len;
 }
 
 size_t intern_count(const struct intern *t)
@@ -217,5 +252,6 @@ void intern_free(struct intern *t)
 		free(c);
 	}
 	hmap_free(&t->by_hash);
+	free(t->by_id);
 	free(t);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* hmap.h - open-addressing hash map from u64 keys to pointers, and a string intern table */
+/* hmap.h - the hash map (u64 keys to pointers) and the string table (strings to dense ids) */
 #ifndef GB_HMAP_H
 #define GB_HMAP_H
 #include <stddef.h>
@@ -18,11 +18,21 @@ void *hmap_del(struct hmap *m, uint64_t key);		/* returns the old value */
 int hmap_next(const struct hmap *m, size_t *i, uint64_t *key, void **val);
 void hmap_free(struct hmap *m);
 
-/* Interned strings: one stable copy of each distinct string */
+/*
+ * The string table: one stable, NUL-terminated copy of each distinct string
+ * (bytes may include NUL when given with a length), and a dense id for it:
+ * 0, 1, 2... in order of first sight, stable for the table's life.
+ */
+#define INTERN_NONE UINT32_MAX	/* no id: NULL given, or out of memory */
 struct intern;
 struct intern *intern_new(void);
 const char *intern_str(struct intern *t, const char *s);	/* NULL in, NULL out */
 const char *intern_strn(struct intern *t, const char *s, size_t n);
+uint32_t intern_id(struct intern *t, const char *s, size_t n);	/* adds s if new */
+const char *intern_at(const struct intern *t, uint32_t id);	/* NULL past the end */
+/* id and length of a string this table returned (O(1), no lookup) */
+uint32_t intern_id_of(const char *interned);
+size_t intern_len_of(const char *interned);
 size_t intern_count(const struct intern *t);
 void intern_free(struct intern *t);
 #endif

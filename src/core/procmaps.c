@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "procmaps.h"
+#include "vec.h"
 
 static const char *hex_field(const char *p, uint64_t *v, char end)
 {
@@ -56,10 +57,9 @@ static int add_map(struct gb_maps *out, const struct gb_map *m)
 
 	if (!m->path || m->path[0] != '/')
 		return 0;
-	v = realloc(out->v, (out->n + 1) * sizeof(*v));
-	if (!v)
+	if (GB_GROW(out->v, out->cap, out->n + 1))
 		return -ENOMEM;
-	out->v = v;
+	v = out->v;
 	v[out->n] = *m;
 	v[out->n].path = strdup(m->path);
 	if (!v[out->n].path)
@@ -144,5 +144,5 @@ void procmaps_free(struct gb_maps *m)
 		free(m->v[i].path);
 	free(m->v);
 	m->v = NULL;
-	m->n = 0;
+	m->n = m->cap = 0;
 }

@@ -16,7 +16,7 @@ struct gb_map {
 
 struct gb_maps {
 	struct gb_map *v;
-	unsigned n;
+	unsigned n, cap;
 };
 
 /* Parse one maps line; returns 0 and fills m (path points into line, not copied) */

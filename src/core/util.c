@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* util.c - buffers, varints, clocks, messages, safe output files */
+/* util.c - array growth, buffers, clocks, messages, safe output files */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -8,25 +8,44 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "util.h"
+#include "vec.h"
 
 int gb_verbose;
 
+int gb_grow(void **pp, size_t *capp, size_t need, size_t elsz, size_t maxcap)
+{
+	size_t cap = *capp;
+	void *p;
+
+	if (need <= cap)
+		return 0;
+	if (need > maxcap || (elsz && need > SIZE_MAX / elsz))
+		return -EOVERFLOW;
+	if (cap < GB_GROW_MIN)
+		cap = GB_GROW_MIN;
+	while (cap < need)
+		cap = cap > maxcap / 2 ? maxcap : cap * 2;
+	if (cap > maxcap || (elsz && cap > SIZE_MAX / elsz))
+		cap = need;
+	p = realloc(*pp, elsz && cap ? cap * elsz : 1);
+	if (!p)
+		return -ENOMEM;
+	*pp = p;
+	*capp = cap;
+	return 0;
+}
+
+void gb_oom(void)
+{
+	gb_err("out of memory");
+	abort();
+}
+
 void gb_buf_reserve(struct gb_buf *b, size_t extra)
 {
-	size_t need = b->len + extra + 1;
-	size_t cap;
-
-	if (need <= b->cap)
-		return;
-	cap = b->cap ? b->cap : 256;
-	while (cap < need)
-		cap *= 2;
-	b->p = realloc(b->p, cap);
-	if (!b->p) {
-		gb_err("out of memory");
-		abort();
-	}
-	b->cap = cap;
+	if (extra > SIZE_MAX - 1 - b->len)
+		gb_oom();
+	GB_GROW_OR_DIE(b->p, b->cap, b->len + extra + 1);
 }
 
 void gb_buf_put(struct gb_buf *b, const void *data, size_t n)
@@ -136,35 +155,6 @@ void gb_buf_free(struct gb_buf *b)
 	free(b->p);
 	b->p = NULL;
 	b->len = b->cap = 0;
-}
-
-size_t gb_varint_enc(uint8_t *out, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		out[n++] = (uint8_t)v | 0x80;
-		v >>= 7;
-	}
-	out[n++] = (uint8_t)v;
-	return n;
-}
-
-size_t gb_varint_dec(const uint8_t *p, size_t n, uint64_t *v)
-{
-	uint64_t r = 0;
-	size_t i;
-
-	for (i = 0; i < n && i < 10; i++) {
-		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (!(p[i] & 0x80)) {
-			if (i == 9 && p[i] > 1)
-				return 0;
-			*v = r;
-			return i + 1;
-		}
-	}
-	return 0;
 }
 
 static uint64_t clock_ns(clockid_t id)

@@ -25,12 +25,6 @@ void gb_buf_json_str(struct gb_buf *b, const char *s);
 void gb_buf_reset(struct gb_buf *b);
 void gb_buf_free(struct gb_buf *b);
 
-/* Unsigned LEB128; dec returns bytes used, 0 on truncation or overlong input */
-size_t gb_varint_enc(uint8_t *out, uint64_t v);
-size_t gb_varint_dec(const uint8_t *p, size_t n, uint64_t *v);
-static inline uint64_t gb_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-static inline int64_t gb_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
-
 uint64_t gb_now_mono_ns(void);
 uint64_t gb_now_real_ns(void);
 

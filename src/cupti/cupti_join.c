@@ -19,6 +19,7 @@
 #include "cupti_join.h"
 #include "core/hmap.h"
 #include "cupti_join_int.h"
+#include "core/vec.h"
 
 #define MS			1000000ull
 #define SLACK_NS		(1 * MS)	/* probe fired just after the call returned */
@@ -83,15 +84,7 @@ void cj_see_ts(struct cupti_join *j, uint64_t ts)
 
 void cj_out_push(struct cupti_join *j, const struct gb_event *ev)
 {
-	struct gb_event *n;
-
-	if (j->nout == j->capout) {
-		j->capout = j->capout ? j->capout * 2 : 256;
-		n = realloc(j->out, j->capout * sizeof(*n));
-		if (!n)
-			abort();	/* as gb_buf: the tool cannot go on */
-		j->out = n;
-	}
+	GB_GROW_OR_DIE(j->out, j->capout, j->nout + 1);	/* as gb_buf: the tool cannot go on */
 	j->out[j->nout++] = *ev;
 }
 

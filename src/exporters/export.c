@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "tracks.h"
 #include "sbt/sbt.h"
+#include "core/vec.h"
 
 #define OUT_CHUNK	(1u << 20)
 #define BATCH_MAX	4096
@@ -39,7 +40,7 @@ enum gb_export_fmt gb_export_fmt_parse(const char *s)
 uint64_t gb_flow_id(uint32_t pid, uint64_t corr_id)
 {
 	/* 53 bits: JSON readers parse ids as doubles */
-	return (gbx_mix64(((uint64_t)pid << 32) ^ gbx_mix64(corr_id)) & ((1ull << 53) - 1)) | 1;
+	return (gb_mix64(((uint64_t)pid << 32) ^ gb_mix64(corr_id)) & ((1ull << 53) - 1)) | 1;
 }
 
 void gb_ex_flush(struct gb_exporter *ex)
@@ -226,14 +227,7 @@ static void heap_push(struct gb_exporter *ex, uint64_t end, uint32_t track, uint
 	struct gb_pend p = { end, ex->hseq++, track, depth };
 	uint32_t i;
 
-	if (ex->nheap == ex->hcap) {
-		ex->hcap = ex->hcap ? ex->hcap * 2 : 256;
-		ex->heap = realloc(ex->heap, ex->hcap * sizeof(*ex->heap));
-		if (!ex->heap) {
-			gb_err("out of memory");
-			abort();
-		}
-	}
+	GB_GROW_OR_DIE(ex->heap, ex->hcap, ex->nheap + 1);
 	for (i = ex->nheap++; i && pend_less(&p, &ex->heap[(i - 1) / 2]); i = (i - 1) / 2)
 		ex->heap[i] = ex->heap[(i - 1) / 2];
 	ex->heap[i] = p;
@@ -342,14 +336,7 @@ static void open_slice(struct gb_exporter *ex, int32_t ti, struct gb_slice *s)
 		s->end = t->stk[t->depth - 1].end;
 		ex->st.clamped++;
 	}
-	if (t->depth == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 4;
-		t->stk = realloc(t->stk, t->cap * sizeof(*t->stk));
-		if (!t->stk) {
-			gb_err("out of memory");
-			abort();
-		}
-	}
+	GB_GROW_OR_DIE(t->stk, t->cap, t->depth + 1);
 	o = &t->stk[t->depth++];
 	o->begin = s->ts;
 	o->end = s->end;
@@ -577,14 +564,7 @@ int gb_exporter_add(struct gb_exporter *ex, const struct gb_event *ev)
 	ex->st.events++;
 	if (ex->nbatch && (ex->batch[0].ts_ns != ev->ts_ns || ex->nbatch >= BATCH_MAX))
 		flush_batch(ex);
-	if (ex->nbatch == ex->bcap) {
-		ex->bcap = ex->bcap ? ex->bcap * 2 : 16;
-		ex->batch = realloc(ex->batch, ex->bcap * sizeof(*ex->batch));
-		if (!ex->batch) {
-			gb_err("out of memory");
-			abort();
-		}
-	}
+	GB_GROW_OR_DIE(ex->batch, ex->bcap, ex->nbatch + 1);
 	/* strings go to the pool: the caller's may not outlive this call */
 	b = &ex->batch[ex->nbatch];
 	*b = *ev;

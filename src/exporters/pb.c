@@ -13,7 +13,7 @@ void pb_end(struct gb_buf *b, size_t off)
 		return;
 	}
 	/* the body is 128 bytes or more: widen the one reserved length byte */
-	vl = (size_t)(pb_put_varint(tmp, n) - tmp);
+	vl = (size_t)(gb_varint_put(tmp, n) - tmp);
 	extra = vl - 1;
 	gb_buf_reserve(b, extra);
 	memmove(b->p + off + extra, b->p + off, n);

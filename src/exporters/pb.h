@@ -15,18 +15,9 @@
 #include <stdint.h>
 #include <string.h>
 #include "core/util.h"
+#include "core/varint.h"
 
 enum pb_wire { PB_VARINT = 0, PB_FIXED64 = 1, PB_LEN = 2, PB_FIXED32 = 5 };
-
-static inline uint8_t *pb_put_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)v | 0x80;
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
 
 static inline void pb_tag(struct gb_buf *b, uint32_t field, enum pb_wire w)
 {
@@ -34,7 +25,7 @@ static inline void pb_tag(struct gb_buf *b, uint32_t field, enum pb_wire w)
 
 	gb_buf_reserve(b, 5);
 	p = (uint8_t *)b->p + b->len;
-	b->len = (size_t)(pb_put_varint(p, ((uint64_t)field << 3) | w) - (uint8_t *)b->p);
+	b->len = (size_t)(gb_varint_put(p, ((uint64_t)field << 3) | w) - (uint8_t *)b->p);
 }
 
 static inline void pb_varint(struct gb_buf *b, uint32_t field, uint64_t v)
@@ -43,8 +34,8 @@ static inline void pb_varint(struct gb_buf *b, uint32_t field, uint64_t v)
 
 	gb_buf_reserve(b, 15);
 	p = (uint8_t *)b->p + b->len;
-	p = pb_put_varint(p, ((uint64_t)field << 3) | PB_VARINT);
-	p = pb_put_varint(p, v);
+	p = gb_varint_put(p, ((uint64_t)field << 3) | PB_VARINT);
+	p = gb_varint_put(p, v);
 	b->len = (size_t)(p - (uint8_t *)b->p);
 }
 
@@ -70,8 +61,8 @@ static inline void pb_bytes(struct gb_buf *b, uint32_t field, const void *d, siz
 
 	gb_buf_reserve(b, 15 + n);
 	p = (uint8_t *)b->p + b->len;
-	p = pb_put_varint(p, ((uint64_t)field << 3) | PB_LEN);
-	p = pb_put_varint(p, n);
+	p = gb_varint_put(p, ((uint64_t)field << 3) | PB_LEN);
+	p = gb_varint_put(p, n);
 	memcpy(p, d, n);
 	b->len = (size_t)(p + n - (uint8_t *)b->p);
 }

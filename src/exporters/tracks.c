@@ -20,22 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tracks.h"
+#include "core/vec.h"
+#include "core/hmap.h"
 
 #define JSON_SYNTH_PID	0x7f000000u	/* synthetic JSON pids: collector, GPU groups */
 
-uint64_t gbx_mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
 static uint64_t xkey_hash(const struct xkey *k)
 {
-	return gbx_mix64(k->a ^ gbx_mix64(k->b ^ gbx_mix64(k->c + 0x9e3779b97f4a7c15ull)));
+	return gb_mix64(k->a ^ gb_mix64(k->b ^ gb_mix64(k->c + 0x9e3779b97f4a7c15ull)));
 }
 
 static bool xkey_eq(const struct xkey *x, const struct xkey *y)
@@ -141,46 +133,12 @@ void xmap_free(struct xmap *m)
 
 /* --- string pool ----------------------------------------------------------- */
 
-static uint32_t str_hash(const char *s, size_t *len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	const char *p = s;
-
-	for (; *p; p++)
-		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-	*len = (size_t)(p - s);
-	return (uint32_t)gbx_mix64(h);
-}
-
-static void gbx_strpool_grow(struct gbx_strpool *p)
-{
-	uint32_t cap = p->cap ? p->cap * 2 : 256, i;
-	struct gb_str **n = calloc(cap, sizeof(*n));
-
-	if (!n) {
-		gb_err("out of memory");
-		abort();
-	}
-	for (i = 0; i < p->cap; i++) {
-		uint32_t j;
-
-		if (!p->slot[i])
-			continue;
-		for (j = p->slot[i]->hash & (cap - 1); n[j]; j = (j + 1) & (cap - 1))
-			;
-		n[j] = p->slot[i];
-	}
-	free(p->slot);
-	p->slot = n;
-	p->cap = cap;
-}
-
+/* A record per string of the table, found by the string's dense id */
 const struct gb_str *gbx_strpool_get(struct gbx_strpool *p, const char *s)
 {
 	struct gbx_pcache *pc;
 	struct gb_str *e;
-	size_t len;
-	uint32_t h, i;
+	uint32_t id;
 	char *d;
 
 	if (!s)
@@ -192,28 +150,24 @@ const struct gb_str *gbx_strpool_get(struct gbx_strpool *p, const char *s)
 	pc = &p->pc[(((uintptr_t)s >> 3) * 0x9e3779b97f4a7c15ull) >> 54];
 	if (pc->p == s && pc->e && (pc->e->s == s || !strcmp(pc->e->s, s)))
 		return pc->e;
-	h = str_hash(s, &len);
-	if ((p->n + 1) * 10 > p->cap * 7)
-		gbx_strpool_grow(p);
-	for (i = h & (p->cap - 1); p->slot[i]; i = (i + 1) & (p->cap - 1)) {
-		e = p->slot[i];
-		if (e->hash == h && e->len == len && !memcmp(e->s, s, len)) {
-			pc->p = s;
-			pc->e = e;
-			return e;
-		}
+	if (!p->strs && !(p->strs = intern_new()))
+		gb_oom();
+	id = intern_id(p->strs, s, strlen(s));
+	if (id == INTERN_NONE)
+		gb_oom();
+	if (id < p->n) {
+		e = p->by_id[id];
+	} else {
+		GB_GROW_OR_DIE(p->by_id, p->cap, p->n + 1);
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			gb_oom();
+		e->s = (char *)intern_at(p->strs, id);
+		e->len = (uint32_t)intern_len_of(e->s);
+		d = gb_demangle(s);
+		e->disp = d ? d : e->s;
+		p->by_id[p->n++] = e;
 	}
-	e = calloc(1, sizeof(*e));
-	if (!e || !(e->s = strdup(s))) {
-		gb_err("out of memory");
-		abort();
-	}
-	e->len = (uint32_t)len;
-	e->hash = h;
-	d = gb_demangle(s);
-	e->disp = d ? d : e->s;
-	p->slot[i] = e;
-	p->n++;
 	pc->p = s;
 	pc->e = e;
 	return e;
@@ -223,18 +177,16 @@ void gbx_strpool_free(struct gbx_strpool *p)
 {
 	uint32_t i;
 
-	for (i = 0; i < p->cap; i++) {
-		struct gb_str *e = p->slot[i];
+	for (i = 0; i < p->n; i++) {
+		struct gb_str *e = p->by_id[i];
 
-		if (!e)
-			continue;
 		if (e->disp != e->s)
 			free((char *)e->disp);
 		free(e->json);
-		free(e->s);
 		free(e);
 	}
-	free(p->slot);
+	free(p->by_id);
+	intern_free(p->strs);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -284,14 +236,7 @@ static int32_t track_new(struct gb_exporter *ex, const struct xkey *k, uint8_t k
 		free(name);
 		return (int32_t)*slot;
 	}
-	if (ex->ntracks == ex->tcap) {
-		ex->tcap = ex->tcap ? ex->tcap * 2 : 64;
-		ex->tracks = realloc(ex->tracks, ex->tcap * sizeof(*ex->tracks));
-		if (!ex->tracks) {
-			gb_err("out of memory");
-			abort();
-		}
-	}
+	GB_GROW_OR_DIE(ex->tracks, ex->tcap, ex->ntracks + 1);
 	t = &ex->tracks[ex->ntracks];
 	memset(t, 0, sizeof(*t));
 	t->uuid = ex->ntracks + 1;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include "export.h"
 #include "core/util.h"
+#include "core/hash.h"
 
 /* --- hash map: three 64-bit words -> one 64-bit value --------------------- */
 struct xkey { uint64_t a, b, c; };
@@ -24,14 +25,13 @@ bool xmap_get(const struct xmap *m, const struct xkey *k, uint64_t *v);
 uint64_t *xmap_put(struct xmap *m, const struct xkey *k, bool *added);
 bool xmap_del(struct xmap *m, const struct xkey *k, uint64_t *v);
 void xmap_free(struct xmap *m);
-uint64_t gbx_mix64(uint64_t x);
 
 /* --- string pool: one copy per distinct string, never freed until the end -- */
 enum { GB_IT_NAME, GB_IT_STRVAL, GB_IT__N };	/* Perfetto interning tables */
 struct gb_str {
-	char *s;		/* as given */
+	char *s;		/* as given: the string table's copy */
 	const char *disp;	/* demangled when s is a C++ symbol, else s */
-	uint32_t len, hash;
+	uint32_t len;
 	uint32_t gen[GB_IT__N];	/* file generation the iid was defined in */
 	uint32_t iid[GB_IT__N];
 	char *json;		/* JSON string literal, made on first use */
@@ -39,8 +39,10 @@ struct gb_str {
 };
 #define GB_PCACHE 1024	/* pointer -> entry cache: most lookups repeat a pointer */
 struct gbx_pcache { const char *p; struct gb_str *e; };
+struct intern;
 struct gbx_strpool {
-	struct gb_str **slot;
+	struct intern *strs;	/* created on first use */
+	struct gb_str **by_id;	/* the table's id -> record */
 	uint32_t cap, n;
 	struct gbx_pcache pc[GB_PCACHE];
 };

@@ -20,7 +20,7 @@ void sbt_buf_var(struct gb_buf *b, uint64_t v)
 
 	gb_buf_reserve(b, 10);
 	o = (uint8_t *)b->p + b->len;
-	b->len = sbt_put_var(o, v) - (uint8_t *)b->p;
+	b->len = gb_varint_put(o, v) - (uint8_t *)b->p;
 }
 
 void sbt_buf_str(struct gb_buf *b, const char *s)
@@ -227,13 +227,13 @@ static uint8_t *enc_chunk(unsigned c, uint8_t *o, const struct gb_event *ev,
 {
 #define EV (&ev[perm ? perm[i] : i])
 #define SID (sid[perm ? perm[i] : i])
-#define LOOP(expr) for (; i < end; i++) o = sbt_put_var(o, (expr)); break
+#define LOOP(expr) for (; i < end; i++) o = gb_varint_put(o, (expr)); break
 	switch (c) {
 	case C_TS:
 		for (; i < end; i++) {
 			uint64_t t = EV->ts_ns;
 
-			o = sbt_put_var(o, gb_zigzag((int64_t)(t - *prev)));
+			o = gb_varint_put(o, gb_zigzag((int64_t)(t - *prev)));
 			*prev = t;
 		}
 		break;
@@ -241,7 +241,7 @@ static uint8_t *enc_chunk(unsigned c, uint8_t *o, const struct gb_event *ev,
 		for (; i < end; i++) {
 			uint64_t t = EV->corr_id;
 
-			o = sbt_put_var(o, gb_zigzag((int64_t)(t - *prev)));
+			o = gb_varint_put(o, gb_zigzag((int64_t)(t - *prev)));
 			*prev = t;
 		}
 		break;

@@ -14,6 +14,7 @@
 #include "core/event.h"
 #include "sbt.h"
 #include "core/util.h"
+#include "core/varint.h"
 
 #define SBT_MAGIC		"\x89GBT\r\n\x1a\n"	/* 8 bytes, file start */
 #define SBT_MAGIC_LEN		8
@@ -91,17 +92,6 @@ static inline uint16_t sbt_rd16(const uint8_t *p) { return p[0] | (uint16_t)p[1]
 static inline uint32_t sbt_rd32(const uint8_t *p) { return sbt_rd16(p) | (uint32_t)sbt_rd16(p + 2) << 16; }
 static inline uint64_t sbt_rd64(const uint8_t *p) { return sbt_rd32(p) | (uint64_t)sbt_rd32(p + 4) << 32; }
 
-/* --- varints into a raw pointer (caller reserved 10 bytes) --- */
-static inline uint8_t *sbt_put_var(uint8_t *o, uint64_t v)
-{
-	while (v >= 0x80) {
-		*o++ = (uint8_t)v | 0x80;
-		v >>= 7;
-	}
-	*o++ = (uint8_t)v;
-	return o;
-}
-
 /* Append to a gb_buf (n may be 0 with p NULL, unlike memcpy) */
 static inline void sbt_buf_put(struct gb_buf *b, const void *p, size_t n)
 {
@@ -122,21 +112,10 @@ struct sbt_cur {
 
 static inline uint64_t sbt_get_var(struct sbt_cur *c)
 {
-	uint64_t r = 0;
-	unsigned shift = 0;
+	uint64_t v;
 
-	while (c->p < c->end) {
-		uint8_t b = *c->p++;
-
-		if (shift == 63 && b > 1)
-			break;
-		r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return r;
-		shift += 7;
-		if (shift > 63)
-			break;
-	}
+	if (!gb_varint_get(&c->p, c->end, &v))
+		return v;
 	c->err = true;
 	c->p = c->end;
 	return 0;

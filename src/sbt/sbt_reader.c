@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "sbt_codec.h"
+#include "core/vec.h"
 
 void sbt_rd_seterr(struct sbt_reader *r, const char *fmt, ...)
 {
@@ -47,30 +48,15 @@ int sbt_src_read(const struct sbt_src *s, uint64_t off, void *dst, size_t n)
 
 void *sbt_rd_scratch(uint8_t **buf, size_t *cap, size_t need)
 {
-	if (need > *cap) {
-		void *p = realloc(*buf, need);
-
-		if (!p)
-			return NULL;
-		*buf = p;
-		*cap = need;
-	}
-	return *buf;
+	return GB_GROW(*buf, *cap, need) ? NULL : *buf;
 }
 
 int sbt_rd_add_str(struct sbt_reader *r, const char *s, size_t len)
 {
 	char *c;
 
-	if (r->nstr >= r->capstr) {
-		uint32_t cap = r->capstr ? r->capstr * 2 : 256;
-		char **p = realloc(r->strs, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		r->strs = p;
-		r->capstr = cap;
-	}
+	if (GB_GROW(r->strs, r->capstr, r->nstr + 1))
+		return -ENOMEM;
 	c = malloc(len + 1);
 	if (!c)
 		return -ENOMEM;
@@ -82,15 +68,8 @@ int sbt_rd_add_str(struct sbt_reader *r, const char *s, size_t len)
 
 int sbt_rd_add_blk(struct sbt_reader *r, const struct sbt_blk *b)
 {
-	if (r->nblk >= r->capblk) {
-		uint32_t cap = r->capblk ? r->capblk * 2 : 64;
-		struct sbt_blk *p = realloc(r->blks, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		r->blks = p;
-		r->capblk = cap;
-	}
+	if (GB_GROW(r->blks, r->capblk, r->nblk + 1))
+		return -ENOMEM;
 	r->blks[r->nblk++] = *b;
 	return 0;
 }
@@ -130,15 +109,8 @@ struct sbt_stack *sbt_rd_add_stack(struct sbt_reader *r, uint32_t id, uint32_t n
 {
 	struct sbt_stack *s;
 
-	if (r->nstacks >= r->capstacks) {
-		uint32_t cap = r->capstacks ? r->capstacks * 2 : 64;
-
-		s = realloc(r->stacks, cap * sizeof(*s));
-		if (!s)
-			return NULL;
-		r->stacks = s;
-		r->capstacks = cap;
-	}
+	if (GB_GROW(r->stacks, r->capstacks, r->nstacks + 1))
+		return NULL;
 	s = &r->stacks[r->nstacks];
 	s->f = calloc(n ? n : 1, sizeof(*s->f));
 	if (!s->f)
@@ -210,16 +182,9 @@ static int activate(struct sbt_reader *r, uint32_t bi)
 		free(ev);
 		return 0;
 	}
-	if (r->nact >= r->capact) {
-		uint32_t cap = r->capact ? r->capact * 2 : 8;
-		struct sbt_act *p = realloc(r->act, cap * sizeof(*p));
-
-		if (!p) {
-			free(ev);
-			return -ENOMEM;
-		}
-		r->act = p;
-		r->capact = cap;
+	if (GB_GROW(r->act, r->capact, r->nact + 1)) {
+		free(ev);
+		return -ENOMEM;
 	}
 	r->act[r->nact++] = (struct sbt_act){ bi, lo, b->count, ev };
 	return 0;

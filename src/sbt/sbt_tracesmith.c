@@ -88,19 +88,19 @@ static uint8_t bc_u8(struct bcur *b)
 	return b->buf[b->pos++];
 }
 
-/* LEB128 as TraceSmith reads it, but with an end: 10 bytes at most */
+/* LEB128 as TraceSmith writes it, read with an end: 10 bytes at most */
 static uint64_t bc_var(struct bcur *b)
 {
-	uint64_t r = 0;
-	unsigned i;
+	uint8_t tmp[GB_VARINT_MAX];
+	const uint8_t *p = tmp;
+	unsigned n = 0;
+	uint64_t v;
 
-	for (i = 0; i < 10; i++) {
-		uint8_t c = bc_u8(b);
-
-		r |= (uint64_t)(c & 0x7f) << (7 * i);
-		if (!(c & 0x80))
-			return r;
-	}
+	do
+		tmp[n] = bc_u8(b);
+	while ((tmp[n++] & 0x80) && n < GB_VARINT_MAX);
+	if (!b->err && !gb_varint_get(&p, tmp + n, &v))
+		return v;
 	b->err = true;
 	return 0;
 }

@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "sbt_codec.h"
+#include "core/vec.h"
+#include "core/hmap.h"
 
 #define ZSTD_LEVEL	1
 #define PCACHE		256
@@ -38,18 +40,15 @@ struct sbt_writer {
 	uint64_t off;		/* bytes known to be on disk, records whole */
 	bool seekable;
 	struct sbt_meta meta;
-	/* strings: id 0 is NULL; ids >= dict_from are not yet on disk */
-	struct gb_buf arena;
-	uint32_t *str_off, *str_len;
-	uint64_t *str_hash;
-	uint32_t nstr, capstr, dict_from;
-	uint32_t *htab, hcap;
+	/* strings: file id 0 is NULL, id n > 0 is strs' id n - 1; ids >= dict_from are not yet on disk */
+	struct intern *strs;
+	uint32_t nstr, dict_from;
 	struct { const char *p; uint32_t id; } pcache[PCACHE];
 	/* pending dictionary parts */
 	struct gb_buf stacks;
 	uint32_t nstacks;
 	struct sbt_note *notes;
-	uint32_t nnotes;
+	uint32_t nnotes, capnotes;
 	bool notes_dirty;
 	uint64_t *drops;
 	unsigned ncpu;
@@ -89,79 +88,20 @@ static void *xrealloc(void *p, size_t n)
 	return p;
 }
 
-#define GROW(arr, cnt, cap) do {						\
-	if ((cnt) >= (cap)) {							\
-		(cap) = (cap) ? (cap) * 2 : 64;					\
-		(arr) = xrealloc((arr), (size_t)(cap) * sizeof(*(arr)));	\
-	}									\
-} while (0)
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-	return h | 1;
-}
-
-static void htab_insert(struct sbt_writer *w, uint32_t id)
-{
-	uint32_t mask = w->hcap - 1, i = (uint32_t)w->str_hash[id] & mask;
-
-	while (w->htab[i])
-		i = (i + 1) & mask;
-	w->htab[i] = id;
-}
-
-static void htab_grow(struct sbt_writer *w)
-{
-	uint32_t id;
-
-	free(w->htab);
-	w->hcap = w->hcap ? w->hcap * 2 : 1024;
-	w->htab = calloc(w->hcap, sizeof(*w->htab));
-	if (!w->htab) {
-		gb_err("out of memory");
-		abort();
-	}
-	for (id = 1; id < w->nstr; id++)
-		htab_insert(w, id);
-}
-
 static const char *str_at(const struct sbt_writer *w, uint32_t id)
 {
-	return w->arena.p + w->str_off[id];
+	return intern_at(w->strs, id - 1);
 }
 
 static uint32_t intern_slow(struct sbt_writer *w, const char *s)
 {
-	size_t len = strnlen(s, SBT_MAX_STR - 1);
-	uint64_t h = hash_bytes(s, len);
-	uint32_t mask, i, id;
+	uint32_t id = intern_id(w->strs, s, strnlen(s, SBT_MAX_STR - 1));
 
-	if (!w->hcap || (uint64_t)w->nstr * 2 >= w->hcap)
-		htab_grow(w);
-	mask = w->hcap - 1;
-	for (i = (uint32_t)h & mask; (id = w->htab[i]); i = (i + 1) & mask)
-		if (w->str_hash[id] == h && w->str_len[id] == len &&
-		    !memcmp(str_at(w, id), s, len))
-			return id;
-	if (w->nstr >= w->capstr) {
-		w->capstr = w->capstr ? w->capstr * 2 : 1024;
-		w->str_off = xrealloc(w->str_off, w->capstr * sizeof(*w->str_off));
-		w->str_len = xrealloc(w->str_len, w->capstr * sizeof(*w->str_len));
-		w->str_hash = xrealloc(w->str_hash, w->capstr * sizeof(*w->str_hash));
-	}
-	id = w->nstr++;
-	w->str_off[id] = (uint32_t)w->arena.len;
-	w->str_len[id] = (uint32_t)len;
-	w->str_hash[id] = h;
-	sbt_buf_put(&w->arena, s, len);
-	gb_buf_putc(&w->arena, 0);
-	htab_insert(w, id);
-	return id;
+	if (id == INTERN_NONE)
+		gb_oom();
+	if (id + 1 == w->nstr)
+		w->nstr++;
+	return id + 1;
 }
 
 /*
@@ -281,8 +221,10 @@ static void put_dict(struct sbt_writer *w)
 	sbt_buf_var(b, w->dict_from);
 	sbt_buf_var(b, w->nstr - w->dict_from);
 	for (id = w->dict_from; id < w->nstr; id++) {
-		sbt_buf_var(b, w->str_len[id]);
-		sbt_buf_put(b, str_at(w, id), w->str_len[id]);
+		const char *str = str_at(w, id);
+
+		sbt_buf_var(b, intern_len_of(str));
+		sbt_buf_put(b, str, intern_len_of(str));
 	}
 	sbt_buf_var(b, w->nstacks);
 	sbt_buf_put(b, w->stacks.p, w->stacks.len);
@@ -333,11 +275,11 @@ static void commit(struct sbt_writer *w, uint64_t dict_off, uint64_t blk_off, ui
 	uint32_t i;
 
 	if (dict_off != blk_off) {
-		GROW(w->dicts, w->ndicts, w->capdicts);
+		GB_GROW_OR_DIE(w->dicts, w->capdicts, w->ndicts + 1);
 		w->dicts[w->ndicts++] = dict_off;
 	}
 	if (w->n) {
-		GROW(w->idx, w->nidx, w->capidx);
+		GB_GROW_OR_DIE(w->idx, w->capidx, w->nidx + 1);
 		w->idx[w->nidx++] = (struct idx_ent){ blk_off, end - blk_off, w->min_ts,
 						      w->max_ts, w->n };
 		for (i = 0; i < w->n; i++)
@@ -520,7 +462,7 @@ int sbt_writer_note(struct sbt_writer *w, const char *key, const char *value)
 			free(v);
 			return -ENOMEM;
 		}
-		w->notes = xrealloc(w->notes, (w->nnotes + 1) * sizeof(*w->notes));
+		GB_GROW_OR_DIE(w->notes, w->capnotes, w->nnotes + 1);
 		w->notes[w->nnotes++] = (struct sbt_note){ k, NULL };
 	}
 	free(w->notes[i].val);
@@ -547,11 +489,7 @@ static void free_writer(struct sbt_writer *w)
 
 	if (w->fd >= 0)
 		close(w->fd);
-	gb_buf_free(&w->arena);
-	free(w->str_off);
-	free(w->str_len);
-	free(w->str_hash);
-	free(w->htab);
+	intern_free(w->strs);
 	gb_buf_free(&w->stacks);
 	for (i = 0; i < w->nnotes; i++) {
 		free(w->notes[i].key);
@@ -594,10 +532,7 @@ int sbt_writer_fdopen(struct sbt_writer **wp, int fd, const struct sbt_meta *m)
 	if (m)
 		w->meta = *m;
 	w->nstr = w->dict_from = 1;	/* id 0 = NULL */
-	w->capstr = 1024;
-	w->str_off = xrealloc(NULL, w->capstr * sizeof(*w->str_off));
-	w->str_len = xrealloc(NULL, w->capstr * sizeof(*w->str_len));
-	w->str_hash = xrealloc(NULL, w->capstr * sizeof(*w->str_hash));
+	w->strs = intern_new();
 	w->ev = xrealloc(NULL, SBT_BLOCK_EVENTS * sizeof(*w->ev));
 	w->etid = xrealloc(NULL, SBT_BLOCK_EVENTS * sizeof(*w->etid));
 	w->tk = xrealloc(NULL, SBT_BLOCK_EVENTS * sizeof(*w->tk));
@@ -608,7 +543,7 @@ int sbt_writer_fdopen(struct sbt_writer **wp, int fd, const struct sbt_meta *m)
 	w->perm = xrealloc(NULL, SBT_BLOCK_EVENTS * sizeof(*w->perm));
 	w->type_counts = calloc(65536, sizeof(*w->type_counts));
 	w->zc = ZSTD_createCCtx();
-	if (!w->type_counts || !w->zc || !w->thtab) {
+	if (!w->type_counts || !w->zc || !w->thtab || !w->strs) {
 		free_writer(w);
 		return -ENOMEM;
 	}

@@ -200,6 +200,10 @@ int pyframes_offsets(const char *python, struct gb_py_offsets *o, char *err, siz
 	return 0;
 }
 
+/*
+ * CPython's line-table varint: 6 bits a byte, bit 6 continues. Not LEB128
+ * (core/varint.h), which carries 7 bits and continues on bit 7.
+ */
 static const uint8_t *varint(const uint8_t *p, const uint8_t *end, unsigned *v)
 {
 	unsigned shift = 0;

@@ -13,6 +13,7 @@
 #include "pyframes.h"
 #include "stack_int.h"
 #include "core/util.h"
+#include "core/hash.h"
 
 struct stk_entry {
 	uint32_t id;
@@ -130,32 +131,23 @@ void stack_note_maps(struct stack_table *t, pid_t pid, const struct gb_maps *m)
 			stk_mod_get(t, pid, &m->v[i]);
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	while (n--)
-		h = (h ^ *b++) * 0x100000001b3ull;
-	return h;
-}
-
 static uint64_t hash_frames(const struct gb_frame *f, unsigned n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = GB_FNV_INIT;
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		h = fnv(h, &f[i].offset, sizeof(f[i].offset));
-		h = fnv(h, &f[i].line, sizeof(f[i].line));
+		h = gb_fnv1a(h, &f[i].offset, sizeof(f[i].offset));
+		h = gb_fnv1a(h, &f[i].line, sizeof(f[i].line));
 		if (f[i].module)
-			h = fnv(h, f[i].module, strlen(f[i].module));
+			h = gb_fnv1a(h, f[i].module, strlen(f[i].module));
 		if (f[i].build_id)
-			h = fnv(h, f[i].build_id, strlen(f[i].build_id));
+			h = gb_fnv1a(h, f[i].build_id, strlen(f[i].build_id));
 		if (f[i].sym)
-			h = fnv(h, f[i].sym, strlen(f[i].sym));
+			h = gb_fnv1a(h, f[i].sym, strlen(f[i].sym));
 		/* anonymous memory (JIT code): the address is all there is */
 		if (!f[i].module)
-			h = fnv(h, &f[i].ip, sizeof(f[i].ip));
+			h = gb_fnv1a(h, &f[i].ip, sizeof(f[i].ip));
 	}
 	return h;
 }
@@ -286,7 +278,7 @@ unsigned stack_add_caller(uint64_t *ips, unsigned n, unsigned max, uint64_t call
 uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m,
 		       const uint64_t *ips, unsigned n)
 {
-	uint64_t key = fnv(fnv(0xcbf29ce484222325ull, &n, sizeof(n)), ips, n * sizeof(*ips));
+	uint64_t key = gb_fnv1a(gb_fnv1a(GB_FNV_INIT, &n, sizeof(n)), ips, n * sizeof(*ips));
 	struct hmap *pm = hmap_get(&t->fp_cache, (uint64_t)(uint32_t)pid);
 	struct fp_entry *e;
 	uint32_t id;
@@ -320,7 +312,7 @@ uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m
 
 static uint64_t pending_key(uint32_t tid, uint64_t ts)
 {
-	return fnv(fnv(0xcbf29ce484222325ull, &tid, 4), &ts, 8);
+	return gb_fnv1a(gb_fnv1a(GB_FNV_INIT, &tid, 4), &ts, 8);
 }
 
 void stack_dwarf_rec(struct stack_table *t, const struct gb_maps *m, const void *rec, size_t size)
@@ -442,7 +434,7 @@ void stack_py_rec(struct stack_table *t, const void *rec, size_t size)
 
 static bool is_eval_frame(struct stack_table *t, const struct gb_frame *f, unsigned i)
 {
-	uint64_t key = fnv(0xcbf29ce484222325ull, f->module, strlen(f->module));
+	uint64_t key = gb_fnv1a(GB_FNV_INIT, f->module, strlen(f->module));
 	struct elf_syms *s;
 	const char *name;
 

@@ -9,6 +9,7 @@
 #include "sbt/sbt.h"
 #include "symbolize.h"
 #include "core/util.h"
+#include "core/hash.h"
 
 struct sym_file {
 	struct elf_syms *syms;	/* NULL: nothing usable found */
@@ -56,11 +57,10 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
+/* a string and an end mark (0xff: no byte of text), so "ab"+"c" != "a"+"bc" */
 static uint64_t hstr(uint64_t h, const char *p)
 {
-	while (p && *p)
-		h = (h ^ (uint8_t)*p++) * 0x100000001b3ull;
-	return (h ^ 0xff) * 0x100000001b3ull;
+	return gb_fnv1a(gb_fnv1a_str(h, p), "\xff", 1);
 }
 
 /* a candidate file, if it is the one recorded (same build-id when both have one) */
@@ -107,7 +107,7 @@ static struct elf_syms *open_module(const struct symbolizer *s, const char *modu
 
 static struct sym_file *get_file(struct symbolizer *s, const char *module, const char *build_id)
 {
-	uint64_t key = hstr(hstr(0xcbf29ce484222325ull, module), build_id);
+	uint64_t key = hstr(hstr(GB_FNV_INIT, module), build_id);
 	struct sym_file *f = hmap_get(&s->files, key);
 
 	if (f)
@@ -135,7 +135,7 @@ const char *symbolize_frame(struct symbolizer *s, const struct gb_frame *f, unsi
 		return f->sym;	/* named at record time (Python, private files) */
 	if (!f->module)
 		return NULL;
-	key = hstr(hstr(0xcbf29ce484222325ull, f->module), f->build_id) ^ (off * 0x9e3779b97f4a7c15ull);
+	key = hstr(hstr(GB_FNV_INIT, f->module), f->build_id) ^ (off * 0x9e3779b97f4a7c15ull);
 	name = hmap_get(&s->names, key);
 	if (name)
 		return name;

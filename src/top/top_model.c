@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "top_model.h"
+#include "core/vec.h"
 
 #define MAX_RESOLVE_TRIES 5
 
@@ -72,21 +73,6 @@ struct top_proc *top_model_proc(const struct top_model *m, uint32_t pid)
 	return hmap_get(&m->proc_idx, pid);
 }
 
-static int grow(void *vec, size_t n, size_t *cap)
-{
-	void **v = *(void ***)vec;
-	size_t c = *cap ? *cap * 2 : 64;
-
-	if (n < *cap)
-		return 0;
-	v = realloc(v, c * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	*(void ***)vec = v;
-	*cap = c;
-	return 0;
-}
-
 void top_model_begin(struct top_model *m)
 {
 	size_t i;
@@ -102,7 +88,7 @@ int top_model_put_proc(struct top_model *m, uint32_t pid, const struct top_proc_
 	struct top_proc *p = hmap_get(&m->proc_idx, pid);
 
 	if (!p) {
-		if (grow(&m->procs, m->nprocs, &m->cap_procs) || !(p = calloc(1, sizeof(*p))))
+		if (GB_GROW(m->procs, m->cap_procs, m->nprocs + 1) || !(p = calloc(1, sizeof(*p))))
 			return -ENOMEM;
 		if (hmap_put(&m->proc_idx, pid, p)) {
 			free(p);
@@ -124,7 +110,7 @@ int top_model_put_kern(struct top_model *m, const struct top_kern_key *k, const 
 	struct top_kern *e = find_kern(m, k, &slot);
 
 	if (!e) {
-		if (grow(&m->kerns, m->nkerns, &m->cap_kerns) || !(e = calloc(1, sizeof(*e))))
+		if (GB_GROW(m->kerns, m->cap_kerns, m->nkerns + 1) || !(e = calloc(1, sizeof(*e))))
 			return -ENOMEM;
 		if (hmap_put(&m->kern_idx, slot, e)) {
 			free(e);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include "xray.h"
 #include "core/util.h"
+#include "core/vec.h"
 
 uint64_t xray_tsc_to_ns(uint64_t tsc, uint64_t freq)
 {
@@ -171,15 +172,8 @@ static struct xray_slice *slice_add(struct xray_import *imp, const struct xray_r
 {
 	struct xray_slice *s;
 
-	if (imp->n == imp->cap) {
-		size_t cap = imp->cap ? imp->cap * 2 : 1024;
-
-		s = realloc(imp->s, cap * sizeof(*s));
-		if (!s)
-			return NULL;
-		imp->s = s;
-		imp->cap = cap;
-	}
+	if (GB_GROW(imp->s, imp->cap, imp->n + 1))
+		return NULL;
 	s = &imp->s[imp->n++];
 	memset(s, 0, sizeof(*s));
 	s->ts_ns = ts;
@@ -197,15 +191,8 @@ static struct xray_slice *slice_add(struct xray_import *imp, const struct xray_r
 
 static int push(struct thread *t, size_t idx)
 {
-	if (t->depth == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 32;
-		size_t *p = realloc(t->stack, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		t->stack = p;
-		t->cap = cap;
-	}
+	if (GB_GROW(t->stack, t->cap, t->depth + 1))
+		return -ENOMEM;
 	t->stack[t->depth++] = idx;
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "xray.h"
 #include "core/util.h"
+#include "core/vec.h"
 
 struct reloc {
 	uint64_t off;	/* link-time address patched */
@@ -36,7 +37,7 @@ struct elf_ctx {
 	GElf_Shdr map_sh;
 	Elf_Data *map;
 	struct reloc *rel;
-	size_t nrel;
+	size_t nrel, caprel;
 	struct sym *syms;
 	size_t nsyms;
 };
@@ -94,14 +95,10 @@ static int load_relocs(struct elf_ctx *c)
 		n = d->d_size / sh.sh_entsize;
 		for (i = 0; i < n; i++) {
 			GElf_Rela r;
-			struct reloc *nr;
-
 			if (!gelf_getrela(d, (int)i, &r) || r.r_offset < lo || r.r_offset >= hi)
 				continue;
-			nr = realloc(c->rel, (c->nrel + 1) * sizeof(*nr));
-			if (!nr)
+			if (GB_GROW(c->rel, c->caprel, c->nrel + 1))
 				return -ENOMEM;
-			c->rel = nr;
 			/* R_*_RELATIVE: base + addend; symbol relocs: addend is all we know */
 			c->rel[c->nrel].off = r.r_offset;
 			c->rel[c->nrel++].val = (uint64_t)r.r_addend;

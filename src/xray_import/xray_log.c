@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "xray.h"
+#include "core/vec.h"
 
 #define HDR_SIZE	32
 #define BASIC_REC	32
@@ -67,15 +68,8 @@ static struct xray_rec *rec_add(struct xray_log *log)
 {
 	struct xray_rec *r;
 
-	if (log->n == log->cap) {
-		size_t cap = log->cap ? log->cap * 2 : 1024;
-
-		r = realloc(log->recs, cap * sizeof(*r));
-		if (!r)
-			return NULL;
-		log->recs = r;
-		log->cap = cap;
-	}
+	if (GB_GROW(log->recs, log->cap, log->n + 1))
+		return NULL;
 	r = &log->recs[log->n++];
 	memset(r, 0, sizeof(*r));
 	return r;
@@ -83,17 +77,8 @@ static struct xray_rec *rec_add(struct xray_log *log)
 
 static int anchor_add(struct xray_log *log, uint64_t tsc, uint64_t mono_ns)
 {
-	struct xray_anchor *a;
-
-	if (log->nanchors == log->anchors_cap) {
-		size_t cap = log->anchors_cap ? log->anchors_cap * 2 : 64;
-
-		a = realloc(log->anchors, cap * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		log->anchors = a;
-		log->anchors_cap = cap;
-	}
+	if (GB_GROW(log->anchors, log->anchors_cap, log->nanchors + 1))
+		return -ENOMEM;
 	log->anchors[log->nanchors].tsc = tsc;
 	log->anchors[log->nanchors++].mono_ns = mono_ns;
 	return 0;

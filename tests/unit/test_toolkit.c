@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_toolkit.c - the core toolkit: GB_GROW (growth and its overflow
+ * checks), the LEB128 varint (round trips and bounds), FNV-1a and the
+ * mixer (known values), and the string table (dense, stable ids).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/hash.h"
+#include "core/hmap.h"
+#include "core/varint.h"
+#include "core/vec.h"
+
+static void test_grow(void **state)
+{
+	uint32_t *v = NULL, cap32 = 0, i;
+	uint8_t *b = NULL, cap8 = 0;
+	size_t capz = 0;
+	char *c = NULL;
+
+	for (i = 0; i < 1000; i++) {
+		assert_int_equal(GB_GROW(v, cap32, i + 1), 0);
+		assert_true(cap32 >= i + 1);
+		v[i] = i;
+	}
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(v[i], i);
+	assert_true(cap32 < 4096);	/* doubling, not one at a time */
+	/* a need the cap's type cannot hold: refused, nothing changed */
+	assert_int_equal(GB_GROW(b, cap8, 300), -EOVERFLOW);
+	assert_null(b);
+	assert_int_equal(cap8, 0);
+	assert_int_equal(GB_GROW(b, cap8, 255), 0);
+	assert_int_equal(cap8, 255);	/* clamped to the type, not wrapped */
+	/* a byte size that overflows size_t */
+	assert_int_equal(gb_grow((void **)&c, &capz, 3, SIZE_MAX / 2, SIZE_MAX), -EOVERFLOW);
+	assert_int_equal(gb_grow((void **)&c, &capz, SIZE_MAX / 2, 4, SIZE_MAX), -EOVERFLOW);
+	assert_null(c);
+	assert_int_equal(capz, 0);
+	/* a need already met does nothing */
+	i = cap32;
+	assert_int_equal(GB_GROW(v, cap32, 1), 0);
+	assert_int_equal(cap32, i);
+	free(v);
+	free(b);
+}
+
+static void test_varint(void **state)
+{
+	static const uint64_t vals[] = { 0, 1, 127, 128, 300, 16383, 16384, 1ull << 32,
+					 (1ull << 63) - 1, 1ull << 63, UINT64_MAX };
+	uint8_t buf[GB_VARINT_MAX], *e;
+	const uint8_t *p;
+	uint64_t v;
+	size_t i, k;
+
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		e = gb_varint_put(buf, vals[i]);
+		assert_int_equal(e - buf, gb_varint_len(vals[i]));
+		p = buf;
+		assert_int_equal(gb_varint_get(&p, e, &v), 0);
+		assert_true(p == e);
+		assert_true(v == vals[i]);
+		/* every cut short is an error and moves nothing */
+		for (k = 0; k < (size_t)(e - buf); k++) {
+			p = buf;
+			assert_int_equal(gb_varint_get(&p, buf + k, &v), -1);
+			assert_true(p == buf);
+		}
+		assert_true(gb_unzigzag(gb_zigzag((int64_t)vals[i])) == (int64_t)vals[i]);
+	}
+	/* known bytes: 300 = ac 02 */
+	e = gb_varint_put(buf, 300);
+	assert_int_equal(e - buf, 2);
+	assert_int_equal(buf[0], 0xac);
+	assert_int_equal(buf[1], 0x02);
+	assert_int_equal(gb_varint_len(UINT64_MAX), 10);
+	/* more than 64 bits: a 10th byte above 1, or an 11th byte */
+	memset(buf, 0xff, 9);
+	buf[9] = 0x02;
+	p = buf;
+	assert_int_equal(gb_varint_get(&p, buf + 10, &v), -1);
+	buf[9] = 0x81;
+	{
+		uint8_t b11[11];
+
+		memcpy(b11, buf, 10);
+		b11[10] = 0;
+		p = b11;
+		assert_int_equal(gb_varint_get(&p, b11 + 11, &v), -1);
+	}
+	assert_int_equal(gb_zigzag(-1), 1);
+	assert_int_equal(gb_zigzag(1), 2);
+	assert_true(gb_zigzag(INT64_MIN) == UINT64_MAX);
+}
+
+static void test_hash(void **state)
+{
+	/* published FNV-1a 64 test vectors */
+	assert_true(gb_fnv1a(GB_FNV_INIT, "", 0) == 0xcbf29ce484222325ull);
+	assert_true(gb_fnv1a(GB_FNV_INIT, "a", 1) == 0xaf63dc4c8601ec8cull);
+	assert_true(gb_fnv1a(GB_FNV_INIT, "foobar", 6) == 0x85944171f73967e8ull);
+	assert_true(gb_fnv1a_str(GB_FNV_INIT, "foobar") == 0x85944171f73967e8ull);
+	assert_true(gb_fnv1a_str(GB_FNV_INIT, NULL) == GB_FNV_INIT);
+	/* chaining is hashing the concatenation */
+	assert_true(gb_fnv1a(gb_fnv1a(GB_FNV_INIT, "foo", 3), "bar", 3) ==
+		    gb_fnv1a(GB_FNV_INIT, "foobar", 6));
+	/* SplitMix64: the first output for seed 0 is mix(0x9e3779b97f4a7c15) */
+	assert_true(gb_mix64(0x9e3779b97f4a7c15ull) == 0xe220a8397b1dcdafull);
+	assert_true(gb_mix64(0) == 0);
+}
+
+static void test_intern(void **state)
+{
+	struct intern *t = intern_new();
+	char name[32];
+	const char *a, *b;
+	uint32_t i;
+
+	assert_non_null(t);
+	assert_int_equal(intern_id(t, NULL, 0), INTERN_NONE);
+	assert_null(intern_str(t, NULL));
+	assert_null(intern_at(t, 0));
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "kernel_%u", i);
+		assert_int_equal(intern_id(t, name, strlen(name)), i);	/* dense, first sight */
+	}
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "kernel_%u", i);
+		assert_int_equal(intern_id(t, name, strlen(name)), i);	/* stable */
+		assert_string_equal(intern_at(t, i), name);
+		assert_int_equal(intern_id_of(intern_at(t, i)), i);
+		assert_int_equal(intern_len_of(intern_at(t, i)), strlen(name));
+	}
+	assert_int_equal(intern_count(t), 5000);
+	assert_null(intern_at(t, 5000));
+	a = intern_str(t, "kernel_7");
+	assert_ptr_equal(a, intern_at(t, 7));
+	b = intern_strn(t, "kernel_77xyz", 9);
+	assert_ptr_equal(b, intern_at(t, 77));
+	/* the empty string and a prefix are strings of their own */
+	assert_int_equal(intern_id(t, "", 0), 5000);
+	assert_int_equal(intern_id(t, "kernel_", 7), 5001);
+	assert_string_equal(intern_at(t, 5000), "");
+	assert_int_equal(intern_count(t), 5002);
+	intern_free(t);
+	intern_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_varint),
+		cmocka_unit_test(test_hash),
+		cmocka_unit_test(test_intern),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
