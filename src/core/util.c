@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "util.h"
+#include "varint.h"
 #include "vec.h"
 
 int gb_verbose;
@@ -294,4 +295,22 @@ int gb_open_output(const char *path)
 			gb_dbg("cannot give %s to uid %s: %s", path, uid_s, strerror(errno));
 	}
 	return fd;
+}
+
+void gb_buf_varint(struct gb_buf *b, uint64_t v)
+{
+	uint8_t *o;
+
+	gb_buf_reserve(b, GB_VARINT_MAX);
+	o = (uint8_t *)b->p + b->len;
+	b->len = gb_varint_put(o, v) - (uint8_t *)b->p;
+}
+
+void gb_buf_varstr(struct gb_buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	gb_buf_varint(b, n);
+	if (n)
+		gb_buf_put(b, s, n);
 }

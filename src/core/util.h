@@ -15,6 +15,19 @@ struct gb_buf {
 	size_t len, cap;
 };
 
+/* little-endian stores */
+static inline void gb_le16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
+static inline void gb_le32(uint8_t *p, uint32_t v)
+{
+	gb_le16(p, (uint16_t)v);
+	gb_le16(p + 2, (uint16_t)(v >> 16));
+}
+static inline void gb_le64(uint8_t *p, uint64_t v)
+{
+	gb_le32(p, (uint32_t)v);
+	gb_le32(p + 4, (uint32_t)(v >> 32));
+}
+
 void gb_buf_reserve(struct gb_buf *b, size_t extra);
 void gb_buf_put(struct gb_buf *b, const void *data, size_t n);
 void gb_buf_puts(struct gb_buf *b, const char *s);
@@ -22,6 +35,9 @@ void gb_buf_putc(struct gb_buf *b, char c);
 void gb_buf_printf(struct gb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A JSON string literal, quotes included: escapes, control chars, bad UTF-8 as U+FFFD */
 void gb_buf_json_str(struct gb_buf *b, const char *s);
+/* LEB128 varint (core/varint.h); a string as its varint length and bytes */
+void gb_buf_varint(struct gb_buf *b, uint64_t v);
+void gb_buf_varstr(struct gb_buf *b, const char *s);
 void gb_buf_reset(struct gb_buf *b);
 void gb_buf_free(struct gb_buf *b);
 

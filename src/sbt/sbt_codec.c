@@ -14,23 +14,6 @@
 #define GPUBPF_VERSION "0.0.0"
 #endif
 
-void sbt_buf_var(struct gb_buf *b, uint64_t v)
-{
-	uint8_t *o;
-
-	gb_buf_reserve(b, 10);
-	o = (uint8_t *)b->p + b->len;
-	b->len = gb_varint_put(o, v) - (uint8_t *)b->p;
-}
-
-void sbt_buf_str(struct gb_buf *b, const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	sbt_buf_var(b, n);
-	sbt_buf_put(b, s, n);
-}
-
 uint8_t sbt_get_u8(struct sbt_cur *c)
 {
 	if (c->p >= c->end) {
@@ -88,11 +71,11 @@ void sbt_rec_hdr_pack(uint8_t o[SBT_REC_HDR_LEN], const struct sbt_rec_hdr *h)
 	memcpy(o, SBT_REC_MAGIC, 4);
 	o[4] = h->kind;
 	o[5] = h->comp;
-	sbt_le16(o + 6, h->plain_len);
-	sbt_le32(o + 8, h->payload_len);
-	sbt_le32(o + 12, h->raw_len);
-	sbt_le32(o + 16, h->crc);
-	sbt_le32(o + 20, sbt_crc32(o, 20));
+	gb_le16(o + 6, h->plain_len);
+	gb_le32(o + 8, h->payload_len);
+	gb_le32(o + 12, h->raw_len);
+	gb_le32(o + 16, h->crc);
+	gb_le32(o + 20, sbt_crc32(o, 20));
 }
 
 int sbt_rec_hdr_unpack(const uint8_t in[SBT_REC_HDR_LEN], struct sbt_rec_hdr *h, const char **why)
@@ -125,15 +108,15 @@ int sbt_rec_hdr_unpack(const uint8_t in[SBT_REC_HDR_LEN], struct sbt_rec_hdr *h,
 
 void sbt_meta_enc(struct gb_buf *b, const struct sbt_meta *m)
 {
-	sbt_buf_str(b, m->host);
-	sbt_buf_str(b, m->kernel);
-	sbt_buf_str(b, m->version);
-	sbt_buf_str(b, m->boot_id);
-	sbt_buf_str(b, m->cmdline);
-	sbt_buf_var(b, m->real_start_ns);
-	sbt_buf_var(b, m->mono_start_ns);
-	sbt_buf_var(b, m->real_end_ns);
-	sbt_buf_var(b, m->mono_end_ns);
+	gb_buf_varstr(b, m->host);
+	gb_buf_varstr(b, m->kernel);
+	gb_buf_varstr(b, m->version);
+	gb_buf_varstr(b, m->boot_id);
+	gb_buf_varstr(b, m->cmdline);
+	gb_buf_varint(b, m->real_start_ns);
+	gb_buf_varint(b, m->mono_start_ns);
+	gb_buf_varint(b, m->real_end_ns);
+	gb_buf_varint(b, m->mono_end_ns);
 }
 
 int sbt_meta_dec(struct sbt_cur *c, struct sbt_meta *m)
@@ -324,10 +307,10 @@ uint64_t sbt_cols_encode(struct sbt_colenc *enc, const struct sbt_blockin *in)
 	enc_rows(enc, mask & ~SBT_DYN_COLS, in->tmpl, in->tsid, NULL, NULL, in->ntmpl, 0);
 	enc_rows(enc, mask & SBT_DYN_COLS, in->ev, NULL, in->tid, in->perm, in->n, in->min_ts);
 	enc->body.len = 0;
-	sbt_buf_var(&enc->body, in->ntmpl);
+	gb_buf_varint(&enc->body, in->ntmpl);
 	for (m = mask; m; m &= m - 1) {
 		c = __builtin_ctzll(m);
-		sbt_buf_var(&enc->body, enc->col[c].len);
+		gb_buf_varint(&enc->body, enc->col[c].len);
 		sbt_buf_put(&enc->body, enc->col[c].p, enc->col[c].len);
 	}
 	return mask;

@@ -77,17 +77,6 @@ enum sbt_col {
 			 (1ull << C_AUX1) | (1ull << C_TMPL))
 
 /* --- little-endian fixed-width helpers --- */
-static inline void sbt_le16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
-static inline void sbt_le32(uint8_t *p, uint32_t v)
-{
-	sbt_le16(p, (uint16_t)v);
-	sbt_le16(p + 2, (uint16_t)(v >> 16));
-}
-static inline void sbt_le64(uint8_t *p, uint64_t v)
-{
-	sbt_le32(p, (uint32_t)v);
-	sbt_le32(p + 4, (uint32_t)(v >> 32));
-}
 static inline uint16_t sbt_rd16(const uint8_t *p) { return p[0] | (uint16_t)p[1] << 8; }
 static inline uint32_t sbt_rd32(const uint8_t *p) { return sbt_rd16(p) | (uint32_t)sbt_rd16(p + 2) << 16; }
 static inline uint64_t sbt_rd64(const uint8_t *p) { return sbt_rd32(p) | (uint64_t)sbt_rd32(p + 4) << 32; }
@@ -98,8 +87,6 @@ static inline void sbt_buf_put(struct gb_buf *b, const void *p, size_t n)
 	if (n)
 		gb_buf_put(b, p, n);
 }
-void sbt_buf_var(struct gb_buf *b, uint64_t v);
-void sbt_buf_str(struct gb_buf *b, const char *s);	/* varint length + bytes */
 
 /*
  * A bounds-checked reading cursor. Any overrun sets err and makes every
@@ -244,6 +231,8 @@ void *sbt_rd_scratch(uint8_t **buf, size_t *cap, size_t need);
 
 /* gpubpf: load one block, time ordered; 0 or -errno with why */
 int sbt_gb_load(struct sbt_reader *r, const struct sbt_blk *b, struct gb_event *ev, const char **why);
+/* gpubpf format: check the header, build the index (footer, or a scan) */
+int sbt_gb_open(struct sbt_reader *r, char *err, size_t errlen);
 
 /* TraceSmith v0.1: open (index chunks), load one chunk */
 int sbt_ts_open(struct sbt_reader *r, char *err, size_t errlen);

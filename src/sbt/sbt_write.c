@@ -191,10 +191,10 @@ static void enc_notes(struct gb_buf *b, const struct sbt_writer *w, bool all)
 {
 	uint32_t i, n = all ? w->nnotes : 0;
 
-	sbt_buf_var(b, n);
+	gb_buf_varint(b, n);
 	for (i = 0; i < n; i++) {
-		sbt_buf_str(b, w->notes[i].key);
-		sbt_buf_str(b, w->notes[i].val);
+		gb_buf_varstr(b, w->notes[i].key);
+		gb_buf_varstr(b, w->notes[i].val);
 	}
 }
 
@@ -202,9 +202,9 @@ static void enc_drops(struct gb_buf *b, const struct sbt_writer *w, bool all)
 {
 	unsigned i, n = all ? w->ncpu : 0;
 
-	sbt_buf_var(b, n);
+	gb_buf_varint(b, n);
 	for (i = 0; i < n; i++)
-		sbt_buf_var(b, w->drops[i]);
+		gb_buf_varint(b, w->drops[i]);
 }
 
 static bool dict_pending(const struct sbt_writer *w)
@@ -218,15 +218,15 @@ static void put_dict(struct sbt_writer *w)
 	uint32_t id;
 
 	b->len = 0;
-	sbt_buf_var(b, w->dict_from);
-	sbt_buf_var(b, w->nstr - w->dict_from);
+	gb_buf_varint(b, w->dict_from);
+	gb_buf_varint(b, w->nstr - w->dict_from);
 	for (id = w->dict_from; id < w->nstr; id++) {
 		const char *str = str_at(w, id);
 
-		sbt_buf_var(b, intern_len_of(str));
+		gb_buf_varint(b, intern_len_of(str));
 		sbt_buf_put(b, str, intern_len_of(str));
 	}
-	sbt_buf_var(b, w->nstacks);
+	gb_buf_varint(b, w->nstacks);
 	sbt_buf_put(b, w->stacks.p, w->stacks.len);
 	enc_notes(b, w, w->notes_dirty);
 	enc_drops(b, w, w->drops_dirty);
@@ -263,10 +263,10 @@ static void put_block(struct sbt_writer *w)
 	};
 
 	mask = sbt_cols_encode(&w->enc, &in);
-	sbt_le64(head, w->min_ts);
-	sbt_le64(head + 8, w->max_ts);
-	sbt_le32(head + 16, w->n);
-	sbt_le64(head + 24, mask);
+	gb_le64(head, w->min_ts);
+	gb_le64(head + 8, w->max_ts);
+	gb_le32(head + 16, w->n);
+	gb_le64(head + 24, mask);
 	put_record(w, SBT_REC_BLOCK, head, sizeof(head), w->enc.body.p, w->enc.body.len, true);
 }
 
@@ -428,15 +428,15 @@ int sbt_writer_add_stack(struct sbt_writer *w, uint32_t id, const struct gb_fram
 
 	if (!id || n > SBT_MAX_FRAMES || (n && !f))
 		return -EINVAL;
-	sbt_buf_var(&w->stacks, id);
-	sbt_buf_var(&w->stacks, n);
+	gb_buf_varint(&w->stacks, id);
+	gb_buf_varint(&w->stacks, n);
 	for (i = 0; i < n; i++) {
-		sbt_buf_var(&w->stacks, f[i].ip);
-		sbt_buf_var(&w->stacks, f[i].offset);
-		sbt_buf_var(&w->stacks, intern(w, f[i].module));
-		sbt_buf_var(&w->stacks, intern(w, f[i].build_id));
-		sbt_buf_var(&w->stacks, intern(w, f[i].sym));
-		sbt_buf_var(&w->stacks, f[i].line);
+		gb_buf_varint(&w->stacks, f[i].ip);
+		gb_buf_varint(&w->stacks, f[i].offset);
+		gb_buf_varint(&w->stacks, intern(w, f[i].module));
+		gb_buf_varint(&w->stacks, intern(w, f[i].build_id));
+		gb_buf_varint(&w->stacks, intern(w, f[i].sym));
+		gb_buf_varint(&w->stacks, f[i].line);
 	}
 	w->nstacks++;
 	return 0;
@@ -548,8 +548,8 @@ int sbt_writer_fdopen(struct sbt_writer **wp, int fd, const struct sbt_meta *m)
 		return -ENOMEM;
 	}
 	memcpy(fh, SBT_MAGIC, SBT_MAGIC_LEN);
-	sbt_le16(fh + 8, SBT_VERSION_MAJOR);
-	sbt_le16(fh + 10, SBT_VERSION_MINOR);
+	gb_le16(fh + 8, SBT_VERSION_MAJOR);
+	gb_le16(fh + 10, SBT_VERSION_MINOR);
 	sbt_buf_put(&w->out, fh, sizeof(fh));
 	sbt_meta_enc(&mb, &w->meta);
 	put_record(w, SBT_REC_META, NULL, 0, mb.p, mb.len, false);
@@ -585,30 +585,30 @@ static void put_footer(struct sbt_writer *w)
 	sbt_meta_enc(b, &w->meta);
 	enc_drops(b, w, true);
 	enc_notes(b, w, true);
-	sbt_buf_var(b, w->nidx);
+	gb_buf_varint(b, w->nidx);
 	for (i = 0; i < w->nidx; i++) {
-		sbt_buf_var(b, w->idx[i].off);
-		sbt_buf_var(b, w->idx[i].len);
-		sbt_buf_var(b, w->idx[i].min_ts);
-		sbt_buf_var(b, w->idx[i].max_ts - w->idx[i].min_ts);
-		sbt_buf_var(b, w->idx[i].count);
+		gb_buf_varint(b, w->idx[i].off);
+		gb_buf_varint(b, w->idx[i].len);
+		gb_buf_varint(b, w->idx[i].min_ts);
+		gb_buf_varint(b, w->idx[i].max_ts - w->idx[i].min_ts);
+		gb_buf_varint(b, w->idx[i].count);
 	}
-	sbt_buf_var(b, w->ndicts);
+	gb_buf_varint(b, w->ndicts);
 	for (i = 0; i < w->ndicts; i++)
-		sbt_buf_var(b, w->dicts[i]);
+		gb_buf_varint(b, w->dicts[i]);
 	for (i = 0; i < 65536; i++)
 		ntypes += !!w->type_counts[i];
-	sbt_buf_var(b, ntypes);
+	gb_buf_varint(b, ntypes);
 	for (i = 0; i < 65536; i++) {
 		if (!w->type_counts[i])
 			continue;
-		sbt_buf_var(b, i);
-		sbt_buf_var(b, w->type_counts[i]);
+		gb_buf_varint(b, i);
+		gb_buf_varint(b, w->type_counts[i]);
 	}
-	sbt_buf_var(b, w->total);
+	gb_buf_varint(b, w->total);
 	w->out.len = 0;
 	put_record(w, SBT_REC_FOOTER, NULL, 0, b->p, b->len, true);
-	sbt_le64(tr, foot_off);
+	gb_le64(tr, foot_off);
 	memcpy(tr + 8, SBT_TRAILER_MAGIC, 8);
 	sbt_buf_put(&w->out, tr, sizeof(tr));
 }
