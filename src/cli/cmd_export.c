@@ -185,7 +185,7 @@ static int export_one(const char *in, const char *format, const char *out, uint6
 	if (rc)
 		return rc;
 	if (fmt == GB_FMT_TRACESMITH)
-		rc = sbt_export_tracesmith(r, out, err, errlen);
+		rc = gb_export_tracesmith(r, out, err, errlen);
 	else
 		rc = run_export(r, in, fmt, out, split, st, err, errlen);
 	sbt_reader_close(r);

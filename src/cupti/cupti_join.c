@@ -603,7 +603,8 @@ void cupti_join_flush(struct cupti_join *j, cupti_join_cb cb, void *ctx)
 {
 	while (j->head)
 		release(j, j->head);
-	cj_flush_open_nvtx(j);
+	if (j->flush_nvtx)
+		j->flush_nvtx(j);
 	while (j->ahead)
 		corr_free(j, j->ahead);
 	emit_out(j, cb, ctx);

@@ -69,6 +69,12 @@ struct cupti_join {
 	size_t nout, capout;
 	uint64_t last_ts;	/* newest timestamp seen: "now" of flush */
 	struct cupti_join_stats st;
+	/*
+	 * Set by the NVTX pairing (cupti_nvtx.c) once it holds ranges: at the
+	 * end of input it writes the ones still open. A hook, so that the join
+	 * does not call up into the file that builds on it.
+	 */
+	void (*flush_nvtx)(struct cupti_join *j);
 };
 
 uint64_t cj_key2(uint32_t hi, uint64_t lo);
@@ -77,6 +83,5 @@ const char *cj_own(struct cupti_join *j, const char *s);	/* interned copy */
 void cj_see_ts(struct cupti_join *j, uint64_t ts);
 void cj_out_push(struct cupti_join *j, const struct gb_event *ev);
 void cj_free_vals(struct hmap *m);
-void cj_flush_open_nvtx(struct cupti_join *j);
 
 #endif

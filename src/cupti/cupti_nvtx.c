@@ -105,11 +105,14 @@ static void nvtx_end(struct cupti_join *j, const struct gb_event *h, uint64_t id
 	free(o);
 }
 
+static void flush_open(struct cupti_join *j);
+
 void cupti_join_nvtx(struct cupti_join *j, const struct gb_event *host, unsigned op,
 		     uint64_t id, uint64_t domain, const char *name, uint32_t color)
 {
 	const char *n = cj_own(j, name && *name ? name : NULL);
 
+	j->flush_nvtx = flush_open;
 	cj_see_ts(j, host->ts_ns);
 	switch (op) {
 	case GB_NVTX_MARK:
@@ -132,7 +135,7 @@ void cupti_join_nvtx(struct cupti_join *j, const struct gb_event *host, unsigned
 	}
 }
 
-void cj_flush_open_nvtx(struct cupti_join *j)
+static void flush_open(struct cupti_join *j)
 {
 	struct gb_event host;
 	struct nvtx_stack *s;

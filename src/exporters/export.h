@@ -26,7 +26,7 @@ enum gb_export_fmt {
 	GB_FMT_NONE = 0,
 	GB_FMT_PERFETTO,	/* Perfetto TracePacket stream (.pftrace) */
 	GB_FMT_JSON,		/* Chrome trace event JSON */
-	GB_FMT_TRACESMITH,	/* TraceSmith SBT v0.1 (sbt_export_tracesmith) */
+	GB_FMT_TRACESMITH,	/* TraceSmith SBT v0.1 (gb_export_tracesmith) */
 };
 
 /* "perfetto"/"pftrace"/"protobuf", "json"/"chrome", "tracesmith"; NONE if unknown */
@@ -107,5 +107,9 @@ int gb_export_file(const char *sbt_path, const char *format, const char *out_pat
 /* one event as one JSON object, no newline (view --json, import --json) */
 struct gb_buf;
 void gb_event_json(struct gb_buf *b, const struct gb_event *ev);
+
+/* the trace as TraceSmith SBT v0.1 at path (clean finish only, as that format requires); 0 or -errno with err set */
+struct sbt_reader;
+int gb_export_tracesmith(struct sbt_reader *r, const char *path, char *err, size_t errlen);
 
 #endif

@@ -86,7 +86,4 @@ const struct gb_frame *sbt_reader_stack(struct sbt_reader *r, uint32_t id, unsig
 const char *sbt_reader_last_error(struct sbt_reader *r);
 void sbt_reader_close(struct sbt_reader *r);
 
-/* TraceSmith SBT v0.1 export (clean finish only, as that format requires) */
-int sbt_export_tracesmith(struct sbt_reader *r, const char *path, char *err, size_t errlen);
-
 #endif

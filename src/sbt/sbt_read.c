@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sbt_read.c - the .sbt reader: opens gpubpf and TraceSmith files, builds
- * the block index (from the footer, or by scanning after a crash), and
- * merges blocks into one time-ordered stream. Only the blocks that overlap
- * the current position are held in memory.
+ * sbt_read.c - gpubpf's own .sbt files: check the header, build the block
+ * index (from the footer, or by scanning after a crash), load a block's
+ * events. The public reader API over both formats is sbt_reader.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -407,54 +406,6 @@ static int scan(struct sbt_reader *r, uint64_t off)
 	return 0;
 }
 
-static int cmp_order(const void *a, const void *b, void *ctx)
-{
-	const struct sbt_blk *blks = ctx;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	if (blks[x].min_ts != blks[y].min_ts)
-		return blks[x].min_ts < blks[y].min_ts ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_stack(const void *a, const void *b)
-{
-	const struct sbt_stack *x = a, *y = b;
-
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return x->f < y->f ? -1 : x->f > y->f;	/* keep it deterministic */
-}
-
-/* Index ready: order the blocks, sum up the info */
-static int finish_open(struct sbt_reader *r)
-{
-	struct sbt_info *in = &r->info;
-	uint32_t i;
-
-	r->order = calloc(r->nblk ? r->nblk : 1, sizeof(*r->order));
-	if (!r->order)
-		return -ENOMEM;
-	for (i = 0; i < r->nblk; i++) {
-		const struct sbt_blk *b = &r->blks[i];
-
-		r->order[i] = i;
-		in->events += b->count;
-		if (!in->blocks || b->min_ts < in->first_ts)
-			in->first_ts = b->min_ts;
-		if (b->max_ts > in->last_ts)
-			in->last_ts = b->max_ts;
-		in->blocks++;
-	}
-	qsort_r(r->order, r->nblk, sizeof(*r->order), cmp_order, r->blks);
-	if (r->nstacks)
-		qsort(r->stacks, r->nstacks, sizeof(*r->stacks), cmp_stack);
-	in->drops_per_cpu = r->drops;
-	for (i = 0; i < in->ncpu; i++)
-		in->drops_total += r->drops[i];
-	return 0;
-}
-
 /* Forget what a footer that turned out bad had loaded */
 static void reset_index(struct sbt_reader *r)
 {
@@ -477,7 +428,7 @@ static void reset_index(struct sbt_reader *r)
 	r->info.meta.real_end_ns = r->info.meta.mono_end_ns = 0;
 }
 
-static int open_gb(struct sbt_reader *r, char *err, size_t errlen)
+int sbt_gb_open(struct sbt_reader *r, char *err, size_t errlen)
 {
 	uint8_t fh[SBT_FILE_HDR_LEN];
 	uint64_t next;
@@ -510,144 +461,4 @@ static int open_gb(struct sbt_reader *r, char *err, size_t errlen)
 	if (e == -EINVAL)
 		sbt_rd_seterr(r, "footer damaged: index rebuilt by scanning");
 	return scan(r, next);
-}
-
-static int open_common(struct sbt_reader *r, char *err, size_t errlen)
-{
-	uint8_t m[8] = { 0 };
-	int e;
-
-	if (!r->src.size) {
-		snprintf(err, errlen, "%s: empty file (0 bytes): not a trace", r->path);
-		return -EINVAL;
-	}
-	sbt_src_read(&r->src, 0, m, r->src.size < 8 ? r->src.size : 8);
-	if (sbt_rd_add_str(r, "", 0))
-		return -ENOMEM;
-	free(r->strs[0]);
-	r->strs[0] = NULL;	/* id 0 is NULL */
-	if (r->src.size >= 4 && !memcmp(m, "SBT\0", 4)) {
-		e = sbt_ts_open(r, err, errlen);
-	} else if (r->src.size >= SBT_MAGIC_LEN && !memcmp(m, SBT_MAGIC, SBT_MAGIC_LEN)) {
-		e = open_gb(r, err, errlen);
-	} else {
-		snprintf(err, errlen, "%s: not a .sbt trace (unknown magic %02x %02x %02x %02x at "
-			 "offset 0)", r->path, m[0], m[1], m[2], m[3]);
-		return -EINVAL;
-	}
-	if (e == -ENOMEM)
-		snprintf(err, errlen, "%s: out of memory while indexing", r->path);
-	if (e)
-		return e;
-	return finish_open(r);
-}
-
-static struct sbt_reader *new_reader(const char *path)
-{
-	struct sbt_reader *r = calloc(1, sizeof(*r));
-
-	if (!r)
-		return NULL;
-	r->src.fd = -1;
-	r->path = strdup(path ? path : "(memory)");
-	if (!r->path) {
-		free(r);
-		return NULL;
-	}
-	return r;
-}
-
-int sbt_reader_open(struct sbt_reader **rp, const char *path, char *err, size_t errlen)
-{
-	struct sbt_reader *r;
-	struct stat st;
-	int e;
-
-	*rp = NULL;
-	if (errlen)
-		*err = 0;
-	r = new_reader(path);
-	if (!r)
-		return -ENOMEM;
-	r->src.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->src.fd < 0 || fstat(r->src.fd, &st)) {
-		e = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-e));
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		e = -EINVAL;
-		snprintf(err, errlen, "%s: not a regular file", path);
-		goto fail;
-	}
-	r->src.size = st.st_size;
-	e = open_common(r, err, errlen);
-	if (e)
-		goto fail;
-	*rp = r;
-	return 0;
-fail:
-	sbt_reader_close(r);
-	return e;
-}
-
-int sbt_reader_open_mem(struct sbt_reader **rp, const void *data, size_t len, char *err, size_t errlen)
-{
-	struct sbt_reader *r;
-	int e;
-
-	*rp = NULL;
-	if (errlen)
-		*err = 0;
-	r = new_reader(NULL);
-	if (!r)
-		return -ENOMEM;
-	r->src.mem = data ? data : (const uint8_t *)"";
-	r->src.size = len;
-	e = open_common(r, err, errlen);
-	if (e) {
-		sbt_reader_close(r);
-		return e;
-	}
-	*rp = r;
-	return 0;
-}
-
-const struct sbt_info *sbt_reader_info(struct sbt_reader *r)
-{
-	return &r->info;
-}
-
-const char *sbt_reader_note(struct sbt_reader *r, const char *key)
-{
-	uint32_t i;
-
-	for (i = 0; i < r->nnotes; i++)
-		if (!strcmp(r->notes[i].key, key))
-			return r->notes[i].val;
-	return NULL;
-}
-
-const struct gb_frame *sbt_reader_stack(struct sbt_reader *r, uint32_t id, unsigned *n)
-{
-	uint32_t lo = 0, hi = r->nstacks;
-
-	*n = 0;
-	while (lo < hi) {	/* first entry with that id */
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (r->stacks[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo >= r->nstacks || r->stacks[lo].id != id)
-		return NULL;
-	*n = r->stacks[lo].n;
-	return r->stacks[lo].f;
-}
-
-const char *sbt_reader_last_error(struct sbt_reader *r)
-{
-	return r->has_err ? r->err : NULL;
 }

@@ -1,127 +1,22 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sbt_reader.c - reader state shared by both flavours (strings, stacks,
- * notes, the block index) and the k-way merge that turns overlapping
- * blocks into one time-ordered stream, holding only the blocks in play.
+ * sbt_reader.c - the reader API (sbt.h) over both formats: open (by magic:
+ * gpubpf's own, sbt_read.c, or TraceSmith's, sbt_tracesmith.c), and the
+ * k-way merge that turns overlapping blocks into one time-ordered stream,
+ * holding only the blocks in play; stacks, notes, info.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 #include "sbt_codec.h"
 #include "core/vec.h"
-
-void sbt_rd_seterr(struct sbt_reader *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->err, sizeof(r->err), fmt, ap);
-	va_end(ap);
-	r->has_err = true;
-}
-
-int sbt_src_read(const struct sbt_src *s, uint64_t off, void *dst, size_t n)
-{
-	size_t done = 0;
-
-	if (off > s->size || n > s->size - off)
-		return -ENODATA;
-	if (s->mem) {
-		memcpy(dst, s->mem + off, n);
-		return 0;
-	}
-	while (done < n) {
-		ssize_t k = pread(s->fd, (char *)dst + done, n - done, off + done);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -ENODATA;
-		done += k;
-	}
-	return 0;
-}
-
-void *sbt_rd_scratch(uint8_t **buf, size_t *cap, size_t need)
-{
-	return GB_GROW(*buf, *cap, need) ? NULL : *buf;
-}
-
-int sbt_rd_add_str(struct sbt_reader *r, const char *s, size_t len)
-{
-	char *c;
-
-	if (GB_GROW(r->strs, r->capstr, r->nstr + 1))
-		return -ENOMEM;
-	c = malloc(len + 1);
-	if (!c)
-		return -ENOMEM;
-	memcpy(c, s, len);
-	c[len] = 0;
-	r->strs[r->nstr++] = c;
-	return 0;
-}
-
-int sbt_rd_add_blk(struct sbt_reader *r, const struct sbt_blk *b)
-{
-	if (GB_GROW(r->blks, r->capblk, r->nblk + 1))
-		return -ENOMEM;
-	r->blks[r->nblk++] = *b;
-	return 0;
-}
-
-int sbt_rd_set_note(struct sbt_reader *r, const char *key, const char *val)
-{
-	struct sbt_note *n;
-	uint32_t i;
-	char *v = strdup(val);
-
-	if (!v)
-		return -ENOMEM;
-	for (i = 0; i < r->nnotes; i++) {
-		if (!strcmp(r->notes[i].key, key)) {
-			free(r->notes[i].val);
-			r->notes[i].val = v;
-			return 0;
-		}
-	}
-	n = realloc(r->notes, (r->nnotes + 1) * sizeof(*n));
-	if (!n) {
-		free(v);
-		return -ENOMEM;
-	}
-	r->notes = n;
-	n[r->nnotes].key = strdup(key);
-	n[r->nnotes].val = v;
-	if (!n[r->nnotes].key) {
-		free(v);
-		return -ENOMEM;
-	}
-	r->nnotes++;
-	return 0;
-}
-
-struct sbt_stack *sbt_rd_add_stack(struct sbt_reader *r, uint32_t id, uint32_t n)
-{
-	struct sbt_stack *s;
-
-	if (GB_GROW(r->stacks, r->capstacks, r->nstacks + 1))
-		return NULL;
-	s = &r->stacks[r->nstacks];
-	s->f = calloc(n ? n : 1, sizeof(*s->f));
-	if (!s->f)
-		return NULL;
-	s->id = id;
-	s->n = n;
-	r->nstacks++;
-	return s;
-}
-
-/* --- merge --- */
 
 static void drop_act(struct sbt_reader *r, uint32_t i)
 {
@@ -280,4 +175,192 @@ void sbt_reader_close(struct sbt_reader *r)
 	ZSTD_freeDCtx(r->zctx);
 	free(r->path);
 	free(r);
+}
+
+static int cmp_order(const void *a, const void *b, void *ctx)
+{
+	const struct sbt_blk *blks = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (blks[x].min_ts != blks[y].min_ts)
+		return blks[x].min_ts < blks[y].min_ts ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+	const struct sbt_stack *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->f < y->f ? -1 : x->f > y->f;	/* keep it deterministic */
+}
+
+/* Index ready: order the blocks, sum up the info */
+static int finish_open(struct sbt_reader *r)
+{
+	struct sbt_info *in = &r->info;
+	uint32_t i;
+
+	r->order = calloc(r->nblk ? r->nblk : 1, sizeof(*r->order));
+	if (!r->order)
+		return -ENOMEM;
+	for (i = 0; i < r->nblk; i++) {
+		const struct sbt_blk *b = &r->blks[i];
+
+		r->order[i] = i;
+		in->events += b->count;
+		if (!in->blocks || b->min_ts < in->first_ts)
+			in->first_ts = b->min_ts;
+		if (b->max_ts > in->last_ts)
+			in->last_ts = b->max_ts;
+		in->blocks++;
+	}
+	qsort_r(r->order, r->nblk, sizeof(*r->order), cmp_order, r->blks);
+	if (r->nstacks)
+		qsort(r->stacks, r->nstacks, sizeof(*r->stacks), cmp_stack);
+	in->drops_per_cpu = r->drops;
+	for (i = 0; i < in->ncpu; i++)
+		in->drops_total += r->drops[i];
+	return 0;
+}
+
+static int open_common(struct sbt_reader *r, char *err, size_t errlen)
+{
+	uint8_t m[8] = { 0 };
+	int e;
+
+	if (!r->src.size) {
+		snprintf(err, errlen, "%s: empty file (0 bytes): not a trace", r->path);
+		return -EINVAL;
+	}
+	sbt_src_read(&r->src, 0, m, r->src.size < 8 ? r->src.size : 8);
+	if (sbt_rd_add_str(r, "", 0))
+		return -ENOMEM;
+	free(r->strs[0]);
+	r->strs[0] = NULL;	/* id 0 is NULL */
+	if (r->src.size >= 4 && !memcmp(m, "SBT\0", 4)) {
+		e = sbt_ts_open(r, err, errlen);
+	} else if (r->src.size >= SBT_MAGIC_LEN && !memcmp(m, SBT_MAGIC, SBT_MAGIC_LEN)) {
+		e = sbt_gb_open(r, err, errlen);
+	} else {
+		snprintf(err, errlen, "%s: not a .sbt trace (unknown magic %02x %02x %02x %02x at "
+			 "offset 0)", r->path, m[0], m[1], m[2], m[3]);
+		return -EINVAL;
+	}
+	if (e == -ENOMEM)
+		snprintf(err, errlen, "%s: out of memory while indexing", r->path);
+	if (e)
+		return e;
+	return finish_open(r);
+}
+
+static struct sbt_reader *new_reader(const char *path)
+{
+	struct sbt_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->src.fd = -1;
+	r->path = strdup(path ? path : "(memory)");
+	if (!r->path) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+int sbt_reader_open(struct sbt_reader **rp, const char *path, char *err, size_t errlen)
+{
+	struct sbt_reader *r;
+	struct stat st;
+	int e;
+
+	*rp = NULL;
+	if (errlen)
+		*err = 0;
+	r = new_reader(path);
+	if (!r)
+		return -ENOMEM;
+	r->src.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->src.fd < 0 || fstat(r->src.fd, &st)) {
+		e = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-e));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		e = -EINVAL;
+		snprintf(err, errlen, "%s: not a regular file", path);
+		goto fail;
+	}
+	r->src.size = st.st_size;
+	e = open_common(r, err, errlen);
+	if (e)
+		goto fail;
+	*rp = r;
+	return 0;
+fail:
+	sbt_reader_close(r);
+	return e;
+}
+
+int sbt_reader_open_mem(struct sbt_reader **rp, const void *data, size_t len, char *err, size_t errlen)
+{
+	struct sbt_reader *r;
+	int e;
+
+	*rp = NULL;
+	if (errlen)
+		*err = 0;
+	r = new_reader(NULL);
+	if (!r)
+		return -ENOMEM;
+	r->src.mem = data ? data : (const uint8_t *)"";
+	r->src.size = len;
+	e = open_common(r, err, errlen);
+	if (e) {
+		sbt_reader_close(r);
+		return e;
+	}
+	*rp = r;
+	return 0;
+}
+
+const struct sbt_info *sbt_reader_info(struct sbt_reader *r)
+{
+	return &r->info;
+}
+
+const char *sbt_reader_note(struct sbt_reader *r, const char *key)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nnotes; i++)
+		if (!strcmp(r->notes[i].key, key))
+			return r->notes[i].val;
+	return NULL;
+}
+
+const struct gb_frame *sbt_reader_stack(struct sbt_reader *r, uint32_t id, unsigned *n)
+{
+	uint32_t lo = 0, hi = r->nstacks;
+
+	*n = 0;
+	while (lo < hi) {	/* first entry with that id */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (r->stacks[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= r->nstacks || r->stacks[lo].id != id)
+		return NULL;
+	*n = r->stacks[lo].n;
+	return r->stacks[lo].f;
+}
+
+const char *sbt_reader_last_error(struct sbt_reader *r)
+{
+	return r->has_err ? r->err : NULL;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sbt_tracesmith.c - TraceSmith SBT v0.1 ("SBT\0"): read through the same
- * reader API, and export. Their reader trusts every count and offset; ours
+ * sbt_tracesmith.c - TraceSmith SBT v0.1 ("SBT\0") read through the same
+ * reader API (the export is src/exporters/tracesmith.c). Their reader trusts every count and offset; ours
  * checks each against the bytes that remain. The type mapping is in
  * docs/sbt-format.md.
  */
@@ -11,18 +11,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "sbt_codec.h"
+#include "tracesmith.h"
 
-#define TS_HDR_LEN	72
 #define TS_CHUNK	65536	/* events per reader block */
 #define TS_MIN_REC	7	/* type, flags, delta, device, stream, corr, name */
-
-enum {
-	TS_UNKNOWN, TS_KLAUNCH, TS_KCOMPLETE, TS_H2D, TS_D2H, TS_D2D, TS_MEMSET,
-	TS_STREAMSYNC, TS_DEVSYNC, TS_EVRECORD, TS_EVSYNC, TS_STREAMCREATE,
-	TS_STREAMDESTROY, TS_CTXCREATE, TS_CTXDESTROY, TS_ALLOC, TS_FREE,
-	TS_MARKER, TS_RANGESTART, TS_RANGEEND, TS_NCCLSTART, TS_NCCLCOMPLETE,
-	TS_CUSTOM = 255,
-};
 
 static const char *const ts_names[22] = {
 	"Unknown", "KernelLaunch", "KernelComplete", "MemcpyH2D", "MemcpyD2H",
@@ -32,7 +24,7 @@ static const char *const ts_names[22] = {
 	"RangeEnd", "NCCLStart", "NCCLComplete",
 };
 
-static void ts_name(unsigned t, char *buf, size_t len)
+void sbt_ts_type_name(unsigned t, char *buf, size_t len)
 {
 	if (t < 22)
 		snprintf(buf, len, "%s", ts_names[t]);
@@ -159,43 +151,6 @@ static void map_in(struct sbt_reader *r, unsigned t, struct gb_event *e)
 		e->detail = r->strs[r->ts_sid[t]];
 	}
 	e->api = gb_type_info(e->type)->api;
-}
-
-static unsigned map_out(const struct gb_event *e)
-{
-	const struct gb_type_info *ti = gb_type_info(e->type);
-	const char *n = ti ? ti->name : "";
-	unsigned t;
-
-	switch (e->type) {
-	case GB_T_none:
-		for (t = 0; t < 256 && e->detail; t++) {
-			char buf[16];
-
-			ts_name(t, buf, sizeof(buf));
-			if (!strcmp(buf, e->detail))
-				return t;
-		}
-		return TS_CUSTOM;
-	case GB_T_gpu_kernel: return TS_KCOMPLETE;
-	case GB_T_gpu_memset: return TS_MEMSET;
-	case GB_T_gpu_sync: return TS_DEVSYNC;
-	case GB_T_nvtx_mark: case GB_T_xray_event: return TS_MARKER;
-	case GB_T_nvtx_range: case GB_T_xray: return TS_RANGESTART;
-	}
-	switch (ti ? ti->cat : GB_CAT_OTHER) {
-	case GB_CAT_LAUNCH: return TS_KLAUNCH;
-	case GB_CAT_MEMSET: return TS_MEMSET;
-	case GB_CAT_ALLOC: return TS_ALLOC;
-	case GB_CAT_FREE: return TS_FREE;
-	case GB_CAT_SYNC:
-		return strstr(n, "Stream") ? TS_STREAMSYNC : strstr(n, "Event") ? TS_EVSYNC : TS_DEVSYNC;
-	case GB_CAT_COPY: case GB_CAT_DEVICE:
-		if (e->type != GB_T_gpu_memcpy && ti->cat == GB_CAT_DEVICE)
-			break;
-		return e->kind == GB_K_HTOD ? TS_H2D : e->kind == GB_K_DTOH ? TS_D2H : TS_D2D;
-	}
-	return TS_CUSTOM;
 }
 
 /* --- reading --- */
@@ -457,7 +412,7 @@ int sbt_ts_open(struct sbt_reader *r, char *err, size_t errlen)
 	for (t = 0; t < 256; t++) {
 		char name[16];
 
-		ts_name(t, name, sizeof(name));
+		sbt_ts_type_name(t, name, sizeof(name));
 		r->ts_sid[t] = r->nstr;
 		if (sbt_rd_add_str(r, name, strlen(name)))
 			return -ENOMEM;
@@ -527,212 +482,4 @@ int sbt_ts_load(struct sbt_reader *r, const struct sbt_blk *blk, struct gb_event
 		return rc;
 	}
 	return sort_chunk(ev, blk->count);
-}
-
-/* --- export --- */
-
-struct ts_exp {
-	int fd;
-	uint64_t off;
-	struct gb_buf out, strtab;
-	uint32_t nstr;
-	const char **keys;	/* pointer-keyed: the reader hands out one pointer per string */
-	uint32_t *vals, cap, n;
-	int err;
-};
-
-static const char empty_str[] = "";
-
-static void exp_write(struct ts_exp *x, bool force)
-{
-	size_t done = 0;
-
-	if (x->err || (!force && x->out.len < (1u << 20)))
-		return;
-	while (done < x->out.len) {
-		ssize_t k = write(x->fd, x->out.p + done, x->out.len - done);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			x->err = k < 0 ? -errno : -EIO;
-			return;
-		}
-		done += k;
-	}
-	x->off += x->out.len;
-	x->out.len = 0;
-}
-
-static int exp_grow(struct ts_exp *x)
-{
-	uint32_t cap = x->cap ? x->cap * 2 : 1024, i;
-	const char **keys = calloc(cap, sizeof(*keys));
-	uint32_t *vals = calloc(cap, sizeof(*vals));
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
-	}
-	for (i = 0; i < x->cap; i++) {
-		uint32_t j;
-
-		if (!x->keys[i])
-			continue;
-		j = (uint32_t)(((uintptr_t)x->keys[i] * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
-		while (keys[j])
-			j = (j + 1) & (cap - 1);
-		keys[j] = x->keys[i];
-		vals[j] = x->vals[i];
-	}
-	free(x->keys);
-	free(x->vals);
-	x->keys = keys;
-	x->vals = vals;
-	x->cap = cap;
-	return 0;
-}
-
-static uint32_t exp_str(struct ts_exp *x, const char *s)
-{
-	uint32_t j;
-
-	if (!s || !*s)
-		s = empty_str;
-	if ((x->n + 1) * 2 > x->cap && exp_grow(x)) {
-		x->err = -ENOMEM;
-		return 0;
-	}
-	j = (uint32_t)(((uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 20) & (x->cap - 1);
-	for (; x->keys[j]; j = (j + 1) & (x->cap - 1))
-		if (x->keys[j] == s)
-			return x->vals[j];
-	x->keys[j] = s;
-	x->vals[j] = x->nstr;
-	x->n++;
-	sbt_buf_str(&x->strtab, s);
-	return x->nstr++;
-}
-
-static void exp_event(struct ts_exp *x, struct sbt_reader *r, const struct gb_event *e,
-		      uint64_t prev_ts)
-{
-	struct gb_buf *b = &x->out;
-	const struct gb_frame *f = NULL;
-	unsigned nf = 0, i, fl = 0;
-	uint32_t name = exp_str(x, e->name);
-
-	if (e->stack_id)
-		f = sbt_reader_stack(r, e->stack_id, &nf);
-	fl |= e->dur_ns ? 0x01 : 0;
-	fl |= (e->flags & GB_EF_GRID) ? 0x02 : 0;
-	fl |= (e->flags & (GB_EF_PTR | GB_EF_BYTES)) || e->src ? 0x04 : 0;
-	fl |= e->tid || nf ? 0x08 : 0;	/* thread id rides in the call stack */
-	gb_buf_putc(b, (char)map_out(e));
-	gb_buf_putc(b, (char)fl);
-	sbt_buf_var(b, e->ts_ns - prev_ts);
-	if (fl & 0x01)
-		sbt_buf_var(b, e->dur_ns);
-	sbt_buf_var(b, e->device);
-	sbt_buf_var(b, e->stream);
-	sbt_buf_var(b, e->corr_id);
-	sbt_buf_var(b, name);
-	if (fl & 0x02) {
-		for (i = 0; i < 3; i++)
-			sbt_buf_var(b, e->grid[i]);
-		for (i = 0; i < 3; i++)
-			sbt_buf_var(b, e->block[i]);
-		sbt_buf_var(b, e->shmem);
-		sbt_buf_var(b, 0);	/* registers per thread: not known */
-	}
-	if (fl & 0x04) {
-		sbt_buf_var(b, e->src);
-		sbt_buf_var(b, e->ptr);
-		sbt_buf_var(b, e->bytes);
-	}
-	if (fl & 0x08) {
-		sbt_buf_var(b, e->tid);
-		sbt_buf_var(b, nf);
-		for (i = 0; i < nf; i++) {
-			uint32_t fn = exp_str(x, f[i].sym), file = exp_str(x, f[i].module);
-
-			sbt_buf_var(b, f[i].ip);
-			sbt_buf_var(b, fn);
-			sbt_buf_var(b, file);
-			sbt_buf_var(b, f[i].line);
-		}
-	}
-	exp_write(x, false);
-}
-
-static void exp_header(uint8_t *h, uint64_t st, uint64_t ev, uint64_t count, bool strings)
-{
-	memset(h, 0, TS_HDR_LEN);
-	memcpy(h, "SBT", 4);
-	sbt_le16(h + 6, 1);			/* version 0.1 */
-	sbt_le32(h + 8, strings ? 0x03 : 0x01);	/* as their writer sets it */
-	sbt_le32(h + 12, TS_HDR_LEN);
-	sbt_le64(h + 16, TS_HDR_LEN);		/* metadata right after the header */
-	sbt_le64(h + 24, st);
-	sbt_le64(h + 40, ev);
-	sbt_le64(h + 56, count);
-}
-
-int sbt_export_tracesmith(struct sbt_reader *r, const char *path, char *err, size_t errlen)
-{
-	struct ts_exp x = { .fd = -1 };
-	const struct sbt_meta *m = &r->info.meta;
-	uint8_t h[TS_HDR_LEN] = { 0 };
-	uint64_t count = 0, prev = 0, ev_off = 0, st_off;
-	struct gb_event e;
-	int rc;
-
-	*err = 0;
-	x.fd = gb_open_output(path);
-	if (x.fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-x.fd));
-		return x.fd;
-	}
-	sbt_buf_put(&x.out, h, sizeof(h));	/* placeholder, rewritten at the end */
-	gb_buf_putc(&x.out, 1);
-	sbt_buf_str(&x.out, "gpubpf");
-	sbt_buf_str(&x.out, m->cmdline);
-	sbt_buf_var(&x.out, m->real_start_ns);
-	sbt_buf_var(&x.out, m->real_end_ns);
-	sbt_buf_str(&x.out, m->host);
-	sbt_buf_var(&x.out, 0);			/* pid: a system-wide trace has many */
-	sbt_reader_seek(r, 0);
-	while ((rc = sbt_reader_next(r, &e)) > 0 && !x.err) {
-		if (!count) {
-			ev_off = x.off + x.out.len;
-			gb_buf_putc(&x.out, 4);
-			sbt_buf_var(&x.out, e.ts_ns);
-			prev = e.ts_ns;
-		}
-		exp_event(&x, r, &e, prev);
-		prev = e.ts_ns;
-		count++;
-	}
-	sbt_reader_seek(r, 0);
-	if (rc < 0 && !x.err)
-		x.err = rc;
-	st_off = x.off + x.out.len;
-	gb_buf_putc(&x.out, 2);
-	sbt_buf_var(&x.out, x.nstr);
-	sbt_buf_put(&x.out, x.strtab.p, x.strtab.len);
-	gb_buf_putc(&x.out, (char)0xff);
-	exp_write(&x, true);
-	exp_header(h, st_off, ev_off, count, x.nstr > 0);
-	if (!x.err && pwrite(x.fd, h, sizeof(h), 0) != (ssize_t)sizeof(h))
-		x.err = -errno ? -errno : -EIO;
-	if (close(x.fd) && !x.err)
-		x.err = -errno;
-	if (x.err)
-		snprintf(err, errlen, "%s: writing TraceSmith SBT: %s", path, strerror(-x.err));
-	gb_buf_free(&x.out);
-	gb_buf_free(&x.strtab);
-	free(x.keys);
-	free(x.vals);
-	return x.err;
 }

@@ -355,7 +355,7 @@ static void test_huge_count(void **state)
 		write_small(p, variant == 0);
 		buf = slurp(p, &len);
 		off = find_rec(buf, len, SBT_REC_BLOCK, 0);
-		sbt_le32(buf + off + SBT_REC_HDR_LEN + 16, 0xffffffffu);
+		gb_le32(buf + off + SBT_REC_HDR_LEN + 16, 0xffffffffu);
 		reseal(buf, off);
 		assert_int_equal(sbt_reader_open_mem(&r, buf, len, err, sizeof(err)), 0);
 		assert_int_equal(drain(r), 40);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include "sbt/sbt.h"
 #include "sbt/sbt_codec.h"
+#include "exporters/export.h"
 #include "test_sbt_gen.h"
 #include "test_tmpdir.h"
 
@@ -177,14 +178,14 @@ static void test_bad_v01(void **state)
 	assert_non_null(strstr(err, "empty file"));
 
 	buf = slurp(fixture("ts_example1.sbt"), &len);
-	sbt_le64(buf + 56, 1ull << 40);
+	gb_le64(buf + 56, 1ull << 40);
 	assert_int_equal(sbt_reader_open_mem(&r, buf, len, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "claims 1099511627776 events"));
 	assert_null(strchr(err, '\n'));
-	sbt_le64(buf + 56, 3);	/* one more than present: runs into the table */
+	gb_le64(buf + 56, 3);	/* one more than present: runs into the table */
 	assert_int_equal(sbt_reader_open_mem(&r, buf, len, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "event 2 of 3"));
-	sbt_le64(buf + 56, 2);
+	gb_le64(buf + 56, 2);
 	buf[0x63] = 9;	/* string table claims 9 strings */
 	assert_int_equal(sbt_reader_open_mem(&r, buf, len, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "offset"));
@@ -277,7 +278,7 @@ static void test_export_round_trip(void **state)
 	}
 	assert_int_equal(sbt_writer_close(w, NULL), 0);
 	assert_int_equal(sbt_reader_open(&r, gp, err, sizeof(err)), 0);
-	assert_int_equal(sbt_export_tracesmith(r, tp, err, sizeof(err)), 0);
+	assert_int_equal(gb_export_tracesmith(r, tp, err, sizeof(err)), 0);
 	assert_int_equal(sbt_reader_open(&t, tp, err, sizeof(err)), 0);
 	assert_int_equal(sbt_reader_info(t)->flavor, SBT_TRACESMITH);
 	assert_int_equal(sbt_reader_info(t)->events, n);
@@ -357,7 +358,7 @@ static void test_export_mapping(void **state)
 	}
 	assert_int_equal(sbt_writer_close(w, NULL), 0);
 	assert_int_equal(sbt_reader_open(&r, gp, err, sizeof(err)), 0);
-	assert_int_equal(sbt_export_tracesmith(r, tp, err, sizeof(err)), 0);
+	assert_int_equal(gb_export_tracesmith(r, tp, err, sizeof(err)), 0);
 	assert_int_equal(sbt_reader_open(&t, tp, err, sizeof(err)), 0);
 	for (i = 0; i < n; i++) {
 		assert_int_equal(sbt_reader_next(t, &e), 1);
@@ -389,7 +390,7 @@ static void test_size_vs_v01(void **state)
 	}
 	assert_int_equal(sbt_writer_close(w, NULL), 0);
 	assert_int_equal(sbt_reader_open(&r, gp, err, sizeof(err)), 0);
-	assert_int_equal(sbt_export_tracesmith(r, tp, err, sizeof(err)), 0);
+	assert_int_equal(gb_export_tracesmith(r, tp, err, sizeof(err)), 0);
 	sbt_reader_close(r);
 	ours = (double)file_size(gp) / n;
 	theirs = (double)file_size(tp) / n;
