@@ -201,7 +201,7 @@ struct sbt_reader {
 	struct sbt_stack *stacks;
 	uint32_t nstacks, capstacks;
 	struct sbt_note *notes;
-	uint32_t nnotes;
+	uint32_t nnotes, notes_cap;
 	uint64_t *drops;
 	/* block index in file order, and the merge state */
 	struct sbt_blk *blks;

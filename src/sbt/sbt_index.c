@@ -88,12 +88,11 @@ int sbt_rd_set_note(struct sbt_reader *r, const char *key, const char *val)
 			return 0;
 		}
 	}
-	n = realloc(r->notes, (r->nnotes + 1) * sizeof(*n));
-	if (!n) {
+	if (GB_GROW(r->notes, r->notes_cap, r->nnotes + 1)) {
 		free(v);
 		return -ENOMEM;
 	}
-	r->notes = n;
+	n = r->notes;
 	n[r->nnotes].key = strdup(key);
 	n[r->nnotes].val = v;
 	if (!n[r->nnotes].key) {

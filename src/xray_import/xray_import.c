@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "xray.h"
+#include "core/hmap.h"
 #include "core/util.h"
 #include "core/vec.h"
 
@@ -106,64 +107,48 @@ static uint64_t to_mono(const struct xray_import *imp, uint64_t tsc)
 /* ---------------- threads ---------------- */
 
 struct thread {
-	uint64_t key;		/* pid << 32 | tid, 0 = empty slot */
 	size_t *stack;		/* slice indices */
 	size_t depth, cap;
 	uint64_t last_ts;
 };
 
 struct threads {
-	struct thread *t;
-	size_t cap, n;
+	struct hmap m;		/* pid << 32 | tid -> struct thread */
+	uint64_t last_key;
 	struct thread *last;
 };
 
 static struct thread *thread_get(struct threads *ts, uint32_t pid, uint32_t tid)
 {
-	uint64_t key = ((uint64_t)pid << 32 | tid) + 1;	/* never 0 */
-	size_t i, mask;
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	struct thread *t;
 
-	if (ts->last && ts->last->key == key)
+	if (ts->last && ts->last_key == key)
 		return ts->last;
-	if ((ts->n + 1) * 2 > ts->cap) {
-		struct threads nt = { .cap = ts->cap ? ts->cap * 2 : 64 };
-
-		nt.t = calloc(nt.cap, sizeof(*nt.t));
-		if (!nt.t)
+	t = hmap_get(&ts->m, key);
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t || hmap_put(&ts->m, key, t)) {
+			free(t);
 			return NULL;
-		for (i = 0; i < ts->cap; i++) {
-			struct thread *o = &ts->t[i];
-			size_t j = (o->key * 0x9e3779b97f4a7c15ull >> 20) & (nt.cap - 1);
-
-			if (!o->key)
-				continue;
-			while (nt.t[j].key)
-				j = (j + 1) & (nt.cap - 1);
-			nt.t[j] = *o;
 		}
-		free(ts->t);
-		ts->t = nt.t;
-		ts->cap = nt.cap;
 	}
-	mask = ts->cap - 1;
-	i = (key * 0x9e3779b97f4a7c15ull >> 20) & mask;
-	while (ts->t[i].key && ts->t[i].key != key)
-		i = (i + 1) & mask;
-	if (!ts->t[i].key) {
-		ts->t[i].key = key;
-		ts->n++;
-	}
-	ts->last = &ts->t[i];
-	return ts->last;
+	ts->last_key = key;
+	ts->last = t;
+	return t;
 }
 
 static void threads_free(struct threads *ts)
 {
-	size_t i;
+	size_t i = 0;
+	uint64_t k;
+	void *v;
 
-	for (i = 0; i < ts->cap; i++)
-		free(ts->t[i].stack);
-	free(ts->t);
+	while (hmap_next(&ts->m, &i, &k, &v)) {
+		free(((struct thread *)v)->stack);
+		free(v);
+	}
+	hmap_free(&ts->m);
 }
 
 /* ---------------- slices ---------------- */
@@ -245,12 +230,14 @@ static int one_record(struct xray_import *imp, struct threads *ts, const struct 
 
 static void close_open(struct xray_import *imp, struct threads *ts)
 {
-	size_t i;
+	size_t i = 0;
+	uint64_t k;
+	void *v;
 
-	for (i = 0; i < ts->cap; i++) {
-		struct thread *t = &ts->t[i];
+	while (hmap_next(&ts->m, &i, &k, &v)) {
+		struct thread *t = v;
 
-		while (t->key && t->depth) {
+		while (t->depth) {
 			struct xray_slice *s = &imp->s[t->stack[--t->depth]];
 
 			s->dur_ns = t->last_ts - s->ts_ns;

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "core/hmap.h"
 #include "xray.h"
 
 /* LSD radix sort on the TSC, 16 bits at a time: stable and O(n) */
@@ -89,38 +90,39 @@ static uint64_t rec_key(const struct xray_rec *r)
 	return ((uint64_t)r->pid << 32 | r->tid) + 1;
 }
 
-/* Thread of each record: small open-addressing table; -1 when too many */
+#define MAX_RUNS 128	/* more threads than this: radix sort */
+
+/* Thread of each record (thread key -> run index + 1); -1 when too many */
 static long split_threads(const struct xray_log *log, struct run **runs_out, size_t *nruns)
 {
-	size_t cap = 256, i, h, nr = 0;
-	uint64_t *keys = calloc(cap, sizeof(*keys));
-	uint32_t *slot = calloc(cap, sizeof(*slot));
+	size_t i, nr = 0;
+	struct hmap slots = { 0 };
 	uint32_t *tix = malloc(log->n * sizeof(*tix));
-	struct run *runs = calloc(cap / 2, sizeof(*runs));
+	struct run *runs = calloc(MAX_RUNS, sizeof(*runs));
 	uint64_t last = 0;
 	uint32_t last_t = 0;
 	long ret = -1;
 
-	if (!keys || !slot || !tix || !runs)
+	if (!tix || !runs)
 		goto out;
 	for (i = 0; i < log->n; i++) {
 		uint64_t k = rec_key(&log->recs[i]);
 
 		if (!k)
-			goto out;	/* pid and tid all ones wrap to the empty key: radix sort */
+			goto out;	/* pid and tid all ones wrap to 0: radix sort */
 		if (k != last) {
-			for (h = (k * 0x9e3779b97f4a7c15ull) >> 56; keys[h] && keys[h] != k;
-			     h = (h + 1) & (cap - 1))
-				;
-			if (!keys[h]) {
-				if (nr == cap / 2)
-					goto out;	/* > 128 threads: radix sort */
-				keys[h] = k;
-				slot[h] = (uint32_t)nr;
-				runs[nr++].key = k;
+			uintptr_t slot = (uintptr_t)hmap_get(&slots, k);
+
+			if (!slot) {
+				if (nr == MAX_RUNS)
+					goto out;
+				runs[nr].key = k;
+				slot = ++nr;
+				if (hmap_put(&slots, k, (void *)slot))
+					goto out;
 			}
 			last = k;
-			last_t = slot[h];
+			last_t = (uint32_t)(slot - 1);
 		}
 		tix[i] = last_t;
 		runs[last_t].n++;
@@ -146,8 +148,7 @@ out:
 		for (i = 0; i < nr; i++)
 			free(runs[i].idx);
 	free(runs);
-	free(keys);
-	free(slot);
+	hmap_free(&slots);
 	free(tix);
 	return ret;
 }
