@@ -8,6 +8,7 @@
 #include <time.h>
 #include "cmds.h"
 #include "core/hmap.h"
+#include "core/json.h"
 #include "sbt/sbt.h"
 #include "core/util.h"
 #include "view.h"
@@ -199,79 +200,90 @@ static void print_ioctl_text(struct sbt_reader *r)
 			printf("  %-8s %s\n", ioctl_notes[i] + 6, sbt_reader_note(r, ioctl_notes[i]));
 }
 
-static void print_ioctl_json(struct gb_buf *b, struct sbt_reader *r)
+static void print_ioctl_json(struct gb_json *j, struct sbt_reader *r)
 {
 	unsigned i;
 
 	if (!sbt_reader_note(r, "ioctl.source"))
 		return;
-	gb_buf_puts(b, ",\"ioctl\":{");
+	gb_json_name(j, "ioctl");
+	gb_json_start_object(j);
 	for (i = 0; i < sizeof(ioctl_notes) / sizeof(ioctl_notes[0]); i++) {
 		const char *v = sbt_reader_note(r, ioctl_notes[i]);
 
-		gb_buf_printf(b, "%s\"%s\":", i ? "," : "", ioctl_notes[i] + 6);
 		if (v)
-			gb_buf_json_str(b, v);
+			gb_json_string_field(j, ioctl_notes[i] + 6, v);
 		else
-			gb_buf_puts(b, "null");
+			gb_json_null_field(j, ioctl_notes[i] + 6);
 	}
-	gb_buf_putc(b, '}');
+	gb_json_end_object(j);
 }
 
-static void print_json(const struct sbt_info *in, struct info_acc *a, struct proc_stat **ps,
-		       struct kern_stat **ks, struct sbt_reader *r)
+static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc_stat **ps,
+		      struct kern_stat **ks, struct sbt_reader *r)
 {
-	struct gb_buf b = { 0 };
+	struct gb_json *j = gb_json_new(stdout);
+	char version[32];
 	unsigned i;
-	bool first = true;
 
-	gb_buf_printf(&b, "{\"format\":\"%s\",\"version\":\"%u.%u\",\"finalized\":%s,\"blocks\":%" PRIu64
-		      ",\"blocks_bad\":%" PRIu64 ",\"host\":", in->flavor == SBT_TRACESMITH ? "tracesmith" : "gpubpf",
-		      in->version_major, in->version_minor, in->finalized ? "true" : "false", in->blocks, in->blocks_bad);
-	gb_buf_json_str(&b, in->meta.host);
-	gb_buf_puts(&b, ",\"kernel\":");
-	gb_buf_json_str(&b, in->meta.kernel);
-	gb_buf_puts(&b, ",\"gpubpf_version\":");
-	gb_buf_json_str(&b, in->meta.version);
-	gb_buf_puts(&b, ",\"cmdline\":");
-	gb_buf_json_str(&b, in->meta.cmdline);
-	gb_buf_printf(&b, ",\"real_start_ns\":%" PRIu64 ",\"mono_start_ns\":%" PRIu64 ",\"first_ts\":%" PRIu64
-		      ",\"last_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"events\":%" PRIu64
-		      ",\"drops\":%" PRIu64 ",\"launches\":%" PRIu64 ",\"nested_launches\":%" PRIu64
-		      ",\"events_by_type\":{",
-		      in->meta.real_start_ns, in->meta.mono_start_ns, in->first_ts, in->last_ts,
-		      in->last_ts > in->first_ts ? in->last_ts - in->first_ts : 0, a->events, in->drops_total,
-		      a->launches, a->nested);
-	for (i = 0; i < GB_T__COUNT; i++) {
-		if (!a->by_type[i])
-			continue;
-		gb_buf_printf(&b, "%s\"%s\":%" PRIu64, first ? "" : ",", gb_type_name(i), a->by_type[i]);
-		first = false;
-	}
-	gb_buf_puts(&b, "},\"events_by_api\":{");
-	for (i = 0, first = true; i < GB_API__COUNT; i++) {
-		if (!a->by_api[i])
-			continue;
-		gb_buf_printf(&b, "%s\"%s\":%" PRIu64, first ? "" : ",", gb_api_name(i), a->by_api[i]);
-		first = false;
-	}
-	gb_buf_puts(&b, "},\"processes\":[");
+	if (!j)
+		return -1;
+	snprintf(version, sizeof(version), "%u.%u", in->version_major, in->version_minor);
+	gb_json_start_object(j);
+	gb_json_string_field(j, "format", in->flavor == SBT_TRACESMITH ? "tracesmith" : "gpubpf");
+	gb_json_string_field(j, "version", version);
+	gb_json_bool_field(j, "finalized", in->finalized);
+	gb_json_uint_field(j, "blocks", in->blocks);
+	gb_json_uint_field(j, "blocks_bad", in->blocks_bad);
+	gb_json_string_field(j, "host", in->meta.host);
+	gb_json_string_field(j, "kernel", in->meta.kernel);
+	gb_json_string_field(j, "gpubpf_version", in->meta.version);
+	gb_json_string_field(j, "cmdline", in->meta.cmdline);
+	gb_json_uint_field(j, "real_start_ns", in->meta.real_start_ns);
+	gb_json_uint_field(j, "mono_start_ns", in->meta.mono_start_ns);
+	gb_json_uint_field(j, "first_ts", in->first_ts);
+	gb_json_uint_field(j, "last_ts", in->last_ts);
+	gb_json_uint_field(j, "duration_ns", in->last_ts > in->first_ts ? in->last_ts - in->first_ts : 0);
+	gb_json_uint_field(j, "events", a->events);
+	gb_json_uint_field(j, "drops", in->drops_total);
+	gb_json_uint_field(j, "launches", a->launches);
+	gb_json_uint_field(j, "nested_launches", a->nested);
+	gb_json_name(j, "events_by_type");
+	gb_json_start_object(j);
+	for (i = 0; i < GB_T__COUNT; i++)
+		if (a->by_type[i])
+			gb_json_uint_field(j, gb_type_name(i), a->by_type[i]);
+	gb_json_end_object(j);
+	gb_json_name(j, "events_by_api");
+	gb_json_start_object(j);
+	for (i = 0; i < GB_API__COUNT; i++)
+		if (a->by_api[i])
+			gb_json_uint_field(j, gb_api_name(i), a->by_api[i]);
+	gb_json_end_object(j);
+	gb_json_name(j, "processes");
+	gb_json_start_array(j);
 	for (i = 0; ps && ps[i]; i++) {
-		gb_buf_printf(&b, "%s{\"pid\":%u,\"comm\":", i ? "," : "", ps[i]->pid);
-		gb_buf_json_str(&b, ps[i]->comm ? ps[i]->comm : "");
-		gb_buf_printf(&b, ",\"events\":%" PRIu64 ",\"launches\":%" PRIu64 "}", ps[i]->events, ps[i]->launches);
+		gb_json_start_object(j);
+		gb_json_uint_field(j, "pid", ps[i]->pid);
+		gb_json_string_field(j, "comm", ps[i]->comm ? ps[i]->comm : "");
+		gb_json_uint_field(j, "events", ps[i]->events);
+		gb_json_uint_field(j, "launches", ps[i]->launches);
+		gb_json_end_object(j);
 	}
-	gb_buf_puts(&b, "],\"kernels\":[");
+	gb_json_end_array(j);
+	gb_json_name(j, "kernels");
+	gb_json_start_array(j);
 	for (i = 0; ks && ks[i]; i++) {
-		gb_buf_printf(&b, "%s{\"kernel\":", i ? "," : "");
-		gb_buf_json_str(&b, ks[i]->name);
-		gb_buf_printf(&b, ",\"launches\":%" PRIu64 "}", ks[i]->launches);
+		gb_json_start_object(j);
+		gb_json_string_field(j, "kernel", ks[i]->name);
+		gb_json_uint_field(j, "launches", ks[i]->launches);
+		gb_json_end_object(j);
 	}
-	gb_buf_putc(&b, ']');
-	print_ioctl_json(&b, r);
-	gb_buf_puts(&b, "}\n");
-	fwrite(b.p, 1, b.len, stdout);
-	gb_buf_free(&b);
+	gb_json_end_array(j);
+	print_ioctl_json(j, r);
+	gb_json_end_object(j);
+	gb_json_raw(j, "\n");
+	return gb_json_destroy(&j);
 }
 
 static void acc_free(struct info_acc *a)
@@ -336,7 +348,10 @@ int cmd_info(int argc, char **argv)
 	ps = (struct proc_stat **)sorted(&a.procs, cmp_proc);
 	ks = (struct kern_stat **)sorted(&a.kerns, cmp_kern);
 	if (json) {
-		print_json(sbt_reader_info(r), &a, ps, ks, r);
+		if (print_json(sbt_reader_info(r), &a, ps, ks, r)) {
+			gb_err("cannot write the JSON summary to stdout");
+			goto cleanup;
+		}
 	} else {
 		print_text(sbt_reader_info(r), &a, ps, ks);
 		print_ioctl_text(r);

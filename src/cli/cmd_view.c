@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmds.h"
+#include "core/json.h"
 #include "ioctl/ioctl.h"
 #include "sbt/sbt.h"
 #include "stacks/symbolize.h"
@@ -142,7 +143,7 @@ void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
 	if (ev->detail)
 		gb_buf_printf(b, " %s", ev->detail);
 	if (cat == GB_CAT_IOCTL)
-		ioctl_event_fields(b, ev, false);
+		ioctl_event_text(b, ev);
 	if (gb_prov_name(ev->prov) && ev->prov != GB_PROV_LAUNCH_ONLY)
 		gb_buf_printf(b, " timing=%s", gb_prov_name(ev->prov));
 	if (ev->flags & GB_EF_DUR)
@@ -164,27 +165,48 @@ int view_open(const char *path, struct sbt_reader **r)
 	return 0;
 }
 
-/* the event's stack: a "stack" key in JSON, indented lines in text */
-static void add_stack(struct gb_buf *b, struct sbt_reader *r, struct symbolizer *sy,
-		      const struct gb_event *ev, bool json)
+/* the event's stack, if it has one and a symbolizer is on */
+static const struct gb_frame *event_stack(struct sbt_reader *r, struct symbolizer *sy,
+					  const struct gb_event *ev, unsigned *n)
 {
 	const struct gb_frame *f;
-	unsigned n = 0;
 
-	if (!ev->stack_id || !sy || !(f = sbt_reader_stack(r, ev->stack_id, &n)) || !n)
-		return;
-	if (json) {
-		if (!b->len || b->p[b->len - 1] != '}')
-			return;
-		b->len--;
-		gb_buf_puts(b, ",\"stack\":");
-		symbolize_stack_json(sy, b, f, n);
-		gb_buf_putc(b, '}');
-	} else {
-		gb_buf_putc(b, '\n');
-		symbolize_stack_text(sy, b, f, n);
-		b->len--;	/* the caller ends the line */
+	*n = 0;
+	if (!ev->stack_id || !sy || !(f = sbt_reader_stack(r, ev->stack_id, n)) || !*n)
+		return NULL;
+	return f;
+}
+
+/* one JSON object: the event's members, then its stack as "stack" */
+static void event_json(struct gb_buf *b, struct sbt_reader *r, struct symbolizer *sy,
+		       const struct gb_event *ev)
+{
+	const struct gb_frame *f;
+	struct gb_json j;
+	unsigned n;
+
+	gb_json_init(&j, b);
+	gb_json_start_object(&j);
+	gb_event_json_fields(&j, ev);
+	if ((f = event_stack(r, sy, ev, &n))) {
+		gb_json_name(&j, "stack");
+		symbolize_stack_json(sy, &j, f, n);
 	}
+	gb_json_end_object(&j);
+}
+
+/* the event's stack as indented lines after its text line */
+static void add_stack_text(struct gb_buf *b, struct sbt_reader *r, struct symbolizer *sy,
+			   const struct gb_event *ev)
+{
+	const struct gb_frame *f;
+	unsigned n;
+
+	if (!(f = event_stack(r, sy, ev, &n)))
+		return;
+	gb_buf_putc(b, '\n');
+	symbolize_stack_text(sy, b, f, n);
+	b->len--;	/* the caller ends the line */
 }
 
 int cmd_view(int argc, char **argv)
@@ -263,12 +285,13 @@ int cmd_view(int argc, char **argv)
 		if (!view_filter_match(&f, &ev, t0))
 			continue;
 		gb_buf_reset(&b);
-		if (json)
-			gb_event_json(&b, &ev);
-		else
+		if (json) {
+			event_json(&b, r, sy, &ev);
+		} else {
 			view_event_text(&b, &ev, t0);
-		if (json || stacks)
-			add_stack(&b, r, sy, &ev, json);
+			if (stacks)
+				add_stack_text(&b, r, sy, &ev);
+		}
 		gb_buf_putc(&b, '\n');
 		if (fwrite(b.p, 1, b.len, stdout) != b.len)
 			break;

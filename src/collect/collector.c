@@ -8,8 +8,8 @@
 #include "collector.h"
 #include "cupti/cupti_join.h"
 #include "ioctl/ioctl.h"
-#include "core/elfsym.h"
-#include "core/procmaps.h"
+#include "host/elfsym.h"
+#include "host/procmaps.h"
 #include "stacks/stack.h"
 #include "core/util.h"
 

@@ -12,11 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bpf/gpubpf.h"
-#include "core/elfsym.h"
+#include "host/elfsym.h"
 #include "core/event.h"
 #include "core/hmap.h"
 #include "libs.h"
-#include "core/procmaps.h"
+#include "host/procmaps.h"
 #include "umulti.h"
 #include "core/util.h"
 #include "core/vec.h"

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include "cuda.skel.h"
 #include "collector.h"
-#include "core/bpfmaps.h"
+#include "host/bpfmaps.h"
 #include "core/hmap.h"
 #include "core/util.h"
 #include "cupti/cupti_attach.h"

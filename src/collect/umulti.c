@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "core/elfsym.h"
+#include "host/elfsym.h"
 #include "umulti.h"
 
 #define GB_BPF_TRACE_UPROBE_MULTI	48	/* enum bpf_attach_type, Linux 6.6 */

@@ -86,64 +86,6 @@ void gb_buf_printf(struct gb_buf *b, const char *fmt, ...)
 	b->len += n;
 }
 
-/* Length of a valid UTF-8 sequence at s, or 0 if invalid */
-static int utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	int n, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (n == 3 && ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0)))
-		return 0;
-	if (n == 4 && ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90)))
-		return 0;
-	return n;
-}
-
-void gb_buf_json_str(struct gb_buf *b, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	gb_buf_putc(b, '"');
-	while (*p) {
-		int n;
-
-		switch (*p) {
-		case '"': gb_buf_puts(b, "\\\""); p++; continue;
-		case '\\': gb_buf_puts(b, "\\\\"); p++; continue;
-		case '\n': gb_buf_puts(b, "\\n"); p++; continue;
-		case '\t': gb_buf_puts(b, "\\t"); p++; continue;
-		case '\r': gb_buf_puts(b, "\\r"); p++; continue;
-		}
-		if (*p < 0x20) {
-			gb_buf_printf(b, "\\u%04x", *p);
-			p++;
-			continue;
-		}
-		n = utf8_len(p);
-		if (!n) {
-			gb_buf_puts(b, "\\ufffd");
-			p++;
-			continue;
-		}
-		gb_buf_put(b, p, n);
-		p += n;
-	}
-	gb_buf_putc(b, '"');
-}
-
 void gb_buf_reset(struct gb_buf *b)
 {
 	b->len = 0;

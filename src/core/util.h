@@ -33,8 +33,6 @@ void gb_buf_put(struct gb_buf *b, const void *data, size_t n);
 void gb_buf_puts(struct gb_buf *b, const char *s);
 void gb_buf_putc(struct gb_buf *b, char c);
 void gb_buf_printf(struct gb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A JSON string literal, quotes included: escapes, control chars, bad UTF-8 as U+FFFD */
-void gb_buf_json_str(struct gb_buf *b, const char *s);
 /* LEB128 varint (core/varint.h); a string as its varint length and bytes */
 void gb_buf_varint(struct gb_buf *b, uint64_t v);
 void gb_buf_varstr(struct gb_buf *b, const char *s);

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "core/bpfmaps.h"
+#include "host/bpfmaps.h"
 #include "cupti_attach.h"
 #include "cupti.skel.h"
 

@@ -107,6 +107,9 @@ int gb_export_file(const char *sbt_path, const char *format, const char *out_pat
 /* one event as one JSON object, no newline (view --json, import --json) */
 struct gb_buf;
 void gb_event_json(struct gb_buf *b, const struct gb_event *ev);
+/* the same object's members, into an object the writer has open */
+struct gb_json;
+void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev);
 
 /* the trace as TraceSmith SBT v0.1 at path (clean finish only, as that format requires); 0 or -errno with err set */
 struct sbt_reader;

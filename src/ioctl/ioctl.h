@@ -106,9 +106,12 @@ const char *ioctl_cmd_name(unsigned kind, uint32_t cmd, bool amdgpu);
 /* an RM control command's or class's name, or NULL */
 const char *ioctl_nv_ctrl_name(uint32_t ctrl);
 const char *ioctl_nv_class_name(uint32_t cls);
-/* append the decoded fields of an ioctl event: JSON members (",\"k\":v") or text */
+/* the decoded fields of an ioctl event: text (" cmd=0x... k=v") appended to b,
+ * or members of the JSON object the writer has open */
 struct gb_buf;
-void ioctl_event_fields(struct gb_buf *b, const struct gb_event *ev, bool json);
+struct gb_json;
+void ioctl_event_text(struct gb_buf *b, const struct gb_event *ev);
+void ioctl_event_json(struct gb_json *j, const struct gb_event *ev);
 
 /* --- attach (needs BPF) --- */
 

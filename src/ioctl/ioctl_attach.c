@@ -16,7 +16,7 @@
 #include <bpf/libbpf.h>
 #include "ioctl.h"
 #include "ioctl.skel.h"
-#include "core/bpfmaps.h"
+#include "host/bpfmaps.h"
 #include "core/util.h"
 
 #define MAX_LINKS	(2 * IOCTL_FN__COUNT + 2)

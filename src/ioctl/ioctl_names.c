@@ -11,10 +11,12 @@
  */
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <linux/ioctl.h>
 #include "ioctl.h"
 #include "kfd_abi.h"
+#include "core/json.h"
 #include "core/util.h"
 
 #define NV_MAGIC	'F'
@@ -376,71 +378,88 @@ static const char *dir_name(uint32_t cmd)
 	return d[_IOC_DIR(cmd) & 3];
 }
 
-static void field_extra(struct gb_buf *b, const struct gb_event *ev, const char *name,
-			uint64_t v, bool json)
+/* the name of a field's value: an RM control command or a class, or NULL */
+static const char *field_extra(const struct gb_event *ev, const char *name, uint64_t v)
 {
-	const char *s = NULL;
-
 	if (ev->src == IOCTL_DEC_NV_CONTROL && !strcmp(name, "cmd"))
-		s = ioctl_nv_ctrl_name((uint32_t)v);
-	else if (!strcmp(name, "hClass"))
-		s = ioctl_nv_class_name((uint32_t)v);
-	if (!s)
-		return;
-	if (json) {
-		gb_buf_printf(b, ",\"%s_name\":", name);
-		gb_buf_json_str(b, s);
-	} else {
-		gb_buf_printf(b, "(%s)", s);
-	}
+		return ioctl_nv_ctrl_name((uint32_t)v);
+	if (!strcmp(name, "hClass"))
+		return ioctl_nv_class_name((uint32_t)v);
+	return NULL;
 }
 
-void ioctl_event_fields(struct gb_buf *b, const struct gb_event *ev, bool json)
+/* the process's live device memory after a KFD alloc or free: best-effort */
+static bool has_devmem(const struct gb_event *ev)
+{
+	return ev->src == IOCTL_DEC_KFD_ALLOC || ev->src == IOCTL_DEC_KFD_FREE;
+}
+
+void ioctl_event_text(struct gb_buf *b, const struct gb_event *ev)
 {
 	const struct ioctl_layout_desc *l = ev->src ? ioctl_layout_by_decoder((unsigned)ev->src) : NULL;
 	uint32_t cmd = (uint32_t)ev->handle;
 	unsigned i;
 
-	if (json)
-		gb_buf_printf(b, ",\"cmd\":%" PRIu32 ",\"ioc\":{\"dir\":\"%s\",\"type\":%u,\"nr\":%u,\"size\":%u}",
-			      cmd, dir_name(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), _IOC_SIZE(cmd));
-	else
-		gb_buf_printf(b, " cmd=0x%08" PRIx32 "(%s,'%c',%u,%u)", cmd, dir_name(cmd),
-			      _IOC_TYPE(cmd) >= 0x20 && _IOC_TYPE(cmd) < 0x7f ? _IOC_TYPE(cmd) : '?',
-			      _IOC_NR(cmd), _IOC_SIZE(cmd));
+	gb_buf_printf(b, " cmd=0x%08" PRIx32 "(%s,'%c',%u,%u)", cmd, dir_name(cmd),
+		      _IOC_TYPE(cmd) >= 0x20 && _IOC_TYPE(cmd) < 0x7f ? _IOC_TYPE(cmd) : '?',
+		      _IOC_NR(cmd), _IOC_SIZE(cmd));
 	if (!l) {
-		gb_buf_puts(b, json ? ",\"decoded\":false" : " (not decoded)");
+		gb_buf_puts(b, " (not decoded)");
 		return;
 	}
-	if (json)
-		gb_buf_puts(b, ",\"decoded\":true,\"fields\":{");
 	for (i = 0; i < GB_IOCTL_NF; i++) {
 		const struct ioctl_field *f = &l->f[i];
+		const char *s;
 		uint64_t v;
 
 		if (!f->name)
 			continue;
 		v = ioctl_field_value(f, ev);
-		if (json)
-			gb_buf_printf(b, "%s\"%s\":%" PRIu64, i ? "," : "", f->name, v);
-		else if (f->hex)
+		if (f->hex)
 			gb_buf_printf(b, " %s=0x%" PRIx64, f->name, v);
 		else
 			gb_buf_printf(b, " %s=%" PRIu64, f->name, v);
-		if (!json)
-			field_extra(b, ev, f->name, v, false);
+		if ((s = field_extra(ev, f->name, v)))
+			gb_buf_printf(b, "(%s)", s);
 	}
-	if (json) {
-		gb_buf_putc(b, '}');
-		for (i = 0; i < GB_IOCTL_NF; i++)
-			if (l->f[i].name)
-				field_extra(b, ev, l->f[i].name, ioctl_field_value(&l->f[i], ev), true);
+	if (has_devmem(ev))
+		gb_buf_printf(b, " devmem_live=%" PRIu64 "(best-effort)", ev->aux[1]);
+}
+
+void ioctl_event_json(struct gb_json *j, const struct gb_event *ev)
+{
+	const struct ioctl_layout_desc *l = ev->src ? ioctl_layout_by_decoder((unsigned)ev->src) : NULL;
+	uint32_t cmd = (uint32_t)ev->handle;
+	char extra[64];
+	unsigned i;
+
+	gb_json_uint_field(j, "cmd", cmd);
+	gb_json_name(j, "ioc");
+	gb_json_start_object(j);
+	gb_json_string_field(j, "dir", dir_name(cmd));
+	gb_json_uint_field(j, "type", _IOC_TYPE(cmd));
+	gb_json_uint_field(j, "nr", _IOC_NR(cmd));
+	gb_json_uint_field(j, "size", _IOC_SIZE(cmd));
+	gb_json_end_object(j);
+	gb_json_bool_field(j, "decoded", l);
+	if (!l)
+		return;
+	gb_json_name(j, "fields");
+	gb_json_start_object(j);
+	for (i = 0; i < GB_IOCTL_NF; i++)
+		if (l->f[i].name)
+			gb_json_uint_field(j, l->f[i].name, ioctl_field_value(&l->f[i], ev));
+	gb_json_end_object(j);
+	for (i = 0; i < GB_IOCTL_NF; i++) {
+		const char *s;
+
+		if (!l->f[i].name || !(s = field_extra(ev, l->f[i].name, ioctl_field_value(&l->f[i], ev))))
+			continue;
+		snprintf(extra, sizeof(extra), "%s_name", l->f[i].name);
+		gb_json_string_field(j, extra, s);
 	}
-	if (ev->src == IOCTL_DEC_KFD_ALLOC || ev->src == IOCTL_DEC_KFD_FREE) {
-		/* the process's live device memory after this call: best-effort */
-		if (json)
-			gb_buf_printf(b, ",\"devmem_live\":%" PRIu64 ",\"devmem_best_effort\":true", ev->aux[1]);
-		else
-			gb_buf_printf(b, " devmem_live=%" PRIu64 "(best-effort)", ev->aux[1]);
+	if (has_devmem(ev)) {
+		gb_json_uint_field(j, "devmem_live", ev->aux[1]);
+		gb_json_bool_field(j, "devmem_best_effort", true);
 	}
 }

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/elfsym.h"
+#include "host/elfsym.h"
 #include "pyframes.h"
 #include "stack_int.h"
 #include "core/util.h"

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "core/event.h"
-#include "core/procmaps.h"
+#include "host/procmaps.h"
 
 #define GB_STACK_MAX_FRAMES	256	/* native + Python frames of one stack */
 #define GB_STACK_PENDING_NS	30000000000ull	/* a stack copy waits this long (record time) for its call */

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "core/elfsym.h"
+#include "host/elfsym.h"
 #include "stack_int.h"
 #include "core/util.h"
 

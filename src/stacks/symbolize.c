@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/elfsym.h"
+#include "host/elfsym.h"
 #include "core/hmap.h"
+#include "core/json.h"
 #include "sbt/sbt.h"
 #include "symbolize.h"
 #include "core/util.h"
@@ -173,32 +174,29 @@ void symbolize_stack_text(struct symbolizer *s, struct gb_buf *b, const struct g
 	stack_lines(s, b, f, n, "    ");
 }
 
-void symbolize_stack_json(struct symbolizer *s, struct gb_buf *b, const struct gb_frame *f, unsigned n)
+void symbolize_stack_json(struct symbolizer *s, struct gb_json *j, const struct gb_frame *f, unsigned n)
 {
 	unsigned i;
 
-	gb_buf_putc(b, '[');
+	gb_json_start_array(j);
 	for (i = 0; i < n; i++) {
 		const char *name = symbolize_frame(s, &f[i], i);
 
-		if (i)
-			gb_buf_putc(b, ',');
-		gb_buf_puts(b, "{\"sym\":");
+		gb_json_start_object(j);
 		if (name)
-			gb_buf_json_str(b, name);
+			gb_json_string_field(j, "sym", name);
 		else
-			gb_buf_puts(b, "null");
-		gb_buf_puts(b, ",\"module\":");
+			gb_json_null_field(j, "sym");
 		if (f[i].module)
-			gb_buf_json_str(b, f[i].module);
+			gb_json_string_field(j, "module", f[i].module);
 		else
-			gb_buf_puts(b, "null");
-		gb_buf_printf(b, ",\"offset\":%" PRIu64, f[i].module ? f[i].offset : f[i].ip);
+			gb_json_null_field(j, "module");
+		gb_json_uint_field(j, "offset", f[i].module ? f[i].offset : f[i].ip);
 		if (f[i].line)
-			gb_buf_printf(b, ",\"line\":%u", f[i].line);
-		gb_buf_putc(b, '}');
+			gb_json_uint_field(j, "line", f[i].line);
+		gb_json_end_object(j);
 	}
-	gb_buf_putc(b, ']');
+	gb_json_end_array(j);
 }
 
 struct stack_namer {

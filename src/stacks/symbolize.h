@@ -14,6 +14,7 @@
 
 struct symbolizer;
 struct gb_buf;
+struct gb_json;
 
 struct symbolizer *symbolizer_new(const char *symfs);	/* symfs may be NULL */
 void symbolizer_free(struct symbolizer *s);
@@ -24,8 +25,8 @@ void symbolizer_free(struct symbolizer *s);
 const char *symbolize_frame(struct symbolizer *s, const struct gb_frame *f, unsigned i);
 /* "    #i name (module+0xoff)" lines */
 void symbolize_stack_text(struct symbolizer *s, struct gb_buf *b, const struct gb_frame *f, unsigned n);
-/* [{"sym":..,"module":..,"offset":..[,"line":..]}, ...] */
-void symbolize_stack_json(struct symbolizer *s, struct gb_buf *b, const struct gb_frame *f, unsigned n);
+/* [{"sym":..,"module":..,"offset":..[,"line":..]}, ...] as the writer's next value */
+void symbolize_stack_json(struct symbolizer *s, struct gb_json *j, const struct gb_frame *f, unsigned n);
 
 /*
  * Stack texts for exporters (gb_export_opts.stack_text): each id of the

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/json.h"
 #include "top_render.h"
 
 const char *top_fmt_ns(char *buf, size_t n, uint64_t ns)
@@ -99,33 +100,51 @@ out:
 	free(ks);
 }
 
-static void json_proc(struct gb_buf *b, const struct top_proc *p)
+static void json_proc(struct gb_json *j, const struct top_proc *p)
 {
-	gb_buf_printf(b, "{\"pid\":%u,\"comm\":", p->pid);
-	gb_buf_json_str(b, p->comm);
-	gb_buf_printf(b, ",\"launches_per_s\":%.3f,\"busiest_kernel\":", p->launches_s);
+	gb_json_start_object(j);
+	gb_json_uint_field(j, "pid", p->pid);
+	gb_json_string_field(j, "comm", p->comm);
+	gb_json_name(j, "launches_per_s");
+	gb_json_double_fmt(j, "%.3f", p->launches_s);
 	if (p->busiest)
-		gb_buf_json_str(b, p->busiest);
+		gb_json_string_field(j, "busiest_kernel", p->busiest);
 	else
-		gb_buf_puts(b, "null");
-	gb_buf_printf(b, ",\"copy_bytes_per_s\":%.1f,\"syncs_per_s\":%.3f,\"sync_share\":%.4f,"
-		      "\"calls_per_s\":%.3f,\"device_memory_bytes\":%lld,\"api_p50_ns\":%llu,\"api_p99_ns\":%llu,"
-		      "\"launches\":%llu,\"calls\":%llu,\"errors\":%llu}",
-		      p->copy_Bps, p->syncs_s, p->sync_share, p->calls_s, (long long)p->mem_live,
-		      (unsigned long long)p->p50_ns, (unsigned long long)p->p99_ns,
-		      (unsigned long long)p->tot.launches, (unsigned long long)p->tot.calls,
-		      (unsigned long long)p->tot.errors);
+		gb_json_null_field(j, "busiest_kernel");
+	gb_json_name(j, "copy_bytes_per_s");
+	gb_json_double_fmt(j, "%.1f", p->copy_Bps);
+	gb_json_name(j, "syncs_per_s");
+	gb_json_double_fmt(j, "%.3f", p->syncs_s);
+	gb_json_name(j, "sync_share");
+	gb_json_double_fmt(j, "%.4f", p->sync_share);
+	gb_json_name(j, "calls_per_s");
+	gb_json_double_fmt(j, "%.3f", p->calls_s);
+	gb_json_int_field(j, "device_memory_bytes", p->mem_live);
+	gb_json_uint_field(j, "api_p50_ns", p->p50_ns);
+	gb_json_uint_field(j, "api_p99_ns", p->p99_ns);
+	gb_json_uint_field(j, "launches", p->tot.launches);
+	gb_json_uint_field(j, "calls", p->tot.calls);
+	gb_json_uint_field(j, "errors", p->tot.errors);
+	gb_json_end_object(j);
 }
 
-static void json_kern(struct gb_buf *b, const struct top_kern *k)
+static void json_kern(struct gb_json *j, const struct top_kern *k)
 {
-	gb_buf_printf(b, "{\"pid\":%u,\"name\":", k->key.pid);
-	gb_buf_json_str(b, top_kern_name(k));
-	gb_buf_printf(b, ",\"named\":%s,\"handle\":\"0x%llx\",\"launches_per_s\":%.3f,\"launches\":%llu,"
-		      "\"grid_mean\":%.1f,\"block_mean\":%.1f,\"p50_ns\":%llu,\"p99_ns\":%llu}",
-		      k->name ? "true" : "false", (unsigned long long)k->key.handle, k->launches_s,
-		      (unsigned long long)k->tot.launches, k->grid_mean, k->block_mean,
-		      (unsigned long long)k->p50_ns, (unsigned long long)k->p99_ns);
+	gb_json_start_object(j);
+	gb_json_uint_field(j, "pid", k->key.pid);
+	gb_json_string_field(j, "name", top_kern_name(k));
+	gb_json_bool_field(j, "named", k->name != NULL);
+	gb_json_hex_field(j, "handle", k->key.handle);
+	gb_json_name(j, "launches_per_s");
+	gb_json_double_fmt(j, "%.3f", k->launches_s);
+	gb_json_uint_field(j, "launches", k->tot.launches);
+	gb_json_name(j, "grid_mean");
+	gb_json_double_fmt(j, "%.1f", k->grid_mean);
+	gb_json_name(j, "block_mean");
+	gb_json_double_fmt(j, "%.1f", k->block_mean);
+	gb_json_uint_field(j, "p50_ns", k->p50_ns);
+	gb_json_uint_field(j, "p99_ns", k->p99_ns);
+	gb_json_end_object(j);
 }
 
 void top_render_json(struct gb_buf *b, const struct top_model *m, const struct top_view *v, uint64_t real_ns)
@@ -133,29 +152,44 @@ void top_render_json(struct gb_buf *b, const struct top_model *m, const struct t
 	const struct top_totals *t = &m->tot;
 	struct top_proc **ps = calloc(m->nprocs + 1, sizeof(*ps));
 	struct top_kern **ks = calloc(m->nkerns + 1, sizeof(*ks));
+	struct gb_json j;
 	size_t np, nk, i;
 
 	if (!ps || !ks)
 		goto out;
-	gb_buf_printf(b, "{\"ts\":%.3f,\"interval_s\":%.4f,\"totals\":{\"launches_per_s\":%.3f,"
-		      "\"copy_bytes_per_s\":%.1f,\"syncs_per_s\":%.3f,\"calls_per_s\":%.3f,"
-		      "\"device_memory_bytes\":%lld,\"drops\":%llu},\"procs\":[",
-		      real_ns / 1e9, m->dt, t->launches_s, t->copy_Bps, t->syncs_s, t->calls_s,
-		      (long long)t->mem_live, (unsigned long long)t->drops);
+	gb_json_init(&j, b);
+	gb_json_start_object(&j);
+	gb_json_name(&j, "ts");
+	gb_json_double_fmt(&j, "%.3f", real_ns / 1e9);
+	gb_json_name(&j, "interval_s");
+	gb_json_double_fmt(&j, "%.4f", m->dt);
+	gb_json_name(&j, "totals");
+	gb_json_start_object(&j);
+	gb_json_name(&j, "launches_per_s");
+	gb_json_double_fmt(&j, "%.3f", t->launches_s);
+	gb_json_name(&j, "copy_bytes_per_s");
+	gb_json_double_fmt(&j, "%.1f", t->copy_Bps);
+	gb_json_name(&j, "syncs_per_s");
+	gb_json_double_fmt(&j, "%.3f", t->syncs_s);
+	gb_json_name(&j, "calls_per_s");
+	gb_json_double_fmt(&j, "%.3f", t->calls_s);
+	gb_json_int_field(&j, "device_memory_bytes", t->mem_live);
+	gb_json_uint_field(&j, "drops", t->drops);
+	gb_json_end_object(&j);
+	gb_json_name(&j, "procs");
+	gb_json_start_array(&j);
 	np = top_view_procs(m, v->psort, v->filter, ps);
-	for (i = 0; i < np && (!v->limit || i < v->limit); i++) {
-		if (i)
-			gb_buf_putc(b, ',');
-		json_proc(b, ps[i]);
-	}
-	gb_buf_puts(b, "],\"kernels\":[");
+	for (i = 0; i < np && (!v->limit || i < v->limit); i++)
+		json_proc(&j, ps[i]);
+	gb_json_end_array(&j);
+	gb_json_name(&j, "kernels");
+	gb_json_start_array(&j);
 	nk = top_view_kerns(m, v->ksort, v->filter, ks);
-	for (i = 0; i < nk && (!v->limit || i < v->limit); i++) {
-		if (i)
-			gb_buf_putc(b, ',');
-		json_kern(b, ks[i]);
-	}
-	gb_buf_puts(b, "]}\n");
+	for (i = 0; i < nk && (!v->limit || i < v->limit); i++)
+		json_kern(&j, ks[i]);
+	gb_json_end_array(&j);
+	gb_json_end_object(&j);
+	gb_json_raw(&j, "\n");
 out:
 	free(ps);
 	free(ks);

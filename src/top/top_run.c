@@ -19,7 +19,7 @@
 #include "collect/collector.h"
 #include "collect/libs.h"
 #include "collect/session.h"
-#include "core/bpfmaps.h"
+#include "host/bpfmaps.h"
 #include "core/util.h"
 #include "top_model.h"
 #include "top_prom.h"

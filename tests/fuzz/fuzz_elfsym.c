@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/elfsym.h"
+#include "host/elfsym.h"
 
 static char path[64];
 

@@ -11,6 +11,7 @@
 #include "gpubpf.h"
 #include "core/event.h"
 #include "core/hmap.h"
+#include "core/json.h"
 #include "ioctl/ioctl.h"
 #include "core/util.h"
 #include "exporters/export.h"
@@ -52,9 +53,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size >= sizeof(struct gb_ioctl_rec))
 		((struct gb_ioctl_rec *)rec)->r.kind = GB_REC_IOCTL;
 	if (!ioctl_decoder_event(dec, rec, size, s, &ev)) {
-		ioctl_event_fields(&b, &ev, false);
+		struct gb_json j;
+
+		ioctl_event_text(&b, &ev);
 		b.len = 0;
-		ioctl_event_fields(&b, &ev, true);
+		gb_json_init(&j, &b);
+		gb_json_start_object(&j);
+		ioctl_event_json(&j, &ev);
+		gb_json_end_object(&j);
 		b.len = 0;
 		gb_event_json(&b, &ev);
 	}

@@ -3,11 +3,11 @@
  * fuzz_procmaps.c - libFuzzer target: arbitrary text as /proc/PID/maps
  * (user/procmaps.c): parse, then look up addresses in what came out.
  */
-// FUZZ_SRCS: src/core/procmaps.c src/core/util.c
+// FUZZ_SRCS: src/host/procmaps.c src/core/util.c
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/procmaps.h"
+#include "host/procmaps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,7 +3,7 @@
  * fuzz_sbt.c - the .sbt reader (gpubpf and TraceSmith flavours) on
  * arbitrary bytes: open, info, notes, stacks, iterate, seek, iterate.
  */
-// FUZZ_SRCS: src/sbt/sbt_read.c src/sbt/sbt_reader.c src/sbt/sbt_index.c src/sbt/sbt_codec.c src/sbt/sbt_tracesmith.c src/sbt/sbt_write.c src/core/util.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c
+// FUZZ_SRCS: src/sbt/sbt_read.c src/sbt/sbt_reader.c src/sbt/sbt_index.c src/sbt/sbt_codec.c src/sbt/sbt_tracesmith.c src/sbt/sbt_write.c src/core/util.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/core/json.c
 // FUZZ_LIBS: -lzstd -lz -lstdc++
 #include <stddef.h>
 #include <stdint.h>

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "exporters/export.h"
 #include "sbt/sbt.h"
+#include "core/json.h"
 #include "core/util.h"
 #include "test_export_walk.h"
 #include "test_sbt_gen.h"

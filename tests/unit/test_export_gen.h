@@ -101,6 +101,7 @@ static int gen_fixtures(const char *dir)
 	struct gb_export_opts o = { 0 };
 	struct sbt_meta m;
 	struct gb_buf names = { 0 };
+	struct gb_json jn;
 	struct gb_exporter *ex;
 	char path[512], err[256];
 	struct gb_event b[10];
@@ -110,13 +111,12 @@ static int gen_fixtures(const char *dir)
 	FILE *fp;
 
 	/* expected odd names, as a JSON array the integration test compares with */
-	gb_buf_putc(&names, '[');
-	for (k = 0; k < N_ODD; k++) {
-		if (k)
-			gb_buf_putc(&names, ',');
-		gb_buf_json_str(&names, odd_names[k]);
-	}
-	gb_buf_puts(&names, "]\n");
+	gb_json_init(&jn, &names);
+	gb_json_start_array(&jn);
+	for (k = 0; k < N_ODD; k++)
+		gb_json_string(&jn, odd_names[k]);
+	gb_json_end_array(&jn);
+	gb_json_raw(&jn, "\n");
 	snprintf(path, sizeof(path), "%s/odd_names.json", dir);
 	fp = fopen(path, "w");
 	if (!fp || fwrite(names.p, 1, names.len, fp) != names.len || fclose(fp)) {

@@ -14,10 +14,11 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include "core/elfsym.h"
+#include "host/elfsym.h"
 #include "stacks/stack.h"
 #include "stacks/stack_int.h"
 #include "stacks/symbolize.h"
+#include "core/json.h"
 #include "core/util.h"
 
 struct sink {
@@ -222,6 +223,7 @@ static void test_symbolize(void **state)
 	struct elf_syms *es = elf_syms_open(self_exe());
 	struct gb_frame f[3] = { { 0 } };
 	struct gb_buf b = { 0 };
+	struct gb_json j;
 	uint64_t off = 0;
 
 	assert_non_null(es);
@@ -234,7 +236,8 @@ static void test_symbolize(void **state)
 	f[1].line = 7;
 	f[2].ip = 0x1234;
 	assert_string_equal(symbolize_frame(sy, &f[0], 0), "test_symbolize");
-	symbolize_stack_json(sy, &b, f, 3);
+	gb_json_init(&j, &b);
+	symbolize_stack_json(sy, &j, f, 3);
 	gb_buf_putc(&b, 0);
 	assert_string_equal(strstr(b.p, "},{"),
 			    "},{\"sym\":\"fn\",\"module\":\"/py/\\\"x\\\".py\",\"offset\":0,\"line\":7},"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "elfsym.h"
-#include "vec.h"
+#include "core/vec.h"
 
 struct elf_sym {
 	uint64_t off;		/* file offset of the first instruction */

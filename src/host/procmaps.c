@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "procmaps.h"
-#include "vec.h"
+#include "core/vec.h"
 
 static const char *hex_field(const char *p, uint64_t *v, char end)
 {
