@@ -46,28 +46,12 @@ static inline void jput(struct gb_buf *b, const void *p, size_t n)
 }
 #define LIT(b, s) jput(b, s, sizeof(s) - 1)
 
-static const char digits2[] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-/* Two digits per division: timestamps make most of the output */
+/* decimal digits straight into the buffer (core/json's formatter) */
 static void put_u64(struct gb_buf *b, uint64_t v)
 {
-	char tmp[24], *p = tmp + sizeof(tmp);
-
-	while (v >= 100) {
-		p -= 2;
-		memcpy(p, digits2 + (v % 100) * 2, 2);
-		v /= 100;
-	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, digits2 + v * 2, 2);
-	} else {
-		*--p = (char)('0' + v);
-	}
-	jput(b, p, (size_t)(tmp + sizeof(tmp) - p));
+	if (b->len + 21 > b->cap)
+		gb_buf_reserve(b, 21);
+	b->len += gb_json_fmt_u64(b->p + b->len, v);
 }
 
 static void put_hex(struct gb_buf *b, uint64_t v)
