@@ -58,8 +58,10 @@ struct rec_ctx {
 	int go_fd;		/* write end: releases the child */
 };
 
-static int write_event(struct rec_ctx *r, const struct gb_event *ev)
+/* the collector's sink: every event, of every kind, counted for the summary */
+static int sink_event(void *ctx, const struct gb_event *ev)
 {
+	struct rec_ctx *r = ctx;
 	int err;
 
 	if (r->write_err)
@@ -77,11 +79,6 @@ static int write_event(struct rec_ctx *r, const struct gb_event *ev)
 		return -1;
 	}
 	return 0;
-}
-
-static int sink_event(void *ctx, const struct gb_event *ev)
-{
-	return write_event(ctx, ev);
 }
 
 static void sink_rescan(void *ctx, pid_t pid)
@@ -366,7 +363,6 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 {
 	uint64_t last_flush = start_ns, now;
 	bool backlog = false;
-	int status;
 
 	while (!exiting) {
 		/* records sent without wakeup are taken by the consume after the wait */
@@ -386,9 +382,8 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 		}
 		if (r->o->duration_ns && now - start_ns >= r->o->duration_ns)
 			break;
-		if (r->child && waitpid(r->child, &status, WNOHANG) == r->child) {
+		if (r->child && waitpid(r->child, NULL, WNOHANG) == r->child) {
 			r->child = 0;
-			r->o->child_status = status;
 			break;
 		}
 	}
@@ -398,10 +393,9 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 	return r->write_err;
 }
 
-int recorder_run(struct record_opts *op, int argc, char **argv)
+int recorder_run(struct record_opts *o, int argc, char **argv)
 {
-	struct record_opts o = *op;
-	struct rec_ctx r = { .o = &o, .go_fd = -1 };
+	struct rec_ctx r = { .o = o, .go_fd = -1 };
 	struct collector_ops ops = { .event = sink_event, .rescan = sink_rescan, .ctx = &r };
 	struct sbt_meta meta;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -409,13 +403,13 @@ int recorder_run(struct record_opts *op, int argc, char **argv)
 	uint64_t start, *per_cpu = NULL, drops = 0;
 	int ret = 1, err;
 
-	if (session_preflight(o.pids, o.npids))
+	if (session_preflight(o->pids, o->npids))
 		return 1;
 	session_log_init();
 	sbt_meta_init(&meta, argc, argv);
-	err = sbt_writer_open(&r.w, o.output, &meta);
+	err = sbt_writer_open(&r.w, o->output, &meta);
 	if (err) {
-		gb_err("cannot write %s: %s; choose another -o path", o.output, strerror(-err));
+		gb_err("cannot write %s: %s; choose another -o path", o->output, strerror(-err));
 		return 1;
 	}
 	sigaction(SIGINT, &sa, NULL);
@@ -434,12 +428,12 @@ int recorder_run(struct record_opts *op, int argc, char **argv)
 	collector_set_join(r.col, r.join);
 	if (r.ioctl)
 		collector_set_ioctl(r.col, ioctl_attach_decoder(r.ioctl));
-	if (stack_setup_collector(&o.stack, r.skel, r.col, r.w)) {
+	if (stack_setup_collector(&o->stack, r.skel, r.col, r.w)) {
 		gb_err("cannot set up call stacks: out of memory");
 		goto cleanup;
 	}
-	if (o.ready_file)
-		close(open(o.ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	if (o->ready_file)
+		close(open(o->ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	gb_dbg("tracing: %u libraries, %u functions", libs_count(r.libs), libs_probe_count(r.libs));
 	if (r.go_fd >= 0) {
 		if (write(r.go_fd, "g", 1) != 1)
@@ -458,12 +452,12 @@ int recorder_run(struct record_opts *op, int argc, char **argv)
 	}
 	if (err) {
 		gb_err("cannot write %s: %s; free space or choose another -o path (the blocks written so far are readable)",
-		       o.output, strerror(-err));
+		       o->output, strerror(-err));
 		sbt_writer_abort(r.w);
 		r.w = NULL;
 		goto cleanup;
 	}
-	if (o.xray_dir)
+	if (o->xray_dir)
 		import_xray(&r, &meta);
 	if (r.ioctl) {
 		char dm[2048];
@@ -477,7 +471,7 @@ int recorder_run(struct record_opts *op, int argc, char **argv)
 	err = sbt_writer_close(r.w, &meta);
 	r.w = NULL;
 	if (err) {
-		gb_err("cannot finish %s: %s", o.output, strerror(-err));
+		gb_err("cannot finish %s: %s", o->output, strerror(-err));
 		goto cleanup;
 	}
 	summary(&r, drops, (gb_now_mono_ns() - start) / 1e9);
@@ -499,6 +493,5 @@ cleanup:
 	cuda_bpf__destroy(r.skel);
 	hmap_free(&r.pids);
 	free(per_cpu);
-	op->child_status = o.child_status;
 	return ret;
 }

@@ -31,13 +31,12 @@ struct record_opts {
 	bool ioctl;		/* --ioctl: GPU driver ioctls (src/ioctl/) */
 	const char *ioctl_devs[16];	/* --ioctl-dev specs */
 	unsigned nioctl_devs;
-	int child_status;
 };
 
 /*
  * Record until Ctrl-C, -d or the command's end (argc/argv go into the
  * trace's metadata). 0, or 1 after a one-line error; what was recorded
- * before an error stays readable. child_status is set for -- COMMAND.
+ * before an error stays readable.
  */
 int recorder_run(struct record_opts *o, int argc, char **argv);
 #endif

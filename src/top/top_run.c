@@ -36,7 +36,7 @@ static void on_signal(int sig)
 }
 
 struct top_ctx {
-	struct top_opts *o;
+	const struct top_opts *o;
 	struct top_bpf *skel;
 	bool multi;		/* uprobe_multi links */
 	struct gb_libs *libs;
@@ -110,7 +110,7 @@ static int ring_cb(void *ctx, void *data, size_t size)
 
 static int open_bpf(struct top_ctx *t)
 {
-	struct top_opts *o = t->o;
+	const struct top_opts *o = t->o;
 	unsigned i;
 
 	t->skel = top_bpf__open();
@@ -330,28 +330,27 @@ static int run_loop(struct top_ctx *t)
 }
 
 
-int top_run(const struct top_opts *op)
+int top_run(const struct top_opts *o)
 {
-	struct top_opts o = *op;
-	struct top_ctx t = { .o = &o };
+	struct top_ctx t = { .o = o };
 	struct collector_ops ops = { .event = name_sink, .rescan = rescan_sink, .ctx = &t };
 	struct sigaction sa = { .sa_handler = on_signal };
 	char msg[512];
 	int ret = 1;
 
-	if (session_preflight(o.pids, o.npids))
+	if (session_preflight(o->pids, o->npids))
 		return 1;
 	session_log_init();
 	t.ncpu = (unsigned)libbpf_num_possible_cpus();
-	t.v.interval_s = o.interval;
-	t.v.limit = o.limit;
+	t.v.interval_s = o->interval;
+	t.v.limit = o->limit;
 	top_model_init(&t.m, resolve_name, &t);
 	/* flags only: the loop restores the terminal on the way out */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (o.prom && !(t.prom = top_prom_new(o.prom, o.prom_top, msg, sizeof(msg)))) {
+	if (o->prom && !(t.prom = top_prom_new(o->prom, o->prom_top, msg, sizeof(msg)))) {
 		gb_err("%s", msg);
 		goto cleanup;
 	}
@@ -363,10 +362,10 @@ int top_run(const struct top_opts *op)
 		gb_err("cannot set up the ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
-	if (o.ready_file)
-		close(open(o.ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	if (o->ready_file)
+		close(open(o->ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	gb_dbg("counting: %u libraries, %u functions", libs_count(t.libs), libs_probe_count(t.libs));
-	if (!o.batch) {
+	if (!o->batch) {
 		if (top_screen_start()) {
 			gb_err("cannot start the screen (TERM=%s): set TERM or use -b",
 			       getenv("TERM") ? getenv("TERM") : "");

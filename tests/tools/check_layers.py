@@ -83,7 +83,9 @@ for n in sorted(graph):
 print(('FAIL' if cycles else 'PASS') + ': layers: no include cycle between files'
       + (''.join('\n  ' + c for c in cycles) if cycles else ''))
 
-if objdir:
+if objdir and not os.path.isdir(os.path.join(objdir, 'src')):
+    print(f'FAIL: layers: no objects under {objdir}/src to check the linked symbols of (build first)')
+elif objdir:
     defs, undefs, fdefs, fundefs = {}, {}, {}, {}
     for d in folders:
         od = os.path.join(objdir, 'src', d)
