@@ -12,7 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "sbt.h"
+#include "sbt/sbt.h"
+#include "exporters/export.h"
 #include "test_sbt_gen.h"
 
 #define POOL 65536
@@ -86,7 +87,7 @@ static void run(const char *label, int launch_only, uint64_t n, const char *dir)
 		rbest = t0 < rbest ? t0 : rbest;
 
 		t0 = now();
-		if (sbt_export_tracesmith(r, tp, err, sizeof(err)))
+		if (gb_export_tracesmith(r, tp, err, sizeof(err)))
 			die("export", err);
 		t0 = now() - t0;
 		xbest = t0 < xbest ? t0 : xbest;

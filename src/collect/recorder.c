@@ -67,17 +67,15 @@ static int sink_event(void *ctx, const struct gb_event *ev)
 	if (r->write_err)
 		return -1;
 	err = sbt_writer_add(r->w, ev);
-	if (!err) {
-		r->written++;
-		if (!hmap_get(&r->pids, ev->pid))
-			hmap_put(&r->pids, ev->pid, (void *)1);
-		if (gb_event_outermost(ev))
-			r->by_cat[gb_event_cat(ev)]++;
-	}
 	if (err) {
 		r->write_err = err;
 		return -1;
 	}
+	r->written++;
+	if (!hmap_get(&r->pids, ev->pid))
+		hmap_put(&r->pids, ev->pid, (void *)1);
+	if (gb_event_outermost(ev))
+		r->by_cat[gb_event_cat(ev)]++;
 	return 0;
 }
 
