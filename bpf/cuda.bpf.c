@@ -533,8 +533,8 @@ int gb_return(struct pt_regs *ctx)
 		count_drop(GB_DROP_CALL);	/* the slot's call cannot be completed */
 		return 0;
 	}
-	if (shape == GB_SH_NAME) {
-		/* rare (module loads): a fixed record with room for every address */
+	if (shape == GB_SH_NAME || shape == GB_SH_REGFUNC) {
+		/* rare (module loads, registrations): a fixed record with room for every address */
 		nr = bpf_ringbuf_reserve(&rb, sizeof(*nr) + sizeof(sl->c.ips), 0);
 		if (!nr)
 			goto drop;

@@ -63,6 +63,7 @@ enum gb_shape {
 	GB_SH_HIP_MEMCPY2D,	/* dst,dpitch,src,spitch,width,height | x: kind (stack) */
 	GB_SH_OUT0,		/* a[0] is an out pointer | x[0] = *a[0] at return */
 	GB_SH_NAME,		/* out handle a[0], name string a[2] at return */
+	GB_SH_REGFUNC,		/* __cudaRegisterFunction: host stub a[1] is device function a[2] (string) */
 	GB_SH__COUNT,
 };
 
@@ -193,7 +194,9 @@ enum gb_shape {
 	X(gpu_sync,			GB_API_CUPTI, GB_CAT_DEVICE, GB_SH_PLAIN, 0, 0) \
 	X(nvtx_range,			GB_API_NVTX, GB_CAT_MARK, GB_SH_PLAIN, 0, 0) \
 	X(nvtx_mark,			GB_API_NVTX, GB_CAT_MARK, GB_SH_PLAIN, 0, 0) \
-	X(drops,			GB_API_GPUBPF, GB_CAT_MARK, GB_SH_PLAIN, 0, 0)
+	X(drops,			GB_API_GPUBPF, GB_CAT_MARK, GB_SH_PLAIN, 0, 0) \
+	/* the runtime's registration of each kernel (static runtimes: before main) */	\
+	X(__cudaRegisterFunction,	GB_API_CUDA_RT, GB_CAT_NAME, GB_SH_REGFUNC, GB_TF_RET | GB_TF_OPTIONAL, 0)
 
 enum gb_type {
 #define GB_X_ENUM(name, api, cat, shape, flags, detail) GB_T_##name,

@@ -233,7 +233,7 @@ int top_entry(struct pt_regs *ctx)
 		c.handle = PT_REGS_PARM1(ctx);
 		c.grid = PT_REGS_PARM2(ctx);
 		c.arg = PT_REGS_PARM3(ctx);
-		if (shape != GB_SH_NAME)
+		if (shape != GB_SH_NAME && shape != GB_SH_REGFUNC)
 			c.arg = c.grid;
 		break;
 	case GB_CAT_FREE:
@@ -321,6 +321,7 @@ static __always_inline void count_free(struct top_proc_val *v, __u32 pid, const 
 static __always_inline void send_name(__u64 id, __u32 type, __u32 shape, const struct call *c, int ret)
 {
 	struct gb_name_rec *nr = bpf_ringbuf_reserve(&rb, sizeof(*nr), 0);
+	bool named = shape == GB_SH_NAME || shape == GB_SH_REGFUNC;
 	__u64 out = 0;
 
 	if (!nr) {
@@ -331,7 +332,7 @@ static __always_inline void send_name(__u64 id, __u32 type, __u32 shape, const s
 	nr->r.ts_ns = c->ts;
 	nr->r.pid = id >> 32;
 	nr->r.tid = (__u32)id;
-	nr->r.kind = shape == GB_SH_NAME ? GB_REC_NAME : GB_REC_CALL;
+	nr->r.kind = named ? GB_REC_NAME : GB_REC_CALL;
 	nr->r.type = type;
 	nr->r.ret = ret;
 	nr->r.flags = GB_RF_RET;
@@ -342,7 +343,7 @@ static __always_inline void send_name(__u64 id, __u32 type, __u32 shape, const s
 	bpf_probe_read_user(&out, sizeof(out), (void *)c->handle);
 	nr->r.x[0] = out;
 	nr->name[0] = 0;
-	if (shape == GB_SH_NAME && bpf_probe_read_user_str(nr->name, sizeof(nr->name), (void *)c->arg) < 0)
+	if (named && bpf_probe_read_user_str(nr->name, sizeof(nr->name), (void *)c->arg) < 0)
 		nr->name[0] = 0;
 	bpf_ringbuf_submit(nr, 0);
 }

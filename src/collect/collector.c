@@ -5,23 +5,40 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "collector.h"
 #include "cupti/cupti_join.h"
 #include "ioctl/ioctl.h"
 #include "host/elfsym.h"
 #include "host/procmaps.h"
+#include "host/sideband.h"
 #include "stacks/stack.h"
 #include "core/util.h"
+#include "core/vec.h"
 
 struct proc {
 	pid_t pid;
-	struct hmap names;	/* handle or stub address -> interned name */
+	struct hmap names;	/* name_key(handle or stub address) -> interned name */
 	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
-	struct gb_maps maps;	/* file mappings, snapshot */
-	bool have_maps;
+	struct gb_maps maps;	/* file mappings: timeline (side-band) + /proc snapshot */
+	bool have_maps;		/* maps holds something */
+	bool complete;		/* seen from its fork or exec: the timeline has everything */
+	bool seeded;		/* /proc read once (it existed before the side-band told us) */
 	bool has_events;
+	uint64_t *execs;	/* times it exec'd: a handle means something else after */
+	unsigned nexec, capexec;
 	uint64_t exit_ns;	/* 0 while alive */
 };
+
+/* handles and stub addresses belong to one program image: key them by exec generation */
+static uint64_t name_key(const struct proc *p, uint64_t handle, uint64_t ts)
+{
+	unsigned gen = 0;
+
+	while (gen < p->nexec && p->execs[gen] <= ts)
+		gen++;
+	return handle ^ ((uint64_t)gen * 0x9e3779b97f4a7c15ull);
+}
 
 struct elf_entry {
 	struct elf_syms *syms;	/* NULL: could not be read */
@@ -73,26 +90,64 @@ static struct proc *get_proc(struct collector *c, pid_t pid)
 	return p;
 }
 
-static void free_proc(struct proc *p)
+/* the state a process had: pid reuse starts it afresh (the struct stays: callers hold it) */
+static void clear_proc(struct proc *p)
 {
 	hmap_free(&p->names);
 	hmap_free(&p->rt_launch);
 	procmaps_free(&p->maps);
+	free(p->execs);
+	p->execs = NULL;
+	p->nexec = p->capexec = 0;
+	p->have_maps = p->complete = p->seeded = false;
+	p->exit_ns = 0;
+}
+
+static void free_proc(struct proc *p)
+{
+	clear_proc(p);
 	free(p);
+}
+
+/*
+ * What /proc says now, merged under the timeline: a process that was
+ * running before the side-band stream started (or whose fork we missed).
+ * Gone: the timeline is all there is.
+ */
+static void read_proc_maps(struct collector *c, struct proc *p)
+{
+	struct gb_maps m;
+	bool first = !p->seeded;
+
+	p->seeded = true;
+	if (procmaps_read(p->pid, &m))
+		return;
+	procmaps_merge(&p->maps, &m);
+	procmaps_free(&m);
+	p->have_maps = p->maps.n > 0;
+	/* a GPU process seen for the first time: open its files while they can be reached */
+	if (first && c->stk)
+		stack_note_maps(c->stk, p->pid, &p->maps);
 }
 
 void collector_snapshot_maps(struct collector *c, pid_t pid)
 {
 	struct proc *p = get_proc(c, pid);
-	struct gb_maps m;
 
-	if (!p || procmaps_read(pid, &m))
-		return;	/* gone: keep the last snapshot */
-	procmaps_free(&p->maps);
-	p->maps = m;
-	p->have_maps = true;
-	/* open its files now: it may be gone (or its namespace) before we need them */
-	if (c->stk)
+	if (!p)
+		return;
+	/* the side-band stream may hold mappings newer than we took */
+	if (c->ops.sync)
+		c->ops.sync(c->ops.ctx);
+	if (!p->complete)
+		read_proc_maps(c, p);
+}
+
+void collector_pin_files(struct collector *c, pid_t pid)
+{
+	struct proc *p = hmap_get(&c->procs, (uint64_t)pid);
+
+	if (p && c->stk)
 		stack_note_maps(c->stk, pid, &p->maps);
 }
 
@@ -104,6 +159,70 @@ static const struct gb_maps *refresh_maps(void *ctx, pid_t pid)
 	collector_snapshot_maps(c, pid);
 	p = hmap_get(&c->procs, (uint64_t)pid);
 	return p && p->have_maps ? &p->maps : NULL;
+}
+
+static void sb_fork(struct collector *c, const struct sb_event *ev)
+{
+	struct proc *p = hmap_get(&c->procs, (uint64_t)ev->pid), *parent;
+
+	if (ev->pid == ev->ppid)
+		return;		/* a thread */
+	if (p)
+		clear_proc(p);	/* the pid was reused */
+	else if (!(p = get_proc(c, (pid_t)ev->pid)))
+		return;
+	parent = hmap_get(&c->procs, (uint64_t)ev->ppid);
+	if (!parent)
+		return;		/* a parent we never knew: /proc when needed */
+	if (!parent->complete && !parent->seeded)
+		read_proc_maps(c, parent);
+	parent->maps.at_ns = 0;
+	procmaps_copy(&p->maps, &parent->maps);
+	p->have_maps = p->maps.n > 0;
+	p->complete = parent->complete || parent->seeded;
+}
+
+void collector_sideband(struct collector *c, const struct sb_event *ev)
+{
+	struct proc *p;
+	struct gb_map m;
+
+	switch (ev->type) {
+	case SB_MMAP:
+		if (!ev->str || ev->str[0] != '/' || !(p = get_proc(c, (pid_t)ev->pid)))
+			return;
+		memset(&m, 0, sizeof(m));
+		m.start = ev->start;
+		m.end = ev->start + ev->len;
+		m.offset = ev->pgoff;
+		m.inode = ev->ino;
+		m.dev_major = ev->maj;
+		m.dev_minor = ev->min;
+		m.exec = true;
+		m.path = (char *)ev->str;
+		if (!procmaps_map(&p->maps, &m, ev->ts_ns))
+			p->have_maps = true;
+		return;
+	case SB_COMM:
+		if (!ev->exec || !(p = get_proc(c, (pid_t)ev->pid)))
+			return;
+		/* a new program: nothing of the old image is mapped any more */
+		procmaps_unmap_all(&p->maps, ev->ts_ns);
+		if (!GB_GROW(p->execs, p->capexec, p->nexec + 1))
+			p->execs[p->nexec++] = ev->ts_ns;
+		p->complete = true;
+		if (c->stk)
+			stack_forget_pid(c->stk, p->pid);
+		return;
+	case SB_FORK:
+		sb_fork(c, ev);
+		return;
+	case SB_EXIT:
+		p = hmap_get(&c->procs, (uint64_t)ev->pid);
+		if (p && ev->pid == ev->tid && !p->exit_ns)
+			p->exit_ns = ev->ts_ns ? ev->ts_ns : 1;
+		return;
+	}
 }
 
 int collector_enable_stacks(struct collector *c, int mode,
@@ -125,10 +244,12 @@ struct stack_table *collector_stack_table(struct collector *c)
 	return c->stk;
 }
 
-static const struct gb_maps *proc_maps(struct collector *c, struct proc *p)
+/* the process's mappings as they were at ts */
+static const struct gb_maps *proc_maps(struct collector *c, struct proc *p, uint64_t ts)
 {
-	if (!p->have_maps)
-		collector_snapshot_maps(c, p->pid);
+	if (!p->complete && !p->seeded)
+		read_proc_maps(c, p);
+	p->maps.at_ns = ts;
 	return p->have_maps ? &p->maps : NULL;
 }
 
@@ -158,12 +279,21 @@ static uint32_t event_stack(struct collector *c, struct proc *p, const struct gb
 	if (c->stack_mode == GB_STACK_FP && ips) {
 		memcpy(all, ips, nips * sizeof(*ips));
 		nips = stack_add_caller(all, nips, GB_STACK_FP_DEPTH + 1, r->caller);
-		id = stack_from_fp(c->stk, p->pid, proc_maps(c, p), all, nips);
+		id = stack_from_fp(c->stk, p->pid, proc_maps(c, p, r->ts_ns), all, nips);
 	}
 	else if (c->stack_mode == GB_STACK_DWARF)
 		id = stack_take_pending(c->stk, r->tid, r->ts_ns);
 	/* Python frames (--python) arrived ahead of the call, like DWARF copies */
 	return stack_add_python(c->stk, id, r->tid, r->ts_ns);
+}
+
+/* the path reaches the very file of the mapping (not a namesake, not a newer copy) */
+static bool same_inode(const char *path, const struct gb_map *m)
+{
+	struct stat st;
+
+	return !stat(path, &st) && st.st_ino == m->inode && major(st.st_dev) == m->dev_major &&
+	       minor(st.st_dev) == m->dev_minor;
 }
 
 static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_map *m)
@@ -177,10 +307,11 @@ static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	/* through the process's root: binaries of containers live there */
+	/* through the process's root (binaries of containers live there), else the host path */
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-	e->syms = elf_syms_open(path);
-	if (!e->syms)
+	if (same_inode(path, m))
+		e->syms = elf_syms_open(path);
+	else if (same_inode(m->path, m))
 		e->syms = elf_syms_open(m->path);
 	if (hmap_put(&c->elfs, key, e)) {
 		elf_syms_close(e->syms);
@@ -190,8 +321,8 @@ static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_
 	return e->syms;
 }
 
-/* The kernel a runtime launch names by its host-stub address */
-static const char *stub_name(struct collector *c, struct proc *p, uint64_t addr)
+/* The kernel a runtime launch names by its host-stub address, in the image mapped at ts */
+static const char *stub_name(struct collector *c, struct proc *p, uint64_t addr, uint64_t ts)
 {
 	const struct gb_map *m;
 	struct elf_syms *s;
@@ -199,12 +330,12 @@ static const char *stub_name(struct collector *c, struct proc *p, uint64_t addr)
 	uint64_t delta;
 	char *dem;
 
-	if (!p->have_maps)
-		collector_snapshot_maps(c, p->pid);
+	proc_maps(c, p, ts);
 	m = procmaps_find(&p->maps, addr);
 	if (!m) {
-		/* a library mapped after our snapshot */
+		/* a library mapped since we last looked */
 		collector_snapshot_maps(c, p->pid);
+		p->maps.at_ns = ts;
 		m = procmaps_find(&p->maps, addr);
 	}
 	if (!m || !(s = elf_for(c, p->pid, m)))
@@ -221,18 +352,19 @@ static const char *stub_name(struct collector *c, struct proc *p, uint64_t addr)
 static const char *kernel_name(struct collector *c, struct proc *p, const struct gb_event *ev)
 {
 	const struct gb_type_info *ti = gb_type_info(ev->type);
+	uint64_t key = name_key(p, ev->handle, ev->ts_ns);
 	const char *name;
 
 	if (!ev->handle)
 		return NULL;
-	name = hmap_get(&p->names, ev->handle);
+	name = hmap_get(&p->names, key);
 	if (name)
 		return name;
 	if (ti->shape != GB_SH_LAUNCH_RT && ti->shape != GB_SH_LAUNCH_RT_EX)
 		return NULL;
-	name = stub_name(c, p, ev->handle);
+	name = stub_name(c, p, ev->handle, ev->ts_ns);
 	if (name)
-		hmap_put(&p->names, ev->handle, (void *)name);
+		hmap_put(&p->names, key, (void *)name);
 	return name;
 }
 
@@ -325,14 +457,20 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 	if (cat == GB_CAT_LAUNCH) {
 		ev.name = kernel_name(c, p, &ev);
 	} else if (cat == GB_CAT_NAME) {
-		if (name_str) {
+		if (name_str && gb_type_info(ev.type)->shape == GB_SH_REGFUNC) {
+			/* the mangled device function: named as the host stub's symbol would be */
+			char *dem = gb_demangle(name_str);
+
+			ev.name = intern_str(c->strs, dem ? dem : name_str);
+			free(dem);
+		} else if (name_str) {
 			ev.name = intern_str(c->strs, name_str);
 		} else if (ev.type == GB_T_cuKernelGetFunction) {
 			/* a CUfunction made from a named CUkernel */
-			ev.name = hmap_get(&p->names, ev.arg);
+			ev.name = hmap_get(&p->names, name_key(p, ev.arg, ev.ts_ns));
 		}
 		if (ev.name && ev.handle && ev.ret == 0)
-			hmap_put(&p->names, ev.handle, (void *)ev.name);
+			hmap_put(&p->names, name_key(p, ev.handle, ev.ts_ns), (void *)ev.name);
 	}
 	return collector_emit(c, &ev);
 }
@@ -365,7 +503,7 @@ static int rec_stack(struct collector *c, const void *data, size_t size)
 	struct proc *p = get_proc(c, (pid_t)r->pid);
 
 	if (c->stk && p)
-		stack_dwarf_rec(c->stk, proc_maps(c, p), data, size);
+		stack_dwarf_rec(c->stk, proc_maps(c, p, r->ts_ns), data, size);
 	return 0;
 }
 
@@ -482,6 +620,9 @@ void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns)
 			hmap_del(&c->procs, k);
 			free_proc(p);
 			c->st.procs_live--;
+		} else if (p->maps.nold && now_ns > grace_ns) {
+			/* mappings replaced long before anything still to be read */
+			procmaps_prune(&p->maps, now_ns - grace_ns, 1024);
 		}
 	}
 	/*

@@ -25,6 +25,8 @@ struct collector_ops {
 	int (*event)(void *ctx, const struct gb_event *ev);
 	/* a process's link map changed (startup, dlopen): look for new libraries */
 	void (*rescan)(void *ctx, pid_t pid);
+	/* an address in no known mapping: take what the side-band stream has now */
+	void (*sync)(void *ctx);
 	void *ctx;
 };
 
@@ -39,6 +41,7 @@ struct collector_stats {
 
 struct cupti_join;
 struct ioctl_decoder;
+struct sb_event;
 
 struct collector *collector_new(const struct collector_ops *ops);
 /* CUPTI/NVTX records go into j, and every event passes it (not owned) */
@@ -57,6 +60,15 @@ void collector_finish(struct collector *c);
 void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns);
 /* Remember a process's mappings now (call when it is first seen or rescanned) */
 void collector_snapshot_maps(struct collector *c, pid_t pid);
+/*
+ * The kernel's process events (host/sideband.h), oldest first: per-process
+ * mapping timelines (exec, mmap, fork), so symbols and kernel names come
+ * from the mappings valid at each event's time, and after the process is
+ * gone. A process known from its fork or exec never needs /proc.
+ */
+void collector_sideband(struct collector *c, const struct sb_event *ev);
+/* Open the files pid maps now (stacks), while its mount namespace can be reached */
+void collector_pin_files(struct collector *c, pid_t pid);
 /*
  * Call stacks (enum gb_stack_mode): fp_map_fd is the BPF stack-trace map
  * for GB_STACK_FP; new distinct stacks go to out (sbt_writer_add_stack).

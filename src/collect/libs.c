@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "bpf/gpubpf.h"
 #include "host/elfsym.h"
@@ -29,17 +30,20 @@ struct lib {
 	enum gb_lib_kind kind;
 	struct bpf_link **links;
 	unsigned nlinks, caplinks;
-	int mfd[2];		/* uprobe_multi links: entries, returns (-1: none) */
-	unsigned nmulti;	/* probes in those two links */
+	int *mfds;		/* uprobe_multi links: entries and returns, per pid */
+	unsigned nmfds, capmfds;
+	unsigned nmulti;	/* probes in them (one pid's worth) */
 	struct lib *next;
 };
 
 struct gb_libs {
 	struct libs_opts o;
 	struct hmap by_inode;	/* dev ^ ino -> struct lib */
+	struct hmap checked;	/* dev ^ ino -> 1: a mapped file that holds no GPU code */
 	struct lib *list;
 	unsigned count, probes;
 	struct gb_buf searched;
+	struct gb_buf notes;	/* files found and not traced, one line each */
 };
 
 static const struct {
@@ -54,12 +58,20 @@ static const struct {
 };
 
 static const char *const kind_names[LIB__COUNT] = {
-	"libcuda", "libcudart", "libamdhip64", "libhsa-runtime64", "ld.so",
+	"libcuda", "libcudart", "libamdhip64", "libhsa-runtime64", "ld.so", "static cudart",
 };
 
 static const unsigned kind_api[LIB__COUNT] = {
-	GB_API_CUDA_DRV, GB_API_CUDA_RT, GB_API_HIP, GB_API_HSA, GB_API_NONE,
+	GB_API_CUDA_DRV, GB_API_CUDA_RT, GB_API_HIP, GB_API_HSA, GB_API_NONE, GB_API_CUDA_RT,
 };
+
+/* sections nvcc puts in every file with device code (a static runtime's sign) */
+static const char *const fatbin_sections[] = { ".nv_fatbin", ".nvFatBinSegment" };
+
+static uint64_t inode_key(uint64_t dev, uint64_t ino)
+{
+	return (dev << 40) ^ ino;
+}
 
 int libs_kind_of(const char *path)
 {
@@ -93,11 +105,11 @@ static int add_link(struct lib *lib, struct bpf_link *link)
 }
 
 static struct bpf_link *attach_one(struct bpf_program *prog, const char *path, uint64_t off,
-				   uint64_t cookie, bool ret)
+				   uint64_t cookie, bool ret, pid_t pid)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = ret);
 
-	return bpf_program__attach_uprobe_opts(prog, -1, path, (size_t)off, &uo);
+	return bpf_program__attach_uprobe_opts(prog, pid ? pid : -1, path, (size_t)off, &uo);
 }
 
 /*
@@ -114,12 +126,41 @@ static uint64_t probe_offset(const char *path, uint64_t off)
 	return off;
 }
 
-/* All probes of a library in two uprobe_multi links: one batch to register and to remove */
+static int add_mfd(struct lib *lib, int fd)
+{
+	if (GB_GROW(lib->mfds, lib->capmfds, lib->nmfds + 1)) {
+		close(fd);
+		return -ENOMEM;
+	}
+	lib->mfds[lib->nmfds++] = fd;
+	return 0;
+}
+
+/* the processes links are limited to: -p's, or everyone (pid 0) */
+static unsigned link_pids(const struct gb_libs *l, const pid_t **pids)
+{
+	static const pid_t everyone;
+
+	if (l->o.npids) {
+		*pids = l->o.pids;
+		return l->o.npids;
+	}
+	*pids = &everyone;
+	return 1;
+}
+
+/*
+ * All probes of a library in two uprobe_multi links (one batch to register
+ * and to remove), per target process with -p: the kernel then puts its
+ * breakpoints in those processes only, and nobody else ever traps.
+ */
 static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64_t *off,
 				const uint64_t *cookie, unsigned n)
 {
 	uint64_t roff[GB_T__COUNT], rcookie[GB_T__COUNT];
-	unsigned i, nr = 0;
+	const pid_t *pids;
+	unsigned i, nr = 0, np = link_pids(l, &pids), ok = 0;
+	int fd;
 
 	for (i = 0; i < n; i++) {
 		if (!(cookie[i] & GB_COOKIE_F_RET))
@@ -127,19 +168,51 @@ static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64
 		roff[nr] = off[i];
 		rcookie[nr++] = cookie[i];
 	}
-	lib->mfd[0] = umulti_attach(bpf_program__fd(l->o.entry), lib->path, off, cookie, n, false);
-	if (lib->mfd[0] < 0) {
-		gb_warn("cannot attach to %s: %s", lib->path, strerror(-lib->mfd[0]));
+	for (i = 0; i < np; i++) {
+		fd = umulti_attach(bpf_program__fd(l->o.entry), lib->path, off, cookie, n, false, pids[i]);
+		if (fd < 0) {
+			gb_warn("cannot attach to %s%s: %s", lib->path, pids[i] ? " for that process" : "",
+				strerror(-fd));
+			continue;
+		}
+		if (add_mfd(lib, fd))
+			return -ENOMEM;
+		ok++;
+		if (!nr)
+			continue;
+		fd = umulti_attach(bpf_program__fd(l->o.ret), lib->path, roff, rcookie, nr, true, pids[i]);
+		if (fd < 0)
+			gb_warn("cannot attach return probes to %s: %s", lib->path, strerror(-fd));
+		else if (add_mfd(lib, fd))
+			return -ENOMEM;
+	}
+	if (ok) {
+		lib->nmulti = n + nr;
+		l->probes += n;
+	}
+	return 0;
+}
+
+/* one function, perf-event uprobes (kernels without uprobe_multi): entry, and return if wanted */
+static int attach_single(struct gb_libs *l, struct lib *lib, uint64_t off, uint64_t cookie, pid_t pid)
+{
+	const char *name = gb_type_name(GB_COOKIE_TYPE(cookie));
+	struct bpf_link *link = attach_one(l->o.entry, lib->path, off, cookie, false, pid);
+
+	if (!link) {
+		gb_warn("cannot attach to %s in %s: %s", name, lib->path, strerror(errno));
+		return -errno;
+	}
+	if (add_link(lib, link))
+		return -ENOMEM;
+	if (!(cookie & GB_COOKIE_F_RET))
+		return 0;
+	link = attach_one(l->o.ret, lib->path, off, cookie, true, pid);
+	if (!link) {
+		gb_warn("cannot attach return probe to %s in %s: %s", name, lib->path, strerror(errno));
 		return 0;
 	}
-	if (nr) {
-		lib->mfd[1] = umulti_attach(bpf_program__fd(l->o.ret), lib->path, roff, rcookie, nr, true);
-		if (lib->mfd[1] < 0)
-			gb_warn("cannot attach return probes to %s: %s", lib->path, strerror(-lib->mfd[1]));
-	}
-	lib->nmulti = n + (lib->mfd[1] >= 0 ? nr : 0);
-	l->probes += n;
-	return 0;
+	return add_link(lib, link);
 }
 
 static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s)
@@ -169,27 +242,17 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 	if (l->o.multi)
 		return attach_gpu_lib_multi(l, lib, offs, cookies, n);
 	for (t = 0; t < n; t++) {
-		bool ret = cookies[t] & GB_COOKIE_F_RET;
-		const char *name = gb_type_name(GB_COOKIE_TYPE(cookies[t]));
-		struct bpf_link *link = attach_one(l->o.entry, lib->path, offs[t], cookies[t], false);
+		const pid_t *pids;
+		unsigned i, np = link_pids(l, &pids), ok = 0;
 
-		if (!link) {
-			gb_warn("cannot attach to %s in %s: %s", name, lib->path, strerror(errno));
-			continue;
+		for (i = 0; i < np; i++) {
+			int err = attach_single(l, lib, offs[t], cookies[t], pids[i]);
+
+			if (err == -ENOMEM)
+				return err;
+			ok += !err;
 		}
-		if (add_link(lib, link))
-			return -ENOMEM;
-		if (ret) {
-			link = attach_one(l->o.ret, lib->path, offs[t], cookies[t], true);
-			if (!link) {
-				gb_warn("cannot attach return probe to %s in %s: %s", name, lib->path,
-					strerror(errno));
-				continue;
-			}
-			if (add_link(lib, link))
-				return -ENOMEM;
-		}
-		l->probes++;
+		l->probes += ok > 0;
 	}
 	return 0;
 }
@@ -201,7 +264,7 @@ static int attach_ldso(struct gb_libs *l, struct lib *lib, struct elf_syms *s)
 
 	if (!l->o.dl_state || elf_syms_find(s, "_dl_debug_state", &off))
 		return 0;
-	link = attach_one(l->o.dl_state, lib->path, probe_offset(lib->path, off), 0, false);
+	link = attach_one(l->o.dl_state, lib->path, probe_offset(lib->path, off), 0, false, 0);
 	if (!link) {
 		gb_dbg("cannot hook the loader %s: %s", lib->path, strerror(errno));
 		return 0;
@@ -209,13 +272,58 @@ static int attach_ldso(struct gb_libs *l, struct lib *lib, struct elf_syms *s)
 	return add_link(lib, link);
 }
 
-int libs_add_path(struct gb_libs *l, const char *path, bool user_given)
+/* note a file that holds GPU code and is not traced: stderr once, and the trace's notes */
+static void not_traced(struct gb_libs *l, const char *path, const char *why)
+{
+	gb_warn("%s: %s", path, why);
+	gb_buf_printf(&l->notes, "%s: %s\n", path, why);
+}
+
+/* attach to one file, kind known; key: its (dev, inode) */
+static int add_file(struct gb_libs *l, const char *path, int kind, uint64_t key, bool user_given)
 {
 	struct elf_syms *s = NULL;
 	struct lib *lib;
+	int err = 0;
+
+	if (!(l->o.kinds & (1u << kind)) || hmap_get(&l->by_inode, key))
+		return 0;
+	lib = calloc(1, sizeof(*lib));
+	if (!lib || !(lib->path = strdup(path)) || hmap_put(&l->by_inode, key, lib)) {
+		if (lib)
+			free(lib->path);
+		free(lib);
+		return -ENOMEM;
+	}
+	lib->kind = kind;
+	lib->next = l->list;
+	l->list = lib;
+	s = elf_syms_open(path);
+	if (!s) {
+		gb_warn("%s is not a readable ELF file: skipped", path);
+		return user_given ? -ENOEXEC : 0;
+	}
+	err = kind == LIB_LDSO ? attach_ldso(l, lib, s) : attach_gpu_lib(l, lib, s);
+	elf_syms_close(s);
+	if (kind == LIB_CUDA_RT_STATIC && !lib->nlinks && !lib->nmulti) {
+		static const char *const symtab[] = { ".symtab" };
+
+		/* device code with the runtime in a shared libcudart is normal; stripped is not */
+		if (elf_has_section(path, symtab, 1) == 0)
+			not_traced(l, path, "device code and no symbol table (stripped): its CUDA runtime calls cannot be traced, only the driver's; keep the symbols (no strip) to trace them");
+	}
+	if (kind != LIB_LDSO && lib->nlinks + lib->nmulti) {
+		l->count++;
+		gb_dbg("attached %u probes to %s%s", lib->nlinks + lib->nmulti, path,
+		       lib->nmulti ? " (uprobe_multi)" : "");
+	}
+	return err ? err : 1;
+}
+
+int libs_add_path(struct gb_libs *l, const char *path, bool user_given)
+{
 	struct stat st;
-	uint64_t key;
-	int kind = libs_kind_of(path), err = 0;
+	int kind = libs_kind_of(path);
 
 	if (stat(path, &st))
 		return user_given ? -errno : 0;
@@ -226,38 +334,79 @@ int libs_add_path(struct gb_libs *l, const char *path, bool user_given)
 			return 0;
 		kind = LIB_CUDA_DRV;	/* a renamed copy: try every CUDA driver entry */
 	}
-	if (!(l->o.kinds & (1u << kind)))
+	return add_file(l, path, kind, inode_key(st.st_dev, st.st_ino), user_given);
+}
+
+/* does this file carry nvcc's device code (and so, by default, a static runtime)? */
+static bool has_device_code(const char *path)
+{
+	return elf_has_section(path, fatbin_sections, 2) > 0;
+}
+
+int libs_add_exec(struct gb_libs *l, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
 		return 0;
-	key = ((uint64_t)st.st_dev << 40) ^ (uint64_t)st.st_ino;
-	if (hmap_get(&l->by_inode, key))
+	if (hmap_get(&l->checked, inode_key(st.st_dev, st.st_ino)))
 		return 0;
-	lib = calloc(1, sizeof(*lib));
-	if (!lib || !(lib->path = strdup(path)) || hmap_put(&l->by_inode, key, lib)) {
-		err = -ENOMEM;
-		goto fail;
+	if (!has_device_code(path)) {
+		hmap_put(&l->checked, inode_key(st.st_dev, st.st_ino), (void *)1);
+		return 0;
 	}
-	lib->kind = kind;
-	lib->mfd[0] = lib->mfd[1] = -1;
-	lib->next = l->list;
-	l->list = lib;
-	s = elf_syms_open(path);
-	if (!s) {
-		gb_warn("%s is not a readable ELF file: skipped", path);
-		return user_given ? -ENOEXEC : 0;
+	return add_file(l, path, LIB_CUDA_RT_STATIC, inode_key(st.st_dev, st.st_ino), false);
+}
+
+/* a path to the very file a process maps: through its root, else its map_files link */
+static int mapped_path(pid_t pid, const char *path, uint64_t start, uint64_t end, uint64_t dev,
+		       uint64_t ino, char *out, size_t len)
+{
+	struct stat st;
+
+	snprintf(out, len, "/proc/%d/root%s", (int)pid, path);
+	if (!stat(out, &st) && st.st_dev == dev && st.st_ino == ino)
+		return 0;
+	snprintf(out, len, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)start,
+		 (unsigned long long)end);
+	if (!stat(out, &st) && st.st_dev == dev && st.st_ino == ino)
+		return 0;
+	return -ENOENT;
+}
+
+int libs_add_mapped(struct gb_libs *l, pid_t pid, const char *path, uint64_t start, uint64_t end,
+		    uint32_t maj, uint32_t min, uint64_t ino)
+{
+	uint64_t dev = makedev(maj, min), key = inode_key(dev, ino);
+	int kind = libs_kind_of(path);
+	char p[PATH_MAX + 64];
+
+	if (path[0] != '/' || hmap_get(&l->by_inode, key) || hmap_get(&l->checked, key))
+		return 0;
+	if (kind == LIB_LDSO && !l->o.dl_state)
+		kind = -1;	/* the loader needs no hook: the kernel tells us of mappings */
+	if (mapped_path(pid, path, start, end, dev, ino, p, sizeof(p))) {
+		if (kind >= 0) {
+			snprintf(p, sizeof(p), "mapped by pid %d, gone before it could be opened: not traced",
+				 (int)pid);
+			not_traced(l, path, p);
+		}
+		hmap_put(&l->checked, key, (void *)1);
+		return 0;
 	}
-	err = kind == LIB_LDSO ? attach_ldso(l, lib, s) : attach_gpu_lib(l, lib, s);
-	elf_syms_close(s);
-	if (kind != LIB_LDSO && lib->nlinks + lib->nmulti) {
-		l->count++;
-		gb_dbg("attached %u probes to %s%s", lib->nlinks + lib->nmulti, path,
-		       lib->nmulti ? " (uprobe_multi)" : "");
+	if (kind < 0) {
+		if (!has_device_code(p)) {
+			hmap_put(&l->checked, key, (void *)1);
+			return 0;
+		}
+		kind = LIB_CUDA_RT_STATIC;
 	}
-	return err ? err : 1;
-fail:
-	if (lib)
-		free(lib->path);
-	free(lib);
-	return err;
+	return add_file(l, p, kind, key, false);
+}
+
+const char *libs_notes(const struct gb_libs *l)
+{
+	return l->notes.p ? l->notes.p : "";
 }
 
 static void scan_dir(struct gb_libs *l, const char *dir)
@@ -336,19 +485,17 @@ void libs_scan_standard(struct gb_libs *l)
 int libs_scan_pid(struct gb_libs *l, pid_t pid)
 {
 	struct gb_maps m;
-	char path[PATH_MAX];
 	unsigned i;
 	int n = 0;
 
 	if (procmaps_read(pid, &m))
 		return 0;
 	for (i = 0; i < m.n; i++) {
-		if (libs_kind_of(m.v[i].path) < 0 || (i && m.v[i - 1].inode == m.v[i].inode &&
-						     !strcmp(m.v[i - 1].path, m.v[i].path)))
-			continue;
-		/* the file as the process sees it, in its own mount namespace */
-		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m.v[i].path);
-		if (libs_add_path(l, path, false) > 0)
+		const struct gb_map *x = &m.v[i];
+
+		/* code: GPU libraries by name, static runtimes by their device code */
+		if (x->exec && libs_add_mapped(l, pid, x->path, x->start, x->end, x->dev_major,
+					       x->dev_minor, x->inode) > 0)
 			n++;
 	}
 	procmaps_free(&m);
@@ -446,21 +593,23 @@ static void detach_all(struct gb_libs *l)
 void libs_free(struct gb_libs *l)
 {
 	struct lib *lib, *n;
+	unsigned i;
 
 	if (!l)
 		return;
 	detach_all(l);
 	for (lib = l->list; lib; lib = n) {
 		n = lib->next;
-		if (lib->mfd[0] >= 0)
-			close(lib->mfd[0]);
-		if (lib->mfd[1] >= 0)
-			close(lib->mfd[1]);
+		for (i = 0; i < lib->nmfds; i++)
+			close(lib->mfds[i]);
+		free(lib->mfds);
 		free(lib->links);
 		free(lib->path);
 		free(lib);
 	}
 	hmap_free(&l->by_inode);
+	hmap_free(&l->checked);
 	gb_buf_free(&l->searched);
+	gb_buf_free(&l->notes);
 	free(l);
 }

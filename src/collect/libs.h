@@ -12,15 +12,21 @@
 
 struct bpf_program;
 
-enum gb_lib_kind { LIB_CUDA_DRV, LIB_CUDA_RT, LIB_HIP, LIB_HSA, LIB_LDSO, LIB__COUNT };
+enum gb_lib_kind {
+	LIB_CUDA_DRV, LIB_CUDA_RT, LIB_HIP, LIB_HSA, LIB_LDSO,
+	LIB_CUDA_RT_STATIC,	/* an executable or library with nvcc's static runtime inside */
+	LIB__COUNT
+};
 
 struct libs_opts {
 	struct bpf_program *entry;	/* gb_entry */
 	struct bpf_program *ret;	/* gb_return */
-	struct bpf_program *dl_state;	/* gb_dl_state */
+	struct bpf_program *dl_state;	/* gb_dl_state; NULL: no loader hook (the side-band stream tells) */
 	bool lean;			/* no return probes on launches */
 	bool multi;			/* entry/ret were prepared with umulti_prepare() */
 	unsigned kinds;			/* bit mask of enum gb_lib_kind to trace */
+	const pid_t *pids;		/* -p: links for these processes only (none: everyone) */
+	unsigned npids;
 };
 
 struct gb_libs;
@@ -28,6 +34,18 @@ struct gb_libs;
 struct gb_libs *libs_new(const struct libs_opts *o);
 /* Attach to one file given by the user; kind from its name. 0 or -errno */
 int libs_add_path(struct gb_libs *l, const char *path, bool user_given);
+/*
+ * A file process pid maps (its path in pid's mount namespace, dev and
+ * inode as the kernel reported them): a GPU library by name, or any file
+ * with device code (a static CUDA runtime), attached once per inode.
+ * Reached through /proc/PID/root or /proc/PID/map_files. 1 if attached now.
+ */
+int libs_add_mapped(struct gb_libs *l, pid_t pid, const char *path, uint64_t start, uint64_t end,
+		    uint32_t maj, uint32_t min, uint64_t ino);
+/* An executable about to run (-- CMD) or running (-p): its static runtime, if any */
+int libs_add_exec(struct gb_libs *l, const char *path);
+/* Files found with GPU code and not traced, one line each ("" if none) */
+const char *libs_notes(const struct gb_libs *l);
 /* The loader cache, standard directories, /usr/local/cuda*, $CUDA_HOME, /opt/rocm* */
 void libs_scan_standard(struct gb_libs *l);
 /* Files mapped by pid (new ones are attached). Returns how many new. */

@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 #include "cuda.skel.h"
 #include "collector.h"
+#include "discover.h"
 #include "host/bpfmaps.h"
 #include "core/hmap.h"
 #include "core/util.h"
@@ -48,6 +50,8 @@ struct rec_ctx {
 	struct cupti_join *join;
 	struct cupti_attach *cupti;
 	struct ioctl_attach *ioctl;
+	struct discover *disc;	/* NULL: the loader hook finds new libraries */
+	char disc_why[256];	/* why the side-band stream is not used */
 	int write_err;
 	uint64_t drops_reported;
 	long budget;		/* records left in this consume pass */
@@ -85,6 +89,13 @@ static void sink_rescan(void *ctx, pid_t pid)
 
 	if (libs_scan_pid(r->libs, pid) > 0)
 		gb_dbg("pid %d mapped a new GPU library", (int)pid);
+}
+
+static void sink_sync(void *ctx)
+{
+	struct rec_ctx *r = ctx;
+
+	discover_poll(r->disc);
 }
 
 /* one counter of the per-CPU drops map (GB_DROP_*), per CPU and summed */
@@ -255,6 +266,32 @@ static int open_bpf(struct rec_ctx *r)
 	return 0;
 }
 
+/* the command as execvp will find it: its static runtime is attached before it runs */
+static bool resolve_cmd(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char *dirs, *dir, *save = NULL;
+	bool found = false;
+
+	if (strchr(name, '/')) {
+		snprintf(out, len, "%s", name);
+		return access(out, X_OK) == 0;
+	}
+	dirs = strdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (dir = dirs ? strtok_r(dirs, ":", &save) : NULL; dir && !found;
+	     dir = strtok_r(NULL, ":", &save)) {
+		snprintf(out, len, "%s/%s", *dir ? dir : ".", name);
+		found = access(out, X_OK) == 0;
+	}
+	free(dirs);
+	return found;
+}
+
+/*
+ * The side-band stream is opened before the scan of what runs now, so
+ * nothing mapped in between is missed; where the kernel refuses it, the
+ * loader hook (_dl_debug_state) finds libraries of loaders known at start.
+ */
 static int attach_libs(struct rec_ctx *r)
 {
 	struct record_opts *o = r->o;
@@ -265,10 +302,71 @@ static int attach_libs(struct rec_ctx *r)
 		.lean = o->lean,
 		.multi = r->multi,
 		.kinds = ~0u,
+		/* -p: breakpoints in the targets only; -- CMD follows children: everyone */
+		.pids = o->cmd ? NULL : o->pids,
+		.npids = o->cmd ? 0 : o->npids,
 	};
+	struct discover_opts dop = {
+		.all = o->all, .pids = o->pids, .npids = o->npids, .follow_children = o->cmd != NULL,
+	};
+	char path[PATH_MAX];
+	unsigned i;
 
-	r->libs = session_attach_libs(&lo, o->libs, o->nlibs, o->ioctl);
-	return r->libs ? 0 : -1;
+	discover_raise_nofile(4096);
+	r->disc = discover_open(&dop, r->disc_why, sizeof(r->disc_why));
+	if (r->disc)
+		lo.dl_state = NULL;
+	else
+		gb_warn("process events unavailable (%s): new libraries are found through the loader only",
+			r->disc_why);
+	/* executables with a static CUDA runtime: the command's, the targets' */
+	r->libs = session_attach_libs(&lo, o->libs, o->nlibs, true);
+	if (!r->libs)
+		return -1;
+	if (o->cmd && resolve_cmd(o->cmd[0], path, sizeof(path)))
+		libs_add_exec(r->libs, path);
+	for (i = 0; i < o->npids; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)o->pids[i]);
+		libs_add_exec(r->libs, path);
+	}
+	discover_set_libs(r->disc, r->libs);
+	if (r->child)
+		discover_add_pid(r->disc, r->child);
+	if (!libs_count(r->libs) && !o->ioctl) {
+		if (!r->disc) {
+			gb_err("no libcuda, libcudart or libamdhip64 found (looked in %s): install the GPU driver/runtime or name the library with --lib PATH",
+			       libs_searched(r->libs));
+			return -1;
+		}
+		gb_warn("no GPU library installed or mapped yet (looked in %s): tracing any process that maps one from now on",
+			libs_searched(r->libs));
+	}
+	if (gb_verbose) {
+		fprintf(stderr, "gpubpf: discovery: %s\n", r->disc ?
+			"kernel process events (perf mmap2/comm/task side-band): every mapping, any mount namespace" :
+			"loader hook (_dl_debug_state) and /proc");
+		libs_print(r->libs, stderr);
+	}
+	return 0;
+}
+
+/* how libraries were found, and what was found and not traced */
+static void note_discovery(struct rec_ctx *r)
+{
+	const char *nt = libs_notes(r->libs);
+
+	sbt_writer_note(r->w, "discovery.source", r->disc ? "perf-sideband" : "loader-hook");
+	sbt_writer_note(r->w, "discovery.reason", r->disc ?
+			"kernel mmap2/comm/fork/exit records: sees every loader, container and static runtime without a probe" :
+			r->disc_why);
+	if (*nt)
+		sbt_writer_note(r->w, "discovery.not_traced", nt);
+	if (discover_lost(r->disc)) {
+		char v[32];
+
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)discover_lost(r->disc));
+		sbt_writer_note(r->w, "discovery.lost", v);
+	}
 }
 
 /* XRay logs written during the recording join the trace; a bad log is reported, not fatal */
@@ -366,6 +464,8 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 		/* records sent without wakeup are taken by the consume after the wait */
 		if (!backlog)
 			drain_pass(r, 1);
+		/* mappings first: a call record is always newer than the mapping it ran in */
+		discover_poll(r->disc);
 		backlog = drain_pass(r, 0);
 		if (r->write_err)
 			break;
@@ -375,7 +475,9 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 			note_drops(r);
 			if ((r->write_err = sbt_writer_flush(r->w)))
 				break;
-			collector_reap(r->col, now, 2000000000ull);
+			/* all written before now has been read: what exited before is done */
+			if (!backlog)
+				collector_reap(r->col, now, 2000000000ull);
 			last_flush = now;
 		}
 		if (r->o->duration_ns && now - start_ns >= r->o->duration_ns)
@@ -386,6 +488,7 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 		}
 	}
 	/* what the BPF side produced before we stopped is still ours */
+	discover_poll(r->disc);
 	final_drain(r);
 	collector_finish(r->col);
 	return r->write_err;
@@ -394,7 +497,8 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 int recorder_run(struct record_opts *o, int argc, char **argv)
 {
 	struct rec_ctx r = { .o = o, .go_fd = -1 };
-	struct collector_ops ops = { .event = sink_event, .rescan = sink_rescan, .ctx = &r };
+	struct collector_ops ops = { .event = sink_event, .rescan = sink_rescan, .sync = sink_sync,
+				     .ctx = &r };
 	struct sbt_meta meta;
 	struct sigaction sa = { .sa_handler = on_signal };
 	unsigned ncpu = libbpf_num_possible_cpus();
@@ -417,6 +521,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 		goto cleanup;
 	r.col = collector_new(&ops);
 	r.join = cupti_join_new(NULL);
+	discover_set_collector(r.disc, r.col);
 	r.rb = ring_buffer__new(bpf_map__fd(r.skel->maps.rb), rb_sample, &r, NULL);
 	if (!r.col || !r.rb || !r.join) {
 		gb_err("cannot set up the ring buffer: %s", strerror(errno));
@@ -457,6 +562,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	}
 	if (o->xray_dir)
 		import_xray(&r, &meta);
+	note_discovery(&r);
 	if (r.ioctl) {
 		char dm[2048];
 
@@ -485,6 +591,7 @@ cleanup:
 	ring_buffer__free(r.rb);
 	cupti_detach(r.cupti);
 	ioctl_detach(r.ioctl);
+	discover_close(r.disc);
 	libs_free(r.libs);
 	collector_free(r.col);
 	cupti_join_free(r.join);

@@ -30,7 +30,7 @@ struct gb_link_create_attr {
 };
 
 int umulti_attach(int prog_fd, const char *path, const uint64_t *offsets,
-		  const uint64_t *cookies, uint32_t cnt, bool retprobe)
+		  const uint64_t *cookies, uint32_t cnt, bool retprobe, int pid)
 {
 	struct gb_link_create_attr a;
 	union bpf_attr attr;
@@ -45,6 +45,7 @@ int umulti_attach(int prog_fd, const char *path, const uint64_t *offsets,
 	a.cookies = (uint64_t)(uintptr_t)cookies;
 	a.cnt = cnt;
 	a.um_flags = retprobe ? GB_BPF_F_UPROBE_MULTI_RETURN : 0;
+	a.pid = (uint32_t)pid;
 	_Static_assert(sizeof(a) <= sizeof(attr), "bpf_attr too small for uprobe_multi");
 	memcpy(&attr, &a, sizeof(a));
 	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
@@ -84,7 +85,7 @@ static int probe(void)
 	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "gb_um_probe", "GPL", insns, 2, &po);
 	if (prog < 0)
 		return 0;
-	link = umulti_attach(prog, "/proc/self/exe", &off, &cookie, 1, false);
+	link = umulti_attach(prog, "/proc/self/exe", &off, &cookie, 1, false, 0);
 	close(prog);
 	if (link < 0)
 		return 0;

@@ -8,6 +8,7 @@
 #define GB_UMULTI_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct bpf_program;
 
@@ -15,7 +16,10 @@ struct bpf_program;
 bool umulti_supported(void);
 /* Before load: make a uprobe program attachable as uprobe_multi */
 int umulti_prepare(struct bpf_program *prog);
-/* One link for cnt offsets of path; returns the link fd or -errno */
+/*
+ * One link for cnt offsets of path; returns the link fd or -errno. pid:
+ * breakpoints in that process only (0: in every process that maps path).
+ */
 int umulti_attach(int prog_fd, const char *path, const uint64_t *offsets,
-		  const uint64_t *cookies, uint32_t cnt, bool retprobe);
+		  const uint64_t *cookies, uint32_t cnt, bool retprobe, int pid);
 #endif

@@ -265,6 +265,11 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 		ev->handle = x[0];
 		ev->arg = a[1];
 		break;
+	case GB_SH_REGFUNC:
+		ev->handle = a[1];	/* the host stub a launch passes */
+		ev->arg = a[0];		/* the fat binary handle */
+		ev->ret = 0;		/* returns void: rax is noise */
+		break;
 	default:
 		decode_plain(ev, ti, r);
 		break;

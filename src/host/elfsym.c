@@ -247,3 +247,36 @@ int elf_read_at(const char *path, uint64_t off, void *buf, unsigned n)
 	close(fd);
 	return r == (ssize_t)n ? 0 : -EIO;
 }
+
+int elf_has_section(const char *path, const char *const *names, unsigned n)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	Elf *e = NULL;
+	int fd, found = 0;
+	unsigned i;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx)) {
+		found = -ENOEXEC;
+		goto cleanup;
+	}
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(e, shstrndx, sh.sh_name)))
+			continue;
+		for (i = 0; i < n && !found; i++)
+			found = !strcmp(name, names[i]);
+	}
+cleanup:
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}

@@ -118,11 +118,11 @@ int procmaps_read(pid_t pid, struct gb_maps *out)
 	return err;
 }
 
-const struct gb_map *procmaps_find(const struct gb_maps *m, uint64_t addr)
+static const struct gb_map *find_live(const struct gb_maps *m, uint64_t addr)
 {
 	unsigned lo = 0, hi = m->n;
 
-	/* /proc lists mappings sorted by address */
+	/* sorted by address, no overlaps (/proc lists them so; timelines keep it) */
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;
 
@@ -136,13 +136,139 @@ const struct gb_map *procmaps_find(const struct gb_maps *m, uint64_t addr)
 	return NULL;
 }
 
+const struct gb_map *procmaps_find(const struct gb_maps *m, uint64_t addr)
+{
+	const struct gb_map *x = find_live(m, addr), *best = NULL;
+	unsigned i;
+
+	if (!m->at_ns || (x && x->t0 <= m->at_ns))
+		return x;
+	/* mapped then, replaced since: the newest one valid at at_ns */
+	for (i = 0; i < m->nold; i++) {
+		const struct gb_map *o = &m->old[i];
+
+		if (addr >= o->start && addr < o->end && o->t0 <= m->at_ns && m->at_ns < o->t1 &&
+		    (!best || o->t0 >= best->t0))
+			best = o;
+	}
+	return best;
+}
+
 void procmaps_free(struct gb_maps *m)
 {
 	unsigned i;
 
 	for (i = 0; i < m->n; i++)
 		free(m->v[i].path);
+	for (i = 0; i < m->nold; i++)
+		free(m->old[i].path);
 	free(m->v);
-	m->v = NULL;
-	m->n = m->cap = 0;
+	free(m->old);
+	memset(m, 0, sizeof(*m));
+}
+
+/* live entry i ends at ts: it moves to old */
+static int retire(struct gb_maps *m, unsigned i, uint64_t ts)
+{
+	if (GB_GROW(m->old, m->capold, m->nold + 1)) {
+		free(m->v[i].path);	/* no room for history: forget it */
+	} else {
+		m->old[m->nold] = m->v[i];
+		m->old[m->nold++].t1 = ts ? ts : 1;
+	}
+	memmove(&m->v[i], &m->v[i + 1], (m->n - i - 1) * sizeof(*m->v));
+	m->n--;
+	return 0;
+}
+
+/* first live entry that ends after addr */
+static unsigned lower(const struct gb_maps *m, uint64_t addr)
+{
+	unsigned lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (m->v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int insert(struct gb_maps *m, const struct gb_map *nm, uint64_t t0)
+{
+	unsigned at = lower(m, nm->start);
+	char *path = strdup(nm->path);
+
+	if (!path || GB_GROW(m->v, m->cap, m->n + 1)) {
+		free(path);
+		return -ENOMEM;
+	}
+	memmove(&m->v[at + 1], &m->v[at], (m->n - at) * sizeof(*m->v));
+	m->v[at] = *nm;
+	m->v[at].path = path;
+	m->v[at].t0 = t0;
+	m->v[at].t1 = 0;
+	m->n++;
+	return 0;
+}
+
+int procmaps_map(struct gb_maps *m, const struct gb_map *nm, uint64_t ts)
+{
+	unsigned i;
+
+	if (!nm->path || nm->end <= nm->start)
+		return 0;
+	/* an mmap over a range replaces whatever was there */
+	i = lower(m, nm->start);
+	while (i < m->n && m->v[i].start < nm->end)
+		retire(m, i, ts);
+	return insert(m, nm, ts);
+}
+
+void procmaps_unmap_all(struct gb_maps *m, uint64_t ts)
+{
+	while (m->n)
+		retire(m, m->n - 1, ts);
+}
+
+int procmaps_merge(struct gb_maps *m, const struct gb_maps *snap)
+{
+	unsigned i, at;
+
+	for (i = 0; i < snap->n; i++) {
+		const struct gb_map *x = &snap->v[i];
+
+		at = lower(m, x->start);
+		if (at < m->n && m->v[at].start < x->end)
+			continue;	/* the timeline knows better */
+		if (insert(m, x, 0))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int procmaps_copy(struct gb_maps *dst, const struct gb_maps *src)
+{
+	unsigned i;
+
+	for (i = 0; i < src->n; i++)
+		if (insert(dst, &src->v[i], src->v[i].t0))
+			return -ENOMEM;
+	return 0;
+}
+
+void procmaps_prune(struct gb_maps *m, uint64_t ts, unsigned max)
+{
+	unsigned i, j = 0, drop = m->nold > max ? m->nold - max : 0;
+
+	for (i = 0; i < m->nold; i++) {
+		if (i < drop || m->old[i].t1 < ts)
+			free(m->old[i].path);
+		else
+			m->old[j++] = m->old[i];
+	}
+	m->nold = j;
 }

@@ -12,11 +12,22 @@ struct gb_map {
 	uint32_t dev_major, dev_minor;
 	bool exec;
 	char *path;		/* NULL for anonymous mappings */
+	uint64_t t0, t1;	/* a timeline's: mapped at t0 (0: before we looked), unmapped at t1 */
 };
 
+/*
+ * The file mappings of one process: a snapshot of /proc/PID/maps, or a
+ * timeline built from the kernel's mapping events (procmaps_map ...):
+ * v holds what is mapped now, sorted by address; old what was mapped
+ * before and has been replaced (dlclose + dlopen, exec), each with the
+ * time range it was valid. at_ns set: procmaps_find answers as of then.
+ */
 struct gb_maps {
 	struct gb_map *v;
 	unsigned n, cap;
+	struct gb_map *old;
+	unsigned nold, capold;
+	uint64_t at_ns;		/* 0: now */
 };
 
 /* Parse one maps line; returns 0 and fills m (path points into line, not copied) */
@@ -25,7 +36,19 @@ int procmaps_parse_line(char *line, struct gb_map *m);
 int procmaps_read(pid_t pid, struct gb_maps *out);
 /* Parse a whole maps text (for tests and fuzzing) */
 int procmaps_parse(const char *text, size_t len, struct gb_maps *out);
-/* The mapping that holds addr, or NULL */
+/* The mapping that holds addr (as of at_ns when set), or NULL */
 const struct gb_map *procmaps_find(const struct gb_maps *m, uint64_t addr);
 void procmaps_free(struct gb_maps *m);
+
+/* --- timelines --- */
+/* nm (path copied) mapped at ts: what it overlaps ends at ts. 0 or -ENOMEM */
+int procmaps_map(struct gb_maps *m, const struct gb_map *nm, uint64_t ts);
+/* everything unmapped at ts (exec: a new address space) */
+void procmaps_unmap_all(struct gb_maps *m, uint64_t ts);
+/* what snap has where m has nothing mapped, as valid from the start (t0 0) */
+int procmaps_merge(struct gb_maps *m, const struct gb_maps *snap);
+/* a forked child: the parent's current mappings */
+int procmaps_copy(struct gb_maps *dst, const struct gb_maps *src);
+/* forget replaced mappings that ended before ts; at most keep the newest max */
+void procmaps_prune(struct gb_maps *m, uint64_t ts, unsigned max);
 #endif

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* discover.c - the side-band stream drives attaching and the collector's timelines */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include "collector.h"
+#include "core/hmap.h"
+#include "core/util.h"
+#include "core/vec.h"
+#include "discover.h"
+#include "host/sideband.h"
+#include "libs.h"
+
+/* data pages per CPU: 256 KiB holds thousands of process starts between polls */
+#define SB_PAGES	64
+
+struct discover {
+	struct discover_opts o;
+	struct sideband *sb;
+	struct hmap want;	/* pid -> 1 (not -a): targets and their descendants */
+	uint64_t *lat;		/* ns from mapping to probes live, per attached file */
+	unsigned nlat, caplat;
+};
+
+struct discover *discover_open(const struct discover_opts *o, char *msg, size_t len)
+{
+	struct discover *d = calloc(1, sizeof(*d));
+	unsigned i;
+
+	if (!d) {
+		snprintf(msg, len, "out of memory");
+		return NULL;
+	}
+	d->o = *o;
+	if (sideband_open(&d->sb, SB_PAGES, msg, len)) {
+		free(d);
+		return NULL;
+	}
+	for (i = 0; i < o->npids; i++)
+		hmap_put(&d->want, (uint64_t)o->pids[i], (void *)1);
+	return d;
+}
+
+void discover_set_libs(struct discover *d, struct gb_libs *libs)
+{
+	if (d)
+		d->o.libs = libs;
+}
+
+void discover_set_collector(struct discover *d, struct collector *col)
+{
+	if (d)
+		d->o.col = col;
+}
+
+void discover_add_pid(struct discover *d, pid_t pid)
+{
+	if (d)
+		hmap_put(&d->want, (uint64_t)pid, (void *)1);
+}
+
+static bool wanted(struct discover *d, const struct sb_event *ev)
+{
+	if (d->o.all)
+		return true;
+	if (ev->type == SB_FORK && d->o.follow_children && ev->pid != ev->ppid &&
+	    hmap_get(&d->want, ev->ppid))
+		hmap_put(&d->want, ev->pid, (void *)1);
+	return hmap_get(&d->want, ev->pid) != NULL;
+}
+
+static void on_event(void *ctx, const struct sb_event *ev)
+{
+	struct discover *d = ctx;
+
+	if (ev->type == SB_LOST) {
+		gb_warn("the kernel lost %llu process events (mappings, execs): some processes may go untraced",
+			(unsigned long long)ev->lost);
+		return;
+	}
+	if (!wanted(d, ev))
+		return;
+	if (d->o.col)
+		collector_sideband(d->o.col, ev);
+	if (ev->type == SB_MMAP && d->o.libs &&
+	    libs_add_mapped(d->o.libs, (pid_t)ev->pid, ev->str, ev->start, ev->start + ev->len,
+			    ev->maj, ev->min, ev->ino) > 0) {
+		uint64_t now = gb_now_mono_ns();
+
+		gb_dbg("pid %u mapped %s: attached", ev->pid, ev->str);
+		if (!GB_GROW(d->lat, d->caplat, d->nlat + 1))
+			d->lat[d->nlat++] = now > ev->ts_ns ? now - ev->ts_ns : 0;
+		/* a GPU process: open its files while its mount namespace can be reached */
+		if (d->o.col)
+			collector_pin_files(d->o.col, (pid_t)ev->pid);
+	}
+	if (ev->type == SB_EXIT && ev->pid == ev->tid && !d->o.all)
+		hmap_del(&d->want, ev->pid);
+}
+
+void discover_poll(struct discover *d)
+{
+	if (d)
+		sideband_drain(d->sb, on_event, d);
+}
+
+uint64_t discover_lost(const struct discover *d)
+{
+	return d ? sideband_lost(d->sb) : 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void discover_latency(const struct discover *d, uint64_t *median, uint64_t *max, unsigned *n)
+{
+	*median = *max = 0;
+	*n = d ? d->nlat : 0;
+	if (!*n)
+		return;
+	qsort(d->lat, d->nlat, sizeof(*d->lat), cmp_u64);
+	*median = d->lat[d->nlat / 2];
+	*max = d->lat[d->nlat - 1];
+}
+
+void discover_close(struct discover *d)
+{
+	if (!d)
+		return;
+	sideband_close(d->sb);
+	hmap_free(&d->want);
+	free(d->lat);
+	free(d);
+}
+
+void discover_raise_nofile(unsigned want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
