@@ -20,6 +20,10 @@ struct stk_mod {
 	uint64_t ehf_count;	/* entries in it */
 	struct elf_syms *syms;	/* loaded on demand for private files */
 	bool syms_tried;
+	unsigned nload;		/* PT_LOAD segments (file offset -> address without a mapping of it) */
+	struct { uint64_t vaddr, off, filesz; } load[8];
+	bool evict_failed;	/* closed, and could not be opened again */
+	uint64_t used;		/* last use (t->clock): the least recently used is closed first */
 };
 
 struct stack_table {
@@ -36,6 +40,8 @@ struct stack_table {
 	const struct gb_maps *(*refresh)(void *ctx, pid_t pid);
 	void *refresh_ctx;
 	uint32_t next_id;
+	unsigned open_mods;	/* modules holding a descriptor and a mapping */
+	uint64_t clock;		/* module uses so far */
 	struct stack_stats st;
 	void *unw;		/* unwind.c state */
 };
@@ -44,6 +50,12 @@ uint64_t stk_mod_key(const struct gb_map *m);
 /* The module of a mapping, opened now if new (pid: where to read it from) */
 struct stk_mod *stk_mod_get(struct stack_table *t, pid_t pid, const struct gb_map *m);
 void stk_mod_free(struct stk_mod *mod);
+/* runtime address of file offset off of the file mapped by like, from its PT_LOAD segments */
+int stk_mod_off_addr(const struct stk_mod *mod, const struct gb_map *like, uint64_t off, uint64_t *addr);
+/* the reverse: file offset of a runtime address in one of the file's segments */
+int stk_mod_addr_off(const struct stk_mod *mod, const struct gb_map *like, uint64_t addr, uint64_t *off);
+/* modules kept open at most (descriptor + mapping each); the least recently used is closed */
+#define STK_MODS_OPEN_MAX	256
 /* Symbol of a file offset in a module, demangled, interned; NULL if none */
 const char *stk_mod_sym(struct stack_table *t, struct stk_mod *mod, uint64_t off);
 

@@ -128,6 +128,44 @@ static void read_eh_frame_hdr(struct stk_mod *mod, Elf *e)
 	}
 }
 
+static void read_loads(struct stk_mod *mod, Elf *e)
+{
+	size_t i, n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(e, &n))
+		return;
+	for (i = 0; i < n && mod->nload < sizeof(mod->load) / sizeof(mod->load[0]); i++) {
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		mod->load[mod->nload].vaddr = ph.p_vaddr;
+		mod->load[mod->nload].off = ph.p_offset;
+		mod->load[mod->nload++].filesz = ph.p_filesz;
+	}
+}
+
+static int seg_of(const struct stk_mod *mod, uint64_t off)
+{
+	unsigned i;
+
+	for (i = 0; i < mod->nload; i++)
+		if (off >= mod->load[i].off && off < mod->load[i].off + mod->load[i].filesz)
+			return (int)i;
+	return -1;
+}
+
+int stk_mod_off_addr(const struct stk_mod *mod, const struct gb_map *like, uint64_t off, uint64_t *addr)
+{
+	int a = seg_of(mod, like->offset), b = seg_of(mod, off);
+	uint64_t bias;
+
+	if (a < 0 || b < 0)
+		return -1;
+	bias = like->start - (mod->load[a].vaddr + (like->offset - mod->load[a].off));
+	*addr = bias + mod->load[b].vaddr + (off - mod->load[b].off);
+	return 0;
+}
+
 static void load_file(struct stack_table *t, struct stk_mod *mod, int fd)
 {
 	struct stat st;
@@ -146,10 +184,72 @@ static void load_file(struct stack_table *t, struct stk_mod *mod, int fd)
 	if (!e)
 		return;
 	if (elf_kind(e) == ELF_K_ELF) {
-		read_build_id(t, mod, e);
-		read_eh_frame_hdr(mod, e);
+		if (!mod->build_id)
+			read_build_id(t, mod, e);
+		if (!mod->nload) {
+			read_eh_frame_hdr(mod, e);
+			read_loads(mod, e);
+		}
 	}
 	elf_end(e);
+}
+
+int stk_mod_addr_off(const struct stk_mod *mod, const struct gb_map *like, uint64_t addr, uint64_t *off)
+{
+	int a = seg_of(mod, like->offset);
+	uint64_t bias;
+	unsigned i;
+
+	if (a < 0)
+		return -1;
+	bias = like->start - (mod->load[a].vaddr + (like->offset - mod->load[a].off));
+	for (i = 0; i < mod->nload; i++) {
+		uint64_t at = bias + mod->load[i].vaddr;
+
+		if (addr >= at && addr < at + mod->load[i].filesz) {
+			*off = mod->load[i].off + (addr - at);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* close the least recently used open module (it is reopened by path if needed again) */
+static void evict_one(struct stack_table *t)
+{
+	struct stk_mod *lru = NULL;
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(&t->mods, &i, &k, &v)) {
+		struct stk_mod *m = v;
+
+		if (m->fd >= 0 && (!lru || m->used < lru->used))
+			lru = m;
+	}
+	if (!lru)
+		return;
+	/* a file only the process reached: keep its symbols, they cannot be read again */
+	if (lru->private_file && !lru->syms_tried)
+		stk_mod_sym(t, lru, 0);
+	if (lru->data)
+		munmap((void *)lru->data, lru->size);
+	close(lru->fd);
+	lru->data = NULL;
+	lru->fd = -1;
+	t->open_mods--;
+}
+
+static void open_mod(struct stack_table *t, struct stk_mod *mod, pid_t pid, const struct gb_map *m)
+{
+	if (t->open_mods >= STK_MODS_OPEN_MAX)
+		evict_one(t);
+	mod->fd = open_mapped(pid, m);
+	if (mod->fd < 0)
+		return;
+	t->open_mods++;
+	load_file(t, mod, mod->fd);
 }
 
 struct stk_mod *stk_mod_get(struct stack_table *t, pid_t pid, const struct gb_map *m)
@@ -157,25 +257,31 @@ struct stk_mod *stk_mod_get(struct stack_table *t, pid_t pid, const struct gb_ma
 	uint64_t key = stk_mod_key(m);
 	struct stk_mod *mod = hmap_get(&t->mods, key);
 	struct stat st;
-	int fd;
 
-	if (mod)
+	if (mod) {
+		mod->used = ++t->clock;
+		/* closed to keep within the limit: open again while a way to it is left */
+		if (mod->fd < 0 && !mod->evict_failed) {
+			open_mod(t, mod, pid, m);
+			mod->evict_failed = mod->fd < 0;
+		}
 		return mod;
+	}
 	mod = calloc(1, sizeof(*mod));
 	if (!mod)
 		return NULL;
 	mod->dev = ((uint64_t)m->dev_major << 32) | m->dev_minor;
 	mod->ino = m->inode;
 	mod->path = intern_str(t->strs, m->path);
+	mod->used = ++t->clock;
 	/* "(deleted)" files and files of other mount namespaces */
 	mod->private_file = stat(m->path, &st) || !same_file(&st, m);
-	fd = open_mapped(pid, m);
-	mod->fd = fd;
-	if (fd >= 0)
-		load_file(t, mod, fd);
+	open_mod(t, mod, pid, m);
 	if (!mod->data)
 		t->st.unreadable++;
 	if (hmap_put(&t->mods, key, mod)) {
+		if (mod->fd >= 0)
+			t->open_mods--;
 		stk_mod_free(mod);
 		return NULL;
 	}

@@ -24,6 +24,7 @@ struct unw_arg {
 	const struct gb_stack_rec *s;
 	size_t len;		/* bytes of s->data present */
 	pid_t pid;
+	const struct gb_map *hint;	/* the code mapping whose unwind table is being read */
 };
 
 /* libunwind register number -> index in x86-64 struct pt_regs */
@@ -65,8 +66,13 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 
 	if (!map || !map->path || !(mod = stk_mod_get(a->t, a->pid, map)) || !mod->ehf)
 		return -UNW_ENOINFO;
-	if (off_to_addr(a->m, map, mod->ehf_off, &hdr) ||
-	    off_to_addr(a->m, map, mod->ehf_table_off, &table))
+	a->hint = map;
+	/* through a mapping of that part of the file, else its segments (the
+	 * kernel's mapping events report code mappings only) */
+	if ((off_to_addr(a->m, map, mod->ehf_off, &hdr) &&
+	     stk_mod_off_addr(mod, map, mod->ehf_off, &hdr)) ||
+	    (off_to_addr(a->m, map, mod->ehf_table_off, &table) &&
+	     stk_mod_off_addr(mod, map, mod->ehf_table_off, &table)))
 		return -UNW_ENOINFO;
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
@@ -102,9 +108,13 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 	}
 	/* not the stack: unwind tables and code of a mapped file */
 	map = procmaps_find(a->m, addr);
-	if (!map || !map->path || !(mod = stk_mod_get(a->t, a->pid, map)) || !mod->data)
+	if (map && map->path && (mod = stk_mod_get(a->t, a->pid, map)) && mod->data) {
+		off = addr - map->start + map->offset;
+	} else if (!(map = a->hint) || !(mod = stk_mod_get(a->t, a->pid, map)) || !mod->data ||
+		   stk_mod_addr_off(mod, map, addr, &off)) {
+		/* a part of the file the kernel's code-mapping events do not show */
 		return -UNW_EINVAL;
-	off = addr - map->start + map->offset;
+	}
 	if (off + sizeof(*val) > mod->size)
 		return -UNW_EINVAL;
 	memcpy(val, mod->data + off, sizeof(*val));

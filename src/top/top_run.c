@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "top.skel.h"
 #include "collect/collector.h"
+#include "collect/discover.h"
 #include "collect/libs.h"
 #include "collect/session.h"
 #include "host/bpfmaps.h"
@@ -40,6 +41,7 @@ struct top_ctx {
 	struct top_bpf *skel;
 	bool multi;		/* uprobe_multi links */
 	struct gb_libs *libs;
+	struct discover *disc;	/* NULL: the loader hook finds new libraries */
 	struct collector *col;
 	struct ring_buffer *rb;
 	struct top_model m;
@@ -69,6 +71,13 @@ static void rescan_sink(void *ctx, pid_t pid)
 
 	if (libs_scan_pid(t->libs, pid) > 0)
 		gb_dbg("pid %d mapped a new GPU library", (int)pid);
+}
+
+static void sync_sink(void *ctx)
+{
+	struct top_ctx *t = ctx;
+
+	discover_poll(t->disc);
 }
 
 /*
@@ -138,10 +147,29 @@ static int attach_libs(struct top_ctx *t)
 		.dl_state = t->skel->progs.top_dl_state,
 		.multi = t->multi,
 		.kinds = ~0u,
+		/* -p: breakpoints in the targets only: nobody else traps */
+		.pids = t->o->pids,
+		.npids = t->o->npids,
 	};
+	struct discover_opts dop = { .all = !t->o->npids, .pids = t->o->pids, .npids = t->o->npids };
+	char why[256], path[64];
+	unsigned i;
 
-	t->libs = session_attach_libs(&lo, t->o->libs, t->o->nlibs, false);
-	return t->libs ? 0 : -1;
+	discover_raise_nofile(4096);
+	t->disc = discover_open(&dop, why, sizeof(why));
+	if (t->disc)
+		lo.dl_state = NULL;
+	else
+		gb_warn("process events unavailable (%s): new libraries are found through the loader only", why);
+	t->libs = session_attach_libs(&lo, t->o->libs, t->o->nlibs, t->disc != NULL);
+	if (!t->libs)
+		return -1;
+	for (i = 0; i < t->o->npids; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->o->pids[i]);
+		libs_add_exec(t->libs, path);
+	}
+	discover_set_libs(t->disc, t->libs);
+	return 0;
 }
 
 /* --- reading the maps --- */
@@ -303,10 +331,13 @@ static int run_loop(struct top_ctx *t)
 		n += top_prom_fds(t->prom, fds + n, (int)(sizeof(fds) / sizeof(fds[0])) - n);
 		now = gb_now_mono_ns();
 		timeout = next > now ? (int)((next - now + 999999) / 1000000) : 0;
+		if (t->disc && timeout > 20)
+			timeout = 20;	/* new processes' libraries: attached within tens of ms */
 		if (poll(fds, n, timeout) < 0 && errno != EINTR)
 			return -1;
 		if (exiting)
 			break;
+		discover_poll(t->disc);
 		now = gb_now_mono_ns();
 		redraw = false;
 		if (t->screen && fds[0].revents && !top_screen_input(&t->v, &redraw))
@@ -333,7 +364,8 @@ static int run_loop(struct top_ctx *t)
 int top_run(const struct top_opts *o)
 {
 	struct top_ctx t = { .o = o };
-	struct collector_ops ops = { .event = name_sink, .rescan = rescan_sink, .ctx = &t };
+	struct collector_ops ops = { .event = name_sink, .rescan = rescan_sink, .sync = sync_sink,
+				     .ctx = &t };
 	struct sigaction sa = { .sa_handler = on_signal };
 	char msg[512];
 	int ret = 1;
@@ -357,6 +389,7 @@ int top_run(const struct top_opts *o)
 	if (open_bpf(&t) || attach_libs(&t))
 		goto cleanup;
 	t.col = collector_new(&ops);
+	discover_set_collector(t.disc, t.col);
 	t.rb = ring_buffer__new(bpf_map__fd(t.skel->maps.rb), ring_cb, &t, NULL);
 	if (!t.col || !t.rb) {
 		gb_err("cannot set up the ring buffer: %s", strerror(errno));
@@ -378,6 +411,7 @@ int top_run(const struct top_opts *o)
 cleanup:
 	top_screen_stop();
 	ring_buffer__free(t.rb);
+	discover_close(t.disc);
 	libs_free(t.libs);
 	collector_free(t.col);
 	top_prom_free(t.prom);
