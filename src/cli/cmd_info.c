@@ -185,38 +185,56 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 	}
 }
 
-/* the ioctl tracer's notes: which source recorded and why, layouts, device memory */
-static const char *const ioctl_notes[] = { "ioctl.source", "ioctl.reason", "ioctl.layouts", "ioctl.devmem" };
+/* groups of the trace's notes info shows: the ioctl tracer's, discovery's */
+static const struct note_group {
+	const char *title, *json;
+	const char *keys[5];	/* "group.key"; the part after the dot is shown */
+} note_groups[] = {
+	{ "GPU driver ioctls", "ioctl",
+	  { "ioctl.source", "ioctl.reason", "ioctl.layouts", "ioctl.devmem" } },
+	{ "discovery", "discovery",
+	  { "discovery.source", "discovery.reason", "discovery.not_traced", "discovery.lost" } },
+};
 
-static void print_ioctl_text(struct sbt_reader *r)
+#define NGROUPS (sizeof(note_groups) / sizeof(note_groups[0]))
+
+static void print_notes_text(struct sbt_reader *r)
 {
-	unsigned i;
+	unsigned g, i;
 
-	if (!sbt_reader_note(r, "ioctl.source"))
-		return;
-	printf("\nGPU driver ioctls:\n");
-	for (i = 0; i < sizeof(ioctl_notes) / sizeof(ioctl_notes[0]); i++)
-		if (sbt_reader_note(r, ioctl_notes[i]))
-			printf("  %-8s %s\n", ioctl_notes[i] + 6, sbt_reader_note(r, ioctl_notes[i]));
+	for (g = 0; g < NGROUPS; g++) {
+		const struct note_group *ng = &note_groups[g];
+
+		if (!sbt_reader_note(r, ng->keys[0]))
+			continue;
+		printf("\n%s:\n", ng->title);
+		for (i = 0; i < 5 && ng->keys[i]; i++)
+			if (sbt_reader_note(r, ng->keys[i]))
+				printf("  %-10s %s\n", strchr(ng->keys[i], '.') + 1, sbt_reader_note(r, ng->keys[i]));
+	}
 }
 
-static void print_ioctl_json(struct gb_json *j, struct sbt_reader *r)
+static void print_notes_json(struct gb_json *j, struct sbt_reader *r)
 {
-	unsigned i;
+	unsigned g, i;
 
-	if (!sbt_reader_note(r, "ioctl.source"))
-		return;
-	gb_json_name(j, "ioctl");
-	gb_json_start_object(j);
-	for (i = 0; i < sizeof(ioctl_notes) / sizeof(ioctl_notes[0]); i++) {
-		const char *v = sbt_reader_note(r, ioctl_notes[i]);
+	for (g = 0; g < NGROUPS; g++) {
+		const struct note_group *ng = &note_groups[g];
 
-		if (v)
-			gb_json_string_field(j, ioctl_notes[i] + 6, v);
-		else
-			gb_json_null_field(j, ioctl_notes[i] + 6);
+		if (!sbt_reader_note(r, ng->keys[0]))
+			continue;
+		gb_json_name(j, ng->json);
+		gb_json_start_object(j);
+		for (i = 0; i < 5 && ng->keys[i]; i++) {
+			const char *v = sbt_reader_note(r, ng->keys[i]);
+
+			if (v)
+				gb_json_string_field(j, strchr(ng->keys[i], '.') + 1, v);
+			else
+				gb_json_null_field(j, strchr(ng->keys[i], '.') + 1);
+		}
+		gb_json_end_object(j);
 	}
-	gb_json_end_object(j);
 }
 
 static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc_stat **ps,
@@ -280,7 +298,7 @@ static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc
 		gb_json_end_object(j);
 	}
 	gb_json_end_array(j);
-	print_ioctl_json(j, r);
+	print_notes_json(j, r);
 	gb_json_end_object(j);
 	gb_json_raw(j, "\n");
 	return gb_json_destroy(&j);
@@ -354,7 +372,7 @@ int cmd_info(int argc, char **argv)
 		}
 	} else {
 		print_text(sbt_reader_info(r), &a, ps, ks);
-		print_ioctl_text(r);
+		print_notes_text(r);
 	}
 	ret = 0;
 cleanup:

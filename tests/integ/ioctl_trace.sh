@@ -50,7 +50,7 @@ import json, sys
 i = json.load(sys.stdin).get("ioctl") or {}
 ok = i.get("source") == "tracepoint" and "--ioctl-dev" in (i.get("reason") or "")
 print("PASS: info names the ioctl source and why" if ok else "FAIL: info names the ioctl source (got %r)" % i)'
-"$GPUBPF" info "$T/io.sbt" | grep -q "source   tracepoint"
+"$GPUBPF" info "$T/io.sbt" | grep -Eq "source +tracepoint"
 check_eq "info (text) shows the ioctl source" 0 "$?"
 
 # a driver version older than the known layouts: cmd only, and said so
