@@ -503,6 +503,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	unsigned ncpu = libbpf_num_possible_cpus();
 	uint64_t start, *per_cpu = NULL, drops = 0;
+	unsigned i;
 	int ret = 1, err;
 
 	if (session_preflight(o->pids, o->npids))
@@ -522,6 +523,9 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	r.col = collector_new(&ops);
 	r.join = cupti_join_new(NULL);
 	discover_set_collector(r.disc, r.col);
+	/* the targets' mappings now: they may exit before their first record is read */
+	for (i = 0; r.col && i < o->npids; i++)
+		collector_snapshot_maps(r.col, o->pids[i]);
 	r.rb = ring_buffer__new(bpf_map__fd(r.skel->maps.rb), rb_sample, &r, NULL);
 	if (!r.col || !r.rb || !r.join) {
 		gb_err("cannot set up the ring buffer: %s", strerror(errno));
