@@ -25,6 +25,9 @@ struct proc {
 	bool complete;		/* seen from its fork or exec: the timeline has everything */
 	bool seeded;		/* /proc read once (it existed before the side-band told us) */
 	bool has_events;
+	pid_t fork_parent;	/* forked at fork_ts and not exec'd since: its mappings are
+				 * the parent's of then, copied only if asked for */
+	uint64_t fork_ts;
 	uint64_t *execs;	/* times it exec'd: a handle means something else after */
 	unsigned nexec, capexec;
 	uint64_t exit_ns;	/* 0 while alive */
@@ -55,7 +58,20 @@ struct collector {
 	struct cupti_join *join;	/* NULL: events go straight to the sink */
 	struct ioctl_decoder *ioctl;	/* NULL: ioctl records are not decoded */
 	uint64_t last_ts;	/* newest record time handled: how far the ring is read */
+	pid_t *exited;		/* processes whose exit was seen, to reap */
+	unsigned nexited, capexited;
+	uint64_t last_prune;	/* when replaced mappings were last pruned */
 };
+
+/* the process ended at ts: its state goes once what it sent has been read */
+static void proc_exited(struct collector *c, struct proc *p, uint64_t ts)
+{
+	if (p->exit_ns)
+		return;
+	p->exit_ns = ts ? ts : 1;
+	if (!GB_GROW(c->exited, c->capexited, c->nexited + 1))
+		c->exited[c->nexited++] = p->pid;
+}
 
 struct collector *collector_new(const struct collector_ops *ops)
 {
@@ -100,6 +116,7 @@ static void clear_proc(struct proc *p)
 	p->execs = NULL;
 	p->nexec = p->capexec = 0;
 	p->have_maps = p->complete = p->seeded = false;
+	p->fork_parent = 0;
 	p->exit_ns = 0;
 }
 
@@ -161,23 +178,45 @@ static const struct gb_maps *refresh_maps(void *ctx, pid_t pid)
 	return p && p->have_maps ? &p->maps : NULL;
 }
 
+/*
+ * A forked child has its parent's mappings. Most children exec at once,
+ * so they are copied only when an event of the child needs them.
+ */
 static void sb_fork(struct collector *c, const struct sb_event *ev)
 {
 	struct proc *p = hmap_get(&c->procs, (uint64_t)ev->pid), *parent;
 
 	if (ev->pid == ev->ppid)
 		return;		/* a thread */
+	parent = hmap_get(&c->procs, (uint64_t)ev->ppid);
+	if (!parent && !p)
+		return;		/* a parent we never knew: /proc when needed */
 	if (p)
 		clear_proc(p);	/* the pid was reused */
 	else if (!(p = get_proc(c, (pid_t)ev->pid)))
 		return;
-	parent = hmap_get(&c->procs, (uint64_t)ev->ppid);
 	if (!parent)
-		return;		/* a parent we never knew: /proc when needed */
+		return;
+	p->fork_parent = (pid_t)ev->ppid;
+	p->fork_ts = ev->ts_ns;
+	p->complete = parent->complete || parent->seeded;
+}
+
+/* the mappings a child got at fork, from its parent (if we still know it) */
+static void inherit_maps(struct collector *c, struct proc *p)
+{
+	struct proc *parent = hmap_get(&c->procs, (uint64_t)p->fork_parent);
+
+	p->fork_parent = 0;
+	if (!parent) {
+		p->complete = false;
+		return;
+	}
 	if (!parent->complete && !parent->seeded)
 		read_proc_maps(c, parent);
-	parent->maps.at_ns = 0;
-	procmaps_copy(&p->maps, &parent->maps);
+	if (parent->fork_parent)
+		inherit_maps(c, parent);
+	procmaps_copy(&p->maps, &parent->maps, p->fork_ts);
 	p->have_maps = p->maps.n > 0;
 	p->complete = parent->complete || parent->seeded;
 }
@@ -207,6 +246,10 @@ void collector_sideband(struct collector *c, const struct sb_event *ev)
 		if (!ev->exec || !(p = get_proc(c, (pid_t)ev->pid)))
 			return;
 		/* a new program: nothing of the old image is mapped any more */
+		if (p->fork_parent && !p->has_events)
+			p->fork_parent = 0;	/* forked, exec'd, nothing asked: nothing to copy */
+		else if (p->fork_parent)
+			inherit_maps(c, p);
 		procmaps_unmap_all(&p->maps, ev->ts_ns);
 		if (!GB_GROW(p->execs, p->capexec, p->nexec + 1))
 			p->execs[p->nexec++] = ev->ts_ns;
@@ -219,8 +262,8 @@ void collector_sideband(struct collector *c, const struct sb_event *ev)
 		return;
 	case SB_EXIT:
 		p = hmap_get(&c->procs, (uint64_t)ev->pid);
-		if (p && ev->pid == ev->tid && !p->exit_ns)
-			p->exit_ns = ev->ts_ns ? ev->ts_ns : 1;
+		if (p && ev->pid == ev->tid)
+			proc_exited(c, p, ev->ts_ns);
 		return;
 	}
 }
@@ -247,6 +290,8 @@ struct stack_table *collector_stack_table(struct collector *c)
 /* the process's mappings as they were at ts */
 static const struct gb_maps *proc_maps(struct collector *c, struct proc *p, uint64_t ts)
 {
+	if (p->fork_parent)
+		inherit_maps(c, p);
 	if (!p->complete && !p->seeded)
 		read_proc_maps(c, p);
 	p->maps.at_ns = ts;
@@ -538,8 +583,8 @@ static int rec_exit(struct collector *c, const void *data, size_t size)
 	const struct gb_rec *r = data;
 	struct proc *p = hmap_get(&c->procs, r->pid);
 
-	if (p && !p->exit_ns)
-		p->exit_ns = r->ts_ns ? r->ts_ns : 1;
+	if (p)
+		proc_exited(c, p, r->ts_ns);
 	return 0;
 }
 
@@ -605,26 +650,46 @@ int collector_handle(void *ctx, void *data, size_t size)
 	return k->decode(c, data, size);
 }
 
+static void drop_proc(struct collector *c, struct proc *p)
+{
+	if (c->stk)
+		stack_forget_pid(c->stk, p->pid);
+	hmap_del(&c->procs, (uint64_t)p->pid);
+	free_proc(p);
+	c->st.procs_live--;
+}
+
+/*
+ * now_ns: everything written before it has been read. A process that
+ * never made a traced call has nothing more to come once read past its
+ * exit; one that did keeps grace_ns for what joins its events later
+ * (stack copies, device activity).
+ */
 void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns)
 {
-	size_t i = 0;
+	unsigned i, j = 0;
+	size_t it = 0;
 	uint64_t k;
 	void *v;
 
-	while (hmap_next(&c->procs, &i, &k, &v)) {
-		struct proc *p = v;
+	for (i = 0; i < c->nexited; i++) {
+		struct proc *p = hmap_get(&c->procs, (uint64_t)c->exited[i]);
 
-		if (p->exit_ns && now_ns > p->exit_ns + grace_ns) {
-			if (c->stk)
-				stack_forget_pid(c->stk, p->pid);
-			hmap_del(&c->procs, k);
-			free_proc(p);
-			c->st.procs_live--;
-		} else if (p->maps.nold && now_ns > grace_ns) {
-			/* mappings replaced long before anything still to be read */
-			procmaps_prune(&p->maps, now_ns - grace_ns, 1024);
-		}
+		if (!p || !p->exit_ns)
+			continue;	/* gone already, or the pid was reused */
+		if (now_ns > p->exit_ns + (p->has_events ? grace_ns : 0))
+			drop_proc(c, p);
+		else
+			c->exited[j++] = c->exited[i];
 	}
+	c->nexited = j;
+	if (now_ns - c->last_prune < 1000000000ull)
+		return;
+	c->last_prune = now_ns;
+	/* mappings replaced long before anything still to be read */
+	while (now_ns > grace_ns && hmap_next(&c->procs, &it, &k, &v))
+		if (((struct proc *)v)->maps.nold)
+			procmaps_prune(&((struct proc *)v)->maps, now_ns - grace_ns, 1024);
 	/*
 	 * A stack copy waits for its call record, which follows it in the ring
 	 * (at the call's return). Judged by record time, not the clock: a
@@ -656,6 +721,7 @@ void collector_free(struct collector *c)
 	while (hmap_next(&c->procs, &i, &k, &v))
 		free_proc(v);
 	hmap_free(&c->procs);
+	free(c->exited);
 	i = 0;
 	while (hmap_next(&c->elfs, &i, &k, &v)) {
 		struct elf_entry *e = v;

@@ -471,13 +471,13 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 			break;
 		now = gb_now_mono_ns();
 		collector_tick(r->col, now);
+		/* all written before now has been read: what exited before is done */
+		if (!backlog)
+			collector_reap(r->col, now, 2000000000ull);
 		if (now - last_flush >= 1000000000ull) {
 			note_drops(r);
 			if ((r->write_err = sbt_writer_flush(r->w)))
 				break;
-			/* all written before now has been read: what exited before is done */
-			if (!backlog)
-				collector_reap(r->col, now, 2000000000ull);
 			last_flush = now;
 		}
 		if (r->o->duration_ns && now - start_ns >= r->o->duration_ns)

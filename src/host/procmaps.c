@@ -250,12 +250,16 @@ int procmaps_merge(struct gb_maps *m, const struct gb_maps *snap)
 	return 0;
 }
 
-int procmaps_copy(struct gb_maps *dst, const struct gb_maps *src)
+int procmaps_copy(struct gb_maps *dst, const struct gb_maps *src, uint64_t at)
 {
 	unsigned i;
 
 	for (i = 0; i < src->n; i++)
-		if (insert(dst, &src->v[i], src->v[i].t0))
+		if ((!at || src->v[i].t0 <= at) && insert(dst, &src->v[i], src->v[i].t0))
+			return -ENOMEM;
+	/* replaced since, but mapped at that time */
+	for (i = 0; at && i < src->nold; i++)
+		if (src->old[i].t0 <= at && at < src->old[i].t1 && insert(dst, &src->old[i], src->old[i].t0))
 			return -ENOMEM;
 	return 0;
 }

@@ -47,8 +47,8 @@ int procmaps_map(struct gb_maps *m, const struct gb_map *nm, uint64_t ts);
 void procmaps_unmap_all(struct gb_maps *m, uint64_t ts);
 /* what snap has where m has nothing mapped, as valid from the start (t0 0) */
 int procmaps_merge(struct gb_maps *m, const struct gb_maps *snap);
-/* a forked child: the parent's current mappings */
-int procmaps_copy(struct gb_maps *dst, const struct gb_maps *src);
+/* a forked child: the parent's mappings at time at (0: now) */
+int procmaps_copy(struct gb_maps *dst, const struct gb_maps *src, uint64_t at);
 /* forget replaced mappings that ended before ts; at most keep the newest max */
 void procmaps_prune(struct gb_maps *m, uint64_t ts, unsigned max);
 #endif
