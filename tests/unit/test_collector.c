@@ -12,7 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 #include "collect/collector.h"
+#include "host/elfsym.h"
+#include "host/sideband.h"
 #include "cupti/cupti_join.h"
 #include "ioctl/ioctl.h"
 
@@ -189,6 +194,75 @@ static void test_cupti_through_join(void **state)
 	cupti_join_free(j);
 }
 
+static void sb_map(struct collector *c, uint32_t pid, uint64_t ts, uint64_t start, const char *path)
+{
+	struct sb_event ev = { .type = SB_MMAP, .pid = pid, .tid = pid, .ts_ns = ts, .start = start,
+			       .len = 1ull << 30, .str = path };
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	ev.maj = major(st.st_dev);
+	ev.min = minor(st.st_dev);
+	ev.ino = st.st_ino;
+	collector_sideband(c, &ev);
+}
+
+static void sb_exec(struct collector *c, uint32_t pid, uint64_t ts)
+{
+	struct sb_event ev = { .type = SB_COMM, .pid = pid, .tid = pid, .ts_ns = ts, .exec = true,
+			       .str = "prog" };
+
+	collector_sideband(c, &ev);
+}
+
+static const char *launch_name(struct collector *c, uint32_t pid, uint64_t ts, uint64_t stub)
+{
+	struct gb_rec r;
+	unsigned before = ngot;
+
+	hdr(&r, GB_REC_CALL, GB_T_cudaLaunchKernel, ts);
+	r.pid = pid;
+	r.a[0] = stub;
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_int_equal(ngot, before + 1);
+	return names[before];
+}
+
+/*
+ * Kernel names come from the mappings valid at the launch's time, as the
+ * side-band stream told them: a launch read after its process exec'd a
+ * new program at the same addresses is named from the old one, a launch
+ * after the exec from the new one, and neither needs /proc.
+ */
+static void test_sideband_timeline(void **state)
+{
+	struct collector *c = *state;
+	const uint32_t pid = 4190001;	/* no such process: /proc cannot help */
+	const uint64_t base = 0x10000000;
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct elf_syms *s;
+	uint64_t off = 0;
+
+	assert_true(n > 0);
+	self[n] = 0;
+	s = elf_syms_open(self);
+	assert_non_null(s);
+	assert_int_equal(elf_syms_find(s, "test_bad_records", &off), 0);
+	elf_syms_close(s);
+	sb_exec(c, pid, 100);
+	sb_map(c, pid, 110, base, self);
+	sb_exec(c, pid, 300);
+	sb_map(c, pid, 310, base, "/bin/sh");
+	/* read after the exec, made before it */
+	assert_string_equal(launch_name(c, pid, 200, base + off), "test_bad_records");
+	/* made after it: the same address is another file now */
+	assert_string_not_equal(launch_name(c, pid, 400, base + off), "test_bad_records");
+	/* before the first exec we know of, nothing was mapped there: no name rather than a guess */
+	assert_string_equal(launch_name(c, pid, 50, base + off), "");
+	assert_int_equal(collector_stats(c)->bad, 0);
+}
+
 /* an ioctl record is decoded when the collector has a decoder */
 static void test_ioctl_through_decoder(void **state)
 {
@@ -231,6 +305,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_name_then_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cupti_through_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ioctl_through_decoder, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sideband_timeline, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_sideband.c - the kernel's process events (src/host/sideband.c):
+ * records parsed field by field, malformed ones refused, and, where this
+ * user may open perf events, a real fork + exec seen in order: fork, exec
+ * (comm), the executable's mapping, exit.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <cmocka.h>
+#include "host/sideband.h"
+
+static size_t put(uint8_t *b, size_t at, const void *v, size_t n)
+{
+	memcpy(b + at, v, n);
+	return at + n;
+}
+
+/* header + body + the TID|TIME trailer; returns the size */
+static size_t record(uint8_t *b, uint32_t type, uint16_t misc, const void *body, size_t n, uint64_t ts)
+{
+	struct perf_event_header h = { .type = type, .misc = misc };
+	uint32_t ids[2] = { 77, 78 };
+	size_t at = sizeof(h);
+
+	at = put(b, at, body, n);
+	at = put(b, at, ids, sizeof(ids));
+	at = put(b, at, &ts, sizeof(ts));
+	h.size = (uint16_t)at;
+	put(b, 0, &h, sizeof(h));
+	return at;
+}
+
+static void test_parse_mmap2(void **state)
+{
+	uint8_t body[64 + 24] = { 0 }, rec[256];
+	uint32_t pid = 10, tid = 11, maj = 254, min = 3, prot = 5, flags = 2;
+	uint64_t addr = 0x7f0000001000, len = 0x2000, pgoff = 0x1000, ino = 99, gen = 0;
+	struct sb_event ev;
+	size_t n, at = 0;
+
+	at = put(body, at, &pid, 4);
+	at = put(body, at, &tid, 4);
+	at = put(body, at, &addr, 8);
+	at = put(body, at, &len, 8);
+	at = put(body, at, &pgoff, 8);
+	at = put(body, at, &maj, 4);
+	at = put(body, at, &min, 4);
+	at = put(body, at, &ino, 8);
+	at = put(body, at, &gen, 8);
+	at = put(body, at, &prot, 4);
+	at = put(body, at, &flags, 4);
+	memcpy(body + at, "/usr/lib/libcuda.so.1", 22);
+	n = record(rec, PERF_RECORD_MMAP2, 0, body, sizeof(body), 12345);
+	assert_int_equal(sideband_parse(rec, n, &ev), 0);
+	assert_int_equal(ev.type, SB_MMAP);
+	assert_int_equal(ev.pid, 10);
+	assert_int_equal(ev.tid, 11);
+	assert_int_equal(ev.start, addr);
+	assert_int_equal(ev.len, len);
+	assert_int_equal(ev.pgoff, pgoff);
+	assert_int_equal(ev.maj, 254);
+	assert_int_equal(ev.min, 3);
+	assert_int_equal(ev.ino, 99);
+	assert_int_equal(ev.prot, 5);
+	assert_int_equal(ev.ts_ns, 12345);
+	assert_string_equal(ev.str, "/usr/lib/libcuda.so.1");
+	/* a size that is not the record's, a path without its NUL, a build-id record */
+	assert_int_equal(sideband_parse(rec, n - 8, &ev), -EINVAL);
+	memset(body + at, 'x', sizeof(body) - at);
+	n = record(rec, PERF_RECORD_MMAP2, 0, body, sizeof(body), 1);
+	assert_int_equal(sideband_parse(rec, n, &ev), -EINVAL);
+	n = record(rec, PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID, body, sizeof(body), 1);
+	assert_int_equal(sideband_parse(rec, n, &ev), 1);
+	/* too short for its kind */
+	n = record(rec, PERF_RECORD_MMAP2, 0, body, 16, 1);
+	assert_int_equal(sideband_parse(rec, n, &ev), -EINVAL);
+}
+
+static void test_parse_task(void **state)
+{
+	uint32_t f[4] = { 20, 10, 21, 11 };
+	uint8_t body[24], comm[16] = { 5, 0, 0, 0, 5, 0, 0, 0, 'p', 'y', 0 }, rec[128];
+	uint64_t t = 999;
+	struct sb_event ev;
+	size_t n;
+
+	memcpy(body, f, 16);
+	memcpy(body + 16, &t, 8);
+	n = record(rec, PERF_RECORD_FORK, 0, body, sizeof(body), 5);
+	assert_int_equal(sideband_parse(rec, n, &ev), 0);
+	assert_int_equal(ev.type, SB_FORK);
+	assert_int_equal(ev.pid, 20);
+	assert_int_equal(ev.ppid, 10);
+	assert_int_equal(ev.tid, 21);
+	assert_int_equal(ev.ts_ns, 999);
+	n = record(rec, PERF_RECORD_EXIT, 0, body, sizeof(body), 5);
+	assert_int_equal(sideband_parse(rec, n, &ev), 0);
+	assert_int_equal(ev.type, SB_EXIT);
+	n = record(rec, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, comm, sizeof(comm), 7);
+	assert_int_equal(sideband_parse(rec, n, &ev), 0);
+	assert_int_equal(ev.type, SB_COMM);
+	assert_true(ev.exec);
+	assert_string_equal(ev.str, "py");
+	n = record(rec, PERF_RECORD_SAMPLE, 0, body, 8, 7);
+	assert_int_equal(sideband_parse(rec, n, &ev), 1);
+	assert_int_equal(sideband_parse(rec, 10, &ev), -EINVAL);
+}
+
+struct seen {
+	pid_t child;
+	int fork, exec, mmap, exit;	/* order in which they came, 1-based */
+	int n;
+	uint64_t last_ts;
+	int ordered;
+	ino_t ino;
+};
+
+static void collect(void *ctx, const struct sb_event *ev)
+{
+	struct seen *s = ctx;
+
+	if (ev->pid != (uint32_t)s->child)
+		return;
+	if (ev->ts_ns < s->last_ts)
+		s->ordered = 0;
+	s->last_ts = ev->ts_ns;
+	s->n++;
+	if (ev->type == SB_FORK && !s->fork)
+		s->fork = s->n;
+	else if (ev->type == SB_COMM && ev->exec && !s->exec)
+		s->exec = s->n;
+	else if (ev->type == SB_MMAP && ev->ino == s->ino && !s->mmap)
+		s->mmap = s->n;
+	else if (ev->type == SB_EXIT && ev->tid == (uint32_t)s->child)
+		s->exit = s->n;
+}
+
+static void test_live(void **state)
+{
+	struct seen s = { .ordered = 1 };
+	struct sideband *sb;
+	struct stat st;
+	char msg[256];
+	int status;
+
+	if (sideband_open(&sb, 16, msg, sizeof(msg))) {
+		printf("SKIP: live side-band test: %s\n", msg);
+		skip();
+	}
+	assert_int_equal(stat("/bin/true", &st), 0);
+	s.ino = st.st_ino;
+	s.child = fork();
+	if (s.child == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(s.child, &status, 0);
+	sideband_drain(sb, collect, &s);
+	sideband_close(sb);
+	assert_true(s.fork && s.exec && s.mmap && s.exit);
+	assert_true(s.fork < s.exec && s.exec < s.mmap && s.mmap < s.exit);
+	assert_true(s.ordered);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_mmap2),
+		cmocka_unit_test(test_parse_task),
+		cmocka_unit_test(test_live),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
