@@ -30,6 +30,9 @@ const volatile __u32 fail_storage_every = 0;
 
 /* set by user space when it stops: no new calls, so the last drain ends */
 volatile __u32 stopping = 0;
+/* exit notices in the ring; user space turns them off when the kernel's
+ * process events tell it (no record, no wakeup, per process exit) */
+volatile __u32 exit_notices = 1;
 
 #include "common.bpf.h"
 
@@ -594,7 +597,8 @@ int gb_exit(void *ctx)
 
 	if (!traced(tgid) || !group_dead())
 		return 0;
-	gb_notify(GB_REC_EXIT, GB_DROP_CTL);
+	if (exit_notices)
+		gb_notify(GB_REC_EXIT, GB_DROP_CTL);
 	/* its records are already in the ring; a reused pid starts untraced */
 	if (filter_pids)
 		bpf_map_delete_elem(&targets, &tgid);

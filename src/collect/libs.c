@@ -358,7 +358,7 @@ int libs_add_exec(struct gb_libs *l, const char *path)
 	return add_file(l, path, LIB_CUDA_RT_STATIC, inode_key(st.st_dev, st.st_ino), false);
 }
 
-/* a path to the very file a process maps: through its root, else its map_files link */
+/* a path to the very file a process maps: through its root, its map_files link, or the host path */
 static int mapped_path(pid_t pid, const char *path, uint64_t start, uint64_t end, uint64_t dev,
 		       uint64_t ino, char *out, size_t len)
 {
@@ -369,6 +369,10 @@ static int mapped_path(pid_t pid, const char *path, uint64_t start, uint64_t end
 		return 0;
 	snprintf(out, len, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)start,
 		 (unsigned long long)end);
+	if (!stat(out, &st) && st.st_dev == dev && st.st_ino == ino)
+		return 0;
+	/* the process is gone: the same file on the host's own path still takes probes */
+	snprintf(out, len, "%s", path);
 	if (!stat(out, &st) && st.st_dev == dev && st.st_ino == ino)
 		return 0;
 	return -ENOENT;

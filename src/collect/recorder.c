@@ -313,12 +313,18 @@ static int attach_libs(struct rec_ctx *r)
 	unsigned i;
 
 	discover_raise_nofile(4096);
-	r->disc = discover_open(&dop, r->disc_why, sizeof(r->disc_why));
-	if (r->disc)
-		lo.dl_state = NULL;
+	/* GPUBPF_DISCOVERY=loader: the old way, for comparisons (bench/discover_bench.sh) */
+	if (getenv("GPUBPF_DISCOVERY") && !strcmp(getenv("GPUBPF_DISCOVERY"), "loader"))
+		snprintf(r->disc_why, sizeof(r->disc_why), "GPUBPF_DISCOVERY=loader");
 	else
+		r->disc = discover_open(&dop, r->disc_why, sizeof(r->disc_why));
+	if (r->disc) {
+		lo.dl_state = NULL;
+		r->skel->data->exit_notices = 0;	/* the stream has every exit */
+	} else {
 		gb_warn("process events unavailable (%s): new libraries are found through the loader only",
 			r->disc_why);
+	}
 	/* executables with a static CUDA runtime: the command's, the targets' */
 	r->libs = session_attach_libs(&lo, o->libs, o->nlibs, true);
 	if (!r->libs)
@@ -583,6 +589,14 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 		goto cleanup;
 	}
 	summary(&r, drops, (gb_now_mono_ns() - start) / 1e9);
+	if (gb_verbose && r.disc) {
+		uint64_t med, max;
+		unsigned n;
+
+		discover_latency(r.disc, &med, &max, &n);
+		fprintf(stderr, "gpubpf: discovery: %u files attached while recording, mapping to probes live: median %.0f us, max %.0f us\n",
+			n, med / 1e3, max / 1e3);
+	}
 	stack_report(r.skel, r.col);
 	ret = 0;
 cleanup:
