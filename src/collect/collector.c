@@ -160,11 +160,26 @@ void collector_snapshot_maps(struct collector *c, pid_t pid)
 		read_proc_maps(c, p);
 }
 
+static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_map *m);
+static bool same_inode(const char *path, const struct gb_map *m);
+
+/*
+ * A process that maps GPU code: what only it can reach (its container's
+ * files) is read now, host stubs' symbols and stack modules both, so its
+ * launches are named and its stacks unwound even if it is gone (and its
+ * mount namespace with it) before its records are read.
+ */
 void collector_pin_files(struct collector *c, pid_t pid)
 {
 	struct proc *p = hmap_get(&c->procs, (uint64_t)pid);
+	unsigned i;
 
-	if (p && c->stk)
+	if (!p)
+		return;
+	for (i = 0; i < p->maps.n; i++)
+		if (p->maps.v[i].path && !same_inode(p->maps.v[i].path, &p->maps.v[i]))
+			elf_for(c, pid, &p->maps.v[i]);
+	if (c->stk)
 		stack_note_maps(c->stk, pid, &p->maps);
 }
 
@@ -352,12 +367,16 @@ static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	/* through the process's root (binaries of containers live there), else the host path */
+	/* through the process's root (binaries of containers live there), its
+	 * map_files link (deleted files), else the host path */
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+	if (!same_inode(path, m))
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+	if (!same_inode(path, m))
+		snprintf(path, sizeof(path), "%s", m->path);
 	if (same_inode(path, m))
 		e->syms = elf_syms_open(path);
-	else if (same_inode(m->path, m))
-		e->syms = elf_syms_open(m->path);
 	if (hmap_put(&c->elfs, key, e)) {
 		elf_syms_close(e->syms);
 		free(e);

@@ -83,16 +83,19 @@ static void on_event(void *ctx, const struct sb_event *ev)
 		return;
 	if (d->o.col)
 		collector_sideband(d->o.col, ev);
-	if (ev->type == SB_MMAP && d->o.libs &&
-	    libs_add_mapped(d->o.libs, (pid_t)ev->pid, ev->str, ev->start, ev->start + ev->len,
-			    ev->maj, ev->min, ev->ino) > 0) {
-		uint64_t now = gb_now_mono_ns();
+	if (ev->type == SB_MMAP && d->o.libs) {
+		int r = libs_add_mapped(d->o.libs, (pid_t)ev->pid, ev->str, ev->start,
+					ev->start + ev->len, ev->maj, ev->min, ev->ino);
 
-		gb_dbg("pid %u mapped %s: attached", ev->pid, ev->str);
-		if (!GB_GROW(d->lat, d->caplat, d->nlat + 1))
-			d->lat[d->nlat++] = now > ev->ts_ns ? now - ev->ts_ns : 0;
-		/* a GPU process: open its files while its mount namespace can be reached */
-		if (d->o.col)
+		if (r == 1) {
+			uint64_t now = gb_now_mono_ns();
+
+			gb_dbg("pid %u mapped %s: attached", ev->pid, ev->str);
+			if (!GB_GROW(d->lat, d->caplat, d->nlat + 1))
+				d->lat[d->nlat++] = now > ev->ts_ns ? now - ev->ts_ns : 0;
+		}
+		/* a GPU process: open what only it can reach while it (and its mount namespace) lives */
+		if (r > 0 && d->o.col)
 			collector_pin_files(d->o.col, (pid_t)ev->pid);
 	}
 	if (ev->type == SB_EXIT && ev->pid == ev->tid && !d->o.all)

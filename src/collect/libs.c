@@ -40,6 +40,7 @@ struct gb_libs {
 	struct libs_opts o;
 	struct hmap by_inode;	/* dev ^ ino -> struct lib */
 	struct hmap checked;	/* dev ^ ino -> 1: a mapped file that holds no GPU code */
+	struct hmap unreachable;	/* dev ^ ino -> 1: GPU library its process left no way to */
 	struct lib *list;
 	unsigned count, probes;
 	struct gb_buf searched;
@@ -385,17 +386,20 @@ int libs_add_mapped(struct gb_libs *l, pid_t pid, const char *path, uint64_t sta
 	int kind = libs_kind_of(path);
 	char p[PATH_MAX + 64];
 
-	if (path[0] != '/' || hmap_get(&l->by_inode, key) || hmap_get(&l->checked, key))
+	if (path[0] != '/' || hmap_get(&l->checked, key))
 		return 0;
+	if (hmap_get(&l->by_inode, key))
+		return kind == LIB_LDSO ? 0 : 2;	/* GPU code, attached before */
 	if (kind == LIB_LDSO && !l->o.dl_state)
 		kind = -1;	/* the loader needs no hook: the kernel tells us of mappings */
 	if (mapped_path(pid, path, start, end, dev, ino, p, sizeof(p))) {
-		if (kind >= 0) {
-			snprintf(p, sizeof(p), "mapped by pid %d, gone before it could be opened: not traced",
+		/* tried again when another process maps it; said once */
+		if (kind >= 0 && !hmap_get(&l->unreachable, key)) {
+			hmap_put(&l->unreachable, key, (void *)1);
+			snprintf(p, sizeof(p), "mapped by pid %d, gone before it could be opened: not traced until another process maps it",
 				 (int)pid);
 			not_traced(l, path, p);
 		}
-		hmap_put(&l->checked, key, (void *)1);
 		return 0;
 	}
 	if (kind < 0) {
@@ -499,7 +503,7 @@ int libs_scan_pid(struct gb_libs *l, pid_t pid)
 
 		/* code: GPU libraries by name, static runtimes by their device code */
 		if (x->exec && libs_add_mapped(l, pid, x->path, x->start, x->end, x->dev_major,
-					       x->dev_minor, x->inode) > 0)
+					       x->dev_minor, x->inode) == 1)
 			n++;
 	}
 	procmaps_free(&m);
@@ -613,6 +617,7 @@ void libs_free(struct gb_libs *l)
 	}
 	hmap_free(&l->by_inode);
 	hmap_free(&l->checked);
+	hmap_free(&l->unreachable);
 	gb_buf_free(&l->searched);
 	gb_buf_free(&l->notes);
 	free(l);

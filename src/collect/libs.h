@@ -38,7 +38,8 @@ int libs_add_path(struct gb_libs *l, const char *path, bool user_given);
  * A file process pid maps (its path in pid's mount namespace, dev and
  * inode as the kernel reported them): a GPU library by name, or any file
  * with device code (a static CUDA runtime), attached once per inode.
- * Reached through /proc/PID/root or /proc/PID/map_files. 1 if attached now.
+ * Reached through /proc/PID/root or /proc/PID/map_files. 1 if attached now,
+ * 2 if it is GPU code attached before, 0 if not GPU code (or not reachable).
  */
 int libs_add_mapped(struct gb_libs *l, pid_t pid, const char *path, uint64_t start, uint64_t end,
 		    uint32_t maj, uint32_t min, uint64_t ino);

@@ -424,15 +424,16 @@ static void count_memory(struct gb_exporter *ex, const struct gb_event *ev, unsi
 		if (!added)
 			old = *slot;	/* freed without us seeing it: replace */
 		*slot = ev->bytes;
-		delta = (int64_t)ev->bytes - (int64_t)old;
+		delta = (int64_t)(ev->bytes - old);
 	} else {
 		if (!xmap_del(&ex->allocs, &k, &old))
 			return;
-		delta = -(int64_t)old;
+		delta = (int64_t)(0 - old);
 	}
 	ti = gb_track_counter(ex, ev);
 	t = &ex->tracks[ti];
-	t->live += delta;
+	/* sizes from a damaged or hostile trace may be anything: wrap, never overflow */
+	t->live = (int64_t)((uint64_t)t->live + (uint64_t)delta);
 	gb_track_describe(ex, t, ts);
 	ex->be->counter(ex, t, ts, t->live);
 	ex->st.counters++;

@@ -99,6 +99,8 @@ c.eq("container: one process made driver launches", 1, len(ctr))
 n = by_pid[ctr[0]] if ctr else collections.Counter()
 c.eq("container: 1000 cuLaunchKernel", 1000, n["cuLaunchKernel"])
 c.eq("container: 1000 cuMemAlloc_v2", 1000, n["cuMemAlloc_v2"])
+c.true("container: every launch named (cuModuleGetFunction)",
+       ctr and all(e.get("kernel") == "rtdl_kernel" for e in ev if e["pid"] == ctr[0] and e["type"] == "cuLaunchKernel"))
 ns = {e.get("ns_pid") for e in ev if ctr and e["pid"] == ctr[0]}
 c.true("container: namespace pid as the process saw it (1), host pid another",
        ns == {p1["pid"]} and ctr[0] != p1["pid"], f"{ns} {ctr} {p1}")

@@ -6,7 +6,9 @@
  *
  * -l  the library: a libcudart (runtime calls) or, with -d, a libcuda
  * -n  calls of each kind (default 100): cudaMalloc + cudaLaunchKernel of
- *     the host stub rtdl_kernel_stub, or cuMemAlloc_v2 + cuLaunchKernel
+ *     the host stub rtdl_kernel_stub, or cuMemAlloc_v2 + cuLaunchKernel of
+ *     the function cuModuleGetFunction named "rtdl_kernel" (where the
+ *     library has it)
  * -w  after loading, wait for FILE to exist before the first call
  * -b  benchmark: time only the launches, print ns_per_call (no allocs)
  * Prints "produced launches=N allocs=N pid=P ret_alloc=R ret_launch=R"
@@ -26,6 +28,7 @@ typedef int (*rt_launch_t)(const void *, dim3, dim3, void **, size_t, void *);
 typedef int (*drv_alloc_t)(uint64_t *, size_t);
 typedef int (*drv_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 			    unsigned, void *, void **, void **);
+typedef int (*drv_getfn_t)(void **, void *, const char *);
 
 /* the host stub a runtime launch passes: named from this binary's symbols */
 __attribute__((noinline, used)) void rtdl_kernel_stub(void)
@@ -68,15 +71,19 @@ int main(int argc, char **argv)
 	if (drv) {
 		drv_alloc_t alloc = (drv_alloc_t)dlsym(h, "cuMemAlloc_v2");
 		drv_launch_t launch = (drv_launch_t)dlsym(h, "cuLaunchKernel");
+		drv_getfn_t getfn = (drv_getfn_t)dlsym(h, "cuModuleGetFunction");
+		void *fn = (void *)0x1000;
 		uint64_t p;
 
 		if (!alloc || !launch)
 			return 1;
+		if (getfn && !bench)
+			getfn(&fn, (void *)0x2000, "rtdl_kernel");
 		for (i = 0; i < n && !bench; i++)
 			ra = alloc(&p, 256);
 		t0 = now_ns();
 		for (i = 0; i < n; i++)
-			rl = launch((void *)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+			rl = launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
 		t1 = now_ns();
 	} else {
 		rt_malloc_t alloc = (rt_malloc_t)dlsym(h, "cudaMalloc");
