@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include "collector.h"
 #include "cupti/cupti_join.h"
 #include "ioctl/ioctl.h"
@@ -161,7 +160,6 @@ void collector_snapshot_maps(struct collector *c, pid_t pid)
 }
 
 static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_map *m);
-static bool same_inode(const char *path, const struct gb_map *m);
 
 /*
  * A process that maps GPU code: what only it can reach (its container's
@@ -177,7 +175,7 @@ void collector_pin_files(struct collector *c, pid_t pid)
 	if (!p)
 		return;
 	for (i = 0; i < p->maps.n; i++)
-		if (p->maps.v[i].path && !same_inode(p->maps.v[i].path, &p->maps.v[i]))
+		if (p->maps.v[i].path && !procmaps_same_file(p->maps.v[i].path, &p->maps.v[i]))
 			elf_for(c, pid, &p->maps.v[i]);
 	if (c->stk)
 		stack_note_maps(c->stk, pid, &p->maps);
@@ -245,15 +243,7 @@ void collector_sideband(struct collector *c, const struct sb_event *ev)
 	case SB_MMAP:
 		if (!ev->str || ev->str[0] != '/' || !(p = get_proc(c, (pid_t)ev->pid)))
 			return;
-		memset(&m, 0, sizeof(m));
-		m.start = ev->start;
-		m.end = ev->start + ev->len;
-		m.offset = ev->pgoff;
-		m.inode = ev->ino;
-		m.dev_major = ev->maj;
-		m.dev_minor = ev->min;
-		m.exec = true;
-		m.path = (char *)ev->str;
+		sideband_map(ev, &m);
 		if (!procmaps_map(&p->maps, &m, ev->ts_ns))
 			p->have_maps = true;
 		return;
@@ -347,15 +337,6 @@ static uint32_t event_stack(struct collector *c, struct proc *p, const struct gb
 	return stack_add_python(c->stk, id, r->tid, r->ts_ns);
 }
 
-/* the path reaches the very file of the mapping (not a namesake, not a newer copy) */
-static bool same_inode(const char *path, const struct gb_map *m)
-{
-	struct stat st;
-
-	return !stat(path, &st) && st.st_ino == m->inode && major(st.st_dev) == m->dev_major &&
-	       minor(st.st_dev) == m->dev_minor;
-}
-
 static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_map *m)
 {
 	uint64_t key = ((uint64_t)m->dev_major << 56) ^ ((uint64_t)m->dev_minor << 40) ^ m->inode;
@@ -367,15 +348,8 @@ static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	/* through the process's root (binaries of containers live there), its
-	 * map_files link (deleted files), else the host path */
-	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-	if (!same_inode(path, m))
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
-	if (!same_inode(path, m))
-		snprintf(path, sizeof(path), "%s", m->path);
-	if (same_inode(path, m))
+	/* binaries of containers live under the process's root */
+	if (!procmaps_reach(pid, m, path, sizeof(path)))
 		e->syms = elf_syms_open(path);
 	if (hmap_put(&c->elfs, key, e)) {
 		elf_syms_close(e->syms);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* discover.c - the side-band stream drives attaching and the collector's timelines */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include "collector.h"
 #include "core/hmap.h"
@@ -17,13 +18,15 @@
 
 struct discover {
 	struct discover_opts o;
+	struct gb_libs *libs;	/* where new files are attached */
+	struct collector *col;	/* timelines (NULL until set) */
 	struct sideband *sb;
 	struct hmap want;	/* pid -> 1 (not -a): targets and their descendants */
 	uint64_t *lat;		/* ns from mapping to probes live, per attached file */
 	unsigned nlat, caplat;
 };
 
-struct discover *discover_open(const struct discover_opts *o, char *msg, size_t len)
+static struct discover *discover_open(const struct discover_opts *o, char *msg, size_t len)
 {
 	struct discover *d = calloc(1, sizeof(*d));
 	unsigned i;
@@ -42,16 +45,97 @@ struct discover *discover_open(const struct discover_opts *o, char *msg, size_t 
 	return d;
 }
 
-void discover_set_libs(struct discover *d, struct gb_libs *libs)
+/* descriptors the caches need (stack modules, links, per-CPU events); the hard limit at most */
+static void raise_nofile(unsigned want)
 {
-	if (d)
-		d->o.libs = libs;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* --lib, the standard places, what runs now, the targets' and the command's executables */
+static struct gb_libs *attach_now(const struct discover_opts *o, const struct libs_opts *lo)
+{
+	struct gb_libs *l = libs_new(lo);
+	char path[PATH_MAX];
+	unsigned i;
+	int err;
+
+	if (!l)
+		return NULL;
+	for (i = 0; i < o->nlib_paths; i++) {
+		err = libs_add_path(l, o->lib_paths[i], true);
+		if (err < 0) {
+			gb_err("cannot trace --lib %s: %s; give the path of a libcuda/libcudart/libamdhip64 file",
+			       o->lib_paths[i], strerror(-err));
+			libs_free(l);
+			return NULL;
+		}
+	}
+	libs_scan_standard(l);
+	libs_scan_all_pids(l);
+	for (i = 0; i < o->npids; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)o->pids[i]);
+		libs_add_exec(l, path);
+	}
+	if (o->cmd && !gb_which(o->cmd, path, sizeof(path)))
+		libs_add_exec(l, path);
+	return l;
+}
+
+int discover_start(const struct discover_opts *o, struct libs_opts *lo, struct discover **d,
+		   struct gb_libs **libs, char *why, size_t why_len)
+{
+	const char *force = getenv("GPUBPF_DISCOVERY");
+
+	*d = NULL;
+	raise_nofile(4096);
+	/* GPUBPF_DISCOVERY=loader: the old way, for comparisons (bench/discover_bench.sh) */
+	if (force && !strcmp(force, "loader")) {
+		snprintf(why, why_len, "GPUBPF_DISCOVERY=loader");
+	} else if ((*d = discover_open(o, why, why_len))) {
+		lo->dl_state = NULL;
+	}
+	if (!*d)
+		gb_warn("process events unavailable (%s): new libraries are found through the loader only", why);
+	*libs = attach_now(o, lo);
+	if (!*libs) {
+		discover_close(*d);
+		*d = NULL;
+		return -1;
+	}
+	if (*d)
+		(*d)->libs = *libs;
+	if (!libs_count(*libs) && !o->allow_none && !*d) {
+		gb_err("no libcuda, libcudart or libamdhip64 found (looked in %s): install the GPU driver/runtime or name the library with --lib PATH",
+		       libs_searched(*libs));
+		goto fail;
+	}
+	if (!libs_count(*libs) && !o->allow_none)
+		gb_warn("no GPU library installed or mapped yet (looked in %s): tracing any process that maps one from now on",
+			libs_searched(*libs));
+	if (gb_verbose) {
+		fprintf(stderr, "gpubpf: discovery: %s\n", *d ?
+			"kernel process events (perf mmap2/comm/task side-band): every mapping, any mount namespace" :
+			"loader hook (_dl_debug_state) and /proc");
+		libs_print(*libs, stderr);
+	}
+	return 0;
+fail:
+	libs_free(*libs);
+	*libs = NULL;
+	discover_close(*d);
+	*d = NULL;
+	return -1;
 }
 
 void discover_set_collector(struct discover *d, struct collector *col)
 {
 	if (d)
-		d->o.col = col;
+		d->col = col;
 }
 
 void discover_add_pid(struct discover *d, pid_t pid)
@@ -81,11 +165,14 @@ static void on_event(void *ctx, const struct sb_event *ev)
 	}
 	if (!wanted(d, ev))
 		return;
-	if (d->o.col)
-		collector_sideband(d->o.col, ev);
-	if (ev->type == SB_MMAP && d->o.libs) {
-		int r = libs_add_mapped(d->o.libs, (pid_t)ev->pid, ev->str, ev->start,
-					ev->start + ev->len, ev->maj, ev->min, ev->ino);
+	if (d->col)
+		collector_sideband(d->col, ev);
+	if (ev->type == SB_MMAP && d->libs) {
+		struct gb_map m;
+		int r;
+
+		sideband_map(ev, &m);
+		r = libs_add_mapped(d->libs, (pid_t)ev->pid, &m);
 
 		if (r == 1) {
 			uint64_t now = gb_now_mono_ns();
@@ -95,8 +182,8 @@ static void on_event(void *ctx, const struct sb_event *ev)
 				d->lat[d->nlat++] = now > ev->ts_ns ? now - ev->ts_ns : 0;
 		}
 		/* a GPU process: open what only it can reach while it (and its mount namespace) lives */
-		if (r > 0 && d->o.col)
-			collector_pin_files(d->o.col, (pid_t)ev->pid);
+		if (r > 0 && d->col)
+			collector_pin_files(d->col, (pid_t)ev->pid);
 	}
 	if (ev->type == SB_EXIT && ev->pid == ev->tid && !d->o.all)
 		hmap_del(&d->want, ev->pid);
@@ -141,12 +228,3 @@ void discover_close(struct discover *d)
 	free(d);
 }
 
-void discover_raise_nofile(unsigned want)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
-		return;
-	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
-	setrlimit(RLIMIT_NOFILE, &rl);
-}

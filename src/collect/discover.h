@@ -14,25 +14,32 @@
 #include <sys/types.h>
 
 struct gb_libs;
+struct libs_opts;
 struct collector;
 struct discover;
 
 struct discover_opts {
-	struct gb_libs *libs;		/* where new files are attached */
-	struct collector *col;		/* timelines (may be NULL) */
 	bool all;			/* every process; else pids and their children */
-	const pid_t *pids;
+	const pid_t *pids;		/* -p: their executables are checked for a static runtime */
 	unsigned npids;
+	const char *cmd;		/* -- CMD: its name, attached before it runs (or NULL) */
 	bool follow_children;		/* -- CMD: descendants of pids count too */
+	const char *const *lib_paths;	/* --lib */
+	unsigned nlib_paths;
+	bool allow_none;		/* no GPU library anywhere is not an error (ioctls only) */
 };
 
 /*
- * Open the stream. NULL with a one-line reason in msg when the kernel
- * refuses it: the caller falls back to the loader hook.
+ * How every tracing session starts: the stream first, so nothing mapped
+ * from now on is missed (unless GPUBPF_DISCOVERY=loader, or the kernel
+ * refuses it: then the loader hook lo->dl_state, said on stderr, why in
+ * *why); then --lib, the standard places, what runs now, the targets'
+ * executables and the command's. lo->dl_state is cleared when the stream
+ * works. *d is NULL without the stream. 0, or -1 after a one-line error.
  */
-struct discover *discover_open(const struct discover_opts *o, char *msg, size_t len);
-/* set after opening (the stream is opened first so nothing is missed) */
-void discover_set_libs(struct discover *d, struct gb_libs *libs);
+int discover_start(const struct discover_opts *o, struct libs_opts *lo, struct discover **d,
+		   struct gb_libs **libs, char *why, size_t why_len);
+/* the collector whose timelines the stream feeds (set once it exists) */
 void discover_set_collector(struct discover *d, struct collector *col);
 /* a target added later (-- CMD's child) */
 void discover_add_pid(struct discover *d, pid_t pid);
@@ -43,7 +50,4 @@ uint64_t discover_lost(const struct discover *d);
 /* mapping-to-probes latency of the files attached (ns): median, max, count */
 void discover_latency(const struct discover *d, uint64_t *median, uint64_t *max, unsigned *n);
 void discover_close(struct discover *d);
-
-/* Raise the soft RLIMIT_NOFILE to what the recorder's caches need (hard limit at most) */
-void discover_raise_nofile(unsigned want);
 #endif

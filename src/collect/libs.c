@@ -359,46 +359,25 @@ int libs_add_exec(struct gb_libs *l, const char *path)
 	return add_file(l, path, LIB_CUDA_RT_STATIC, inode_key(st.st_dev, st.st_ino), false);
 }
 
-/* a path to the very file a process maps: through its root, its map_files link, or the host path */
-static int mapped_path(pid_t pid, const char *path, uint64_t start, uint64_t end, uint64_t dev,
-		       uint64_t ino, char *out, size_t len)
+int libs_add_mapped(struct gb_libs *l, pid_t pid, const struct gb_map *m)
 {
-	struct stat st;
-
-	snprintf(out, len, "/proc/%d/root%s", (int)pid, path);
-	if (!stat(out, &st) && st.st_dev == dev && st.st_ino == ino)
-		return 0;
-	snprintf(out, len, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)start,
-		 (unsigned long long)end);
-	if (!stat(out, &st) && st.st_dev == dev && st.st_ino == ino)
-		return 0;
-	/* the process is gone: the same file on the host's own path still takes probes */
-	snprintf(out, len, "%s", path);
-	if (!stat(out, &st) && st.st_dev == dev && st.st_ino == ino)
-		return 0;
-	return -ENOENT;
-}
-
-int libs_add_mapped(struct gb_libs *l, pid_t pid, const char *path, uint64_t start, uint64_t end,
-		    uint32_t maj, uint32_t min, uint64_t ino)
-{
-	uint64_t dev = makedev(maj, min), key = inode_key(dev, ino);
-	int kind = libs_kind_of(path);
+	uint64_t key = inode_key(makedev(m->dev_major, m->dev_minor), m->inode);
+	int kind = libs_kind_of(m->path);
 	char p[PATH_MAX + 64];
 
-	if (path[0] != '/' || hmap_get(&l->checked, key))
+	if (m->path[0] != '/' || hmap_get(&l->checked, key))
 		return 0;
 	if (hmap_get(&l->by_inode, key))
 		return kind == LIB_LDSO ? 0 : 2;	/* GPU code, attached before */
 	if (kind == LIB_LDSO && !l->o.dl_state)
 		kind = -1;	/* the loader needs no hook: the kernel tells us of mappings */
-	if (mapped_path(pid, path, start, end, dev, ino, p, sizeof(p))) {
+	if (procmaps_reach(pid, m, p, sizeof(p))) {
 		/* tried again when another process maps it; said once */
 		if (kind >= 0 && !hmap_get(&l->unreachable, key)) {
 			hmap_put(&l->unreachable, key, (void *)1);
 			snprintf(p, sizeof(p), "mapped by pid %d, gone before it could be opened: not traced until another process maps it",
 				 (int)pid);
-			not_traced(l, path, p);
+			not_traced(l, m->path, p);
 		}
 		return 0;
 	}
@@ -502,8 +481,7 @@ int libs_scan_pid(struct gb_libs *l, pid_t pid)
 		const struct gb_map *x = &m.v[i];
 
 		/* code: GPU libraries by name, static runtimes by their device code */
-		if (x->exec && libs_add_mapped(l, pid, x->path, x->start, x->end, x->dev_major,
-					       x->dev_minor, x->inode) == 1)
+		if (x->exec && libs_add_mapped(l, pid, x) == 1)
 			n++;
 	}
 	procmaps_free(&m);

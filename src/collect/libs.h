@@ -35,14 +35,14 @@ struct gb_libs *libs_new(const struct libs_opts *o);
 /* Attach to one file given by the user; kind from its name. 0 or -errno */
 int libs_add_path(struct gb_libs *l, const char *path, bool user_given);
 /*
- * A file process pid maps (its path in pid's mount namespace, dev and
+ * A file process pid maps (m: its path in pid's mount namespace, dev and
  * inode as the kernel reported them): a GPU library by name, or any file
  * with device code (a static CUDA runtime), attached once per inode.
  * Reached through /proc/PID/root or /proc/PID/map_files. 1 if attached now,
  * 2 if it is GPU code attached before, 0 if not GPU code (or not reachable).
  */
-int libs_add_mapped(struct gb_libs *l, pid_t pid, const char *path, uint64_t start, uint64_t end,
-		    uint32_t maj, uint32_t min, uint64_t ino);
+struct gb_map;
+int libs_add_mapped(struct gb_libs *l, pid_t pid, const struct gb_map *m);
 /* An executable about to run (-- CMD) or running (-p): its static runtime, if any */
 int libs_add_exec(struct gb_libs *l, const char *path);
 /* Files found with GPU code and not traced, one line each ("" if none) */

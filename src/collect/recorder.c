@@ -10,7 +10,6 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,32 +265,7 @@ static int open_bpf(struct rec_ctx *r)
 	return 0;
 }
 
-/* the command as execvp will find it: its static runtime is attached before it runs */
-static bool resolve_cmd(const char *name, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-	char *dirs, *dir, *save = NULL;
-	bool found = false;
-
-	if (strchr(name, '/')) {
-		snprintf(out, len, "%s", name);
-		return access(out, X_OK) == 0;
-	}
-	dirs = strdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (dir = dirs ? strtok_r(dirs, ":", &save) : NULL; dir && !found;
-	     dir = strtok_r(NULL, ":", &save)) {
-		snprintf(out, len, "%s/%s", *dir ? dir : ".", name);
-		found = access(out, X_OK) == 0;
-	}
-	free(dirs);
-	return found;
-}
-
-/*
- * The side-band stream is opened before the scan of what runs now, so
- * nothing mapped in between is missed; where the kernel refuses it, the
- * loader hook (_dl_debug_state) finds libraries of loaders known at start.
- */
+/* the side-band stream, then what is there now (discover.h) */
 static int attach_libs(struct rec_ctx *r)
 {
 	struct record_opts *o = r->o;
@@ -307,52 +281,17 @@ static int attach_libs(struct rec_ctx *r)
 		.npids = o->cmd ? 0 : o->npids,
 	};
 	struct discover_opts dop = {
-		.all = o->all, .pids = o->pids, .npids = o->npids, .follow_children = o->cmd != NULL,
+		.all = o->all, .pids = o->pids, .npids = o->npids,
+		.cmd = o->cmd ? o->cmd[0] : NULL, .follow_children = o->cmd != NULL,
+		.lib_paths = o->libs, .nlib_paths = o->nlibs, .allow_none = o->ioctl,
 	};
-	char path[PATH_MAX];
-	unsigned i;
 
-	discover_raise_nofile(4096);
-	/* GPUBPF_DISCOVERY=loader: the old way, for comparisons (bench/discover_bench.sh) */
-	if (getenv("GPUBPF_DISCOVERY") && !strcmp(getenv("GPUBPF_DISCOVERY"), "loader"))
-		snprintf(r->disc_why, sizeof(r->disc_why), "GPUBPF_DISCOVERY=loader");
-	else
-		r->disc = discover_open(&dop, r->disc_why, sizeof(r->disc_why));
-	if (r->disc) {
-		lo.dl_state = NULL;
-		r->skel->data->exit_notices = 0;	/* the stream has every exit */
-	} else {
-		gb_warn("process events unavailable (%s): new libraries are found through the loader only",
-			r->disc_why);
-	}
-	/* executables with a static CUDA runtime: the command's, the targets' */
-	r->libs = session_attach_libs(&lo, o->libs, o->nlibs, true);
-	if (!r->libs)
+	if (discover_start(&dop, &lo, &r->disc, &r->libs, r->disc_why, sizeof(r->disc_why)))
 		return -1;
-	if (o->cmd && resolve_cmd(o->cmd[0], path, sizeof(path)))
-		libs_add_exec(r->libs, path);
-	for (i = 0; i < o->npids; i++) {
-		snprintf(path, sizeof(path), "/proc/%d/exe", (int)o->pids[i]);
-		libs_add_exec(r->libs, path);
-	}
-	discover_set_libs(r->disc, r->libs);
+	if (r->disc)
+		r->skel->data->exit_notices = 0;	/* the stream has every exit */
 	if (r->child)
 		discover_add_pid(r->disc, r->child);
-	if (!libs_count(r->libs) && !o->ioctl) {
-		if (!r->disc) {
-			gb_err("no libcuda, libcudart or libamdhip64 found (looked in %s): install the GPU driver/runtime or name the library with --lib PATH",
-			       libs_searched(r->libs));
-			return -1;
-		}
-		gb_warn("no GPU library installed or mapped yet (looked in %s): tracing any process that maps one from now on",
-			libs_searched(r->libs));
-	}
-	if (gb_verbose) {
-		fprintf(stderr, "gpubpf: discovery: %s\n", r->disc ?
-			"kernel process events (perf mmap2/comm/task side-band): every mapping, any mount namespace" :
-			"loader hook (_dl_debug_state) and /proc");
-		libs_print(r->libs, stderr);
-	}
 	return 0;
 }
 

@@ -142,40 +142,6 @@ struct bpf_link *session_attach_tp(struct bpf_program *p, const char *what)
 	return l;
 }
 
-struct gb_libs *session_attach_libs(const struct libs_opts *lo, const char *const *paths,
-				    unsigned npaths, bool allow_none)
-{
-	struct gb_libs *l = libs_new(lo);
-	unsigned i;
-	int err;
-
-	if (!l)
-		return NULL;
-	for (i = 0; i < npaths; i++) {
-		err = libs_add_path(l, paths[i], true);
-		if (err < 0) {
-			gb_err("cannot trace --lib %s: %s; give the path of a libcuda/libcudart/libamdhip64 file",
-			       paths[i], strerror(-err));
-			goto fail;
-		}
-	}
-	libs_scan_standard(l);
-	libs_scan_all_pids(l);
-	if (!libs_count(l) && allow_none) {
-		gb_dbg("no GPU library found: tracing driver ioctls only");
-	} else if (!libs_count(l)) {
-		gb_err("no libcuda, libcudart or libamdhip64 found (looked in %s): install the GPU driver/runtime or name the library with --lib PATH",
-		       libs_searched(l));
-		goto fail;
-	}
-	if (gb_verbose)
-		libs_print(l, stderr);
-	return l;
-fail:
-	libs_free(l);
-	return NULL;
-}
-
 uint64_t session_ring_bytes(uint64_t v)
 {
 	uint64_t p = 4096;

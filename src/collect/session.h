@@ -3,8 +3,8 @@
  * session.h - what every command that runs BPF (record, top) does the same
  * way: the checks before anything is loaded (privileges, BTF, PIDs,
  * tracefs), libbpf's log, the uprobe_multi feature probe, loading with one
- * message, the targets map, tracepoints, and finding and
- * attaching the GPU libraries. Each returns -1 after a one-line error that
+ * message, the targets map and tracepoints (finding and attaching the GPU
+ * libraries: discover.h). Each returns -1 after a one-line error that
  * names the cause and the fix.
  */
 #ifndef GB_SESSION_H
@@ -12,7 +12,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "libs.h"
 
 struct bpf_object_skeleton;
 struct bpf_program;
@@ -36,13 +35,6 @@ int session_load(struct bpf_object_skeleton *s);
 int session_add_target(int targets_fd, pid_t pid);
 /* attach a tracepoint program; what names it in the error */
 struct bpf_link *session_attach_tp(struct bpf_program *p, const char *what);
-
-/*
- * The GPU libraries: --lib paths, the standard places, and what live
- * processes map. allow_none: finding none is not an error (ioctls only).
- */
-struct gb_libs *session_attach_libs(const struct libs_opts *lo, const char *const *paths,
-				    unsigned npaths, bool allow_none);
 
 /* ring size rounded up to a power of two of at least a page */
 uint64_t session_ring_bytes(uint64_t v);

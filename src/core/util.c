@@ -256,3 +256,26 @@ void gb_buf_varstr(struct gb_buf *b, const char *s)
 	if (n)
 		gb_buf_put(b, s, n);
 }
+
+int gb_which(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		if (snprintf(out, len, "%s", name) >= (int)len)
+			return -ENAMETOOLONG;
+		return access(out, X_OK) ? -ENOENT : 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t n = end ? (size_t)(end - path) : strlen(path);
+
+		if (n && snprintf(out, len, "%.*s/%s", (int)n, path, name) < (int)len &&
+		    !access(out, X_OK))
+			return 0;
+		path += n + (end != NULL);
+	}
+	return -ENOENT;
+}

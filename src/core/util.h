@@ -60,5 +60,11 @@ char *gb_demangle(const char *sym);
  * owned by the sudo caller when run through sudo. Returns fd or -errno.
  */
 int gb_open_output(const char *path);
+/*
+ * The executable a command name means, as execvp finds it: name itself when
+ * it holds a '/', else the first executable DIR/name along $PATH (empty
+ * entries skipped). 0, or -ENOENT / -ENAMETOOLONG.
+ */
+int gb_which(const char *name, char *out, size_t len);
 
 #endif

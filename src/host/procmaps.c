@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "procmaps.h"
 #include "core/vec.h"
 
@@ -118,6 +120,27 @@ int procmaps_read(pid_t pid, struct gb_maps *out)
 	return err;
 }
 
+bool procmaps_same_file(const char *path, const struct gb_map *m)
+{
+	struct stat st;
+
+	return !stat(path, &st) && st.st_ino == m->inode && major(st.st_dev) == m->dev_major &&
+	       minor(st.st_dev) == m->dev_minor;
+}
+
+int procmaps_reach(pid_t pid, const struct gb_map *m, char *out, size_t len)
+{
+	snprintf(out, len, "/proc/%d/root%s", (int)pid, m->path);
+	if (procmaps_same_file(out, m))
+		return 0;
+	snprintf(out, len, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)m->start,
+		 (unsigned long long)m->end);
+	if (procmaps_same_file(out, m))
+		return 0;
+	snprintf(out, len, "%s", m->path);
+	return procmaps_same_file(out, m) ? 0 : -ENOENT;
+}
+
 static const struct gb_map *find_live(const struct gb_maps *m, uint64_t addr)
 {
 	unsigned lo = 0, hi = m->n;
@@ -168,7 +191,7 @@ void procmaps_free(struct gb_maps *m)
 }
 
 /* live entry i ends at ts: it moves to old */
-static int retire(struct gb_maps *m, unsigned i, uint64_t ts)
+static void retire(struct gb_maps *m, unsigned i, uint64_t ts)
 {
 	if (GB_GROW(m->old, m->capold, m->nold + 1)) {
 		free(m->v[i].path);	/* no room for history: forget it */
@@ -178,7 +201,6 @@ static int retire(struct gb_maps *m, unsigned i, uint64_t ts)
 	}
 	memmove(&m->v[i], &m->v[i + 1], (m->n - i - 1) * sizeof(*m->v));
 	m->n--;
-	return 0;
 }
 
 /* first live entry that ends after addr */
@@ -221,7 +243,8 @@ int procmaps_map(struct gb_maps *m, const struct gb_map *nm, uint64_t ts)
 
 	if (!nm->path || nm->end <= nm->start)
 		return 0;
-	/* an mmap over a range replaces whatever was there */
+	/* an mmap over a range replaces whatever was there (a mapping it cuts
+	 * only partly ends whole: the kernel's events say nothing of the rest) */
 	i = lower(m, nm->start);
 	while (i < m->n && m->v[i].start < nm->end)
 		retire(m, i, ts);

@@ -3,6 +3,7 @@
 #ifndef GB_PROCMAPS_H
 #define GB_PROCMAPS_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,6 +37,14 @@ int procmaps_parse_line(char *line, struct gb_map *m);
 int procmaps_read(pid_t pid, struct gb_maps *out);
 /* Parse a whole maps text (for tests and fuzzing) */
 int procmaps_parse(const char *text, size_t len, struct gb_maps *out);
+/* path reaches the very file m maps (same device and inode: not a namesake, not a newer copy) */
+bool procmaps_same_file(const char *path, const struct gb_map *m);
+/*
+ * A path to the file pid maps in m, checked by device and inode: through
+ * the process's root (its mount namespace), its map_files link (deleted
+ * files), else the host path (the process may be gone). 0 or -ENOENT.
+ */
+int procmaps_reach(pid_t pid, const struct gb_map *m, char *out, size_t len);
 /* The mapping that holds addr (as of at_ns when set), or NULL */
 const struct gb_map *procmaps_find(const struct gb_maps *m, uint64_t addr);
 void procmaps_free(struct gb_maps *m);

@@ -291,6 +291,19 @@ unsigned sideband_drain(struct sideband *sb, sb_cb cb, void *ctx)
 	return n;
 }
 
+void sideband_map(const struct sb_event *ev, struct gb_map *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->start = ev->start;
+	m->end = ev->start + ev->len;
+	m->offset = ev->pgoff;
+	m->inode = ev->ino;
+	m->dev_major = ev->maj;
+	m->dev_minor = ev->min;
+	m->exec = true;
+	m->path = (char *)ev->str;
+}
+
 uint64_t sideband_lost(const struct sideband *sb)
 {
 	return sb->lost;

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "procmaps.h"
 
 enum sb_type {
 	SB_MMAP = 1,		/* an executable file mapping */
@@ -57,6 +58,9 @@ unsigned sideband_drain(struct sideband *sb, sb_cb cb, void *ctx);
 uint64_t sideband_lost(const struct sideband *sb);
 unsigned sideband_ncpu(const struct sideband *sb);
 void sideband_close(struct sideband *sb);
+
+/* An SB_MMAP event as a mapping (path points into the event) */
+void sideband_map(const struct sb_event *ev, struct gb_map *m);
 
 /*
  * One raw record (perf_event_header first, sample_id_all trailer of

@@ -154,14 +154,24 @@ static int seg_of(const struct stk_mod *mod, uint64_t off)
 	return -1;
 }
 
+/* address - vaddr for the file as like maps it: its load bias */
+static int load_bias(const struct stk_mod *mod, const struct gb_map *like, uint64_t *bias)
+{
+	int a = seg_of(mod, like->offset);
+
+	if (a < 0)
+		return -1;
+	*bias = like->start - (mod->load[a].vaddr + (like->offset - mod->load[a].off));
+	return 0;
+}
+
 int stk_mod_off_addr(const struct stk_mod *mod, const struct gb_map *like, uint64_t off, uint64_t *addr)
 {
-	int a = seg_of(mod, like->offset), b = seg_of(mod, off);
+	int b = seg_of(mod, off);
 	uint64_t bias;
 
-	if (a < 0 || b < 0)
+	if (b < 0 || load_bias(mod, like, &bias))
 		return -1;
-	bias = like->start - (mod->load[a].vaddr + (like->offset - mod->load[a].off));
 	*addr = bias + mod->load[b].vaddr + (off - mod->load[b].off);
 	return 0;
 }
@@ -196,13 +206,11 @@ static void load_file(struct stack_table *t, struct stk_mod *mod, int fd)
 
 int stk_mod_addr_off(const struct stk_mod *mod, const struct gb_map *like, uint64_t addr, uint64_t *off)
 {
-	int a = seg_of(mod, like->offset);
 	uint64_t bias;
 	unsigned i;
 
-	if (a < 0)
+	if (load_bias(mod, like, &bias))
 		return -1;
-	bias = like->start - (mod->load[a].vaddr + (like->offset - mod->load[a].off));
 	for (i = 0; i < mod->nload; i++) {
 		uint64_t at = bias + mod->load[i].vaddr;
 

@@ -151,25 +151,13 @@ static int attach_libs(struct top_ctx *t)
 		.pids = t->o->pids,
 		.npids = t->o->npids,
 	};
-	struct discover_opts dop = { .all = !t->o->npids, .pids = t->o->pids, .npids = t->o->npids };
-	char why[256], path[64];
-	unsigned i;
+	struct discover_opts dop = {
+		.all = !t->o->npids, .pids = t->o->pids, .npids = t->o->npids,
+		.lib_paths = t->o->libs, .nlib_paths = t->o->nlibs,
+	};
+	char why[256];
 
-	discover_raise_nofile(4096);
-	t->disc = discover_open(&dop, why, sizeof(why));
-	if (t->disc)
-		lo.dl_state = NULL;
-	else
-		gb_warn("process events unavailable (%s): new libraries are found through the loader only", why);
-	t->libs = session_attach_libs(&lo, t->o->libs, t->o->nlibs, t->disc != NULL);
-	if (!t->libs)
-		return -1;
-	for (i = 0; i < t->o->npids; i++) {
-		snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->o->pids[i]);
-		libs_add_exec(t->libs, path);
-	}
-	discover_set_libs(t->disc, t->libs);
-	return 0;
+	return discover_start(&dop, &lo, &t->disc, &t->libs, why, sizeof(why));
 }
 
 /* --- reading the maps --- */

@@ -390,7 +390,7 @@ static int try_path(const char *dir, size_t dlen, const char *prog, char *out, s
 int xray_find_binary(const char *log_path, uint32_t pid, char *out, size_t outlen)
 {
 	char prog[256], link[64], exe[4096];
-	const char *path = getenv("PATH"), *slash;
+	const char *slash;
 	ssize_t n;
 
 	if (prog_from_log(log_path, prog, sizeof(prog)))
@@ -412,13 +412,5 @@ int xray_find_binary(const char *log_path, uint32_t pid, char *out, size_t outle
 		return 0;
 	if (!slash && !try_path(".", 1, prog, out, outlen))
 		return 0;
-	while (path && *path) {
-		const char *end = strchr(path, ':');
-		size_t len = end ? (size_t)(end - path) : strlen(path);
-
-		if (len && !try_path(path, len, prog, out, outlen))
-			return 0;
-		path = end ? end + 1 : NULL;
-	}
-	return -ENOENT;
+	return gb_which(prog, out, outlen) ? -ENOENT : 0;
 }

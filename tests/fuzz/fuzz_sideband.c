@@ -30,12 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		if (sideband_parse(data + off, h.size, &ev) == 0) {
 			if (ev.type == SB_MMAP && ev.str && ev.str[0] == '/') {
-				memset(&m, 0, sizeof(m));
-				m.start = ev.start;
-				m.end = ev.start + ev.len;
-				m.offset = ev.pgoff;
-				m.inode = ev.ino;
-				m.path = (char *)ev.str;
+				sideband_map(&ev, &m);
 				procmaps_map(&tl, &m, ev.ts_ns);
 				tl.at_ns = ev.ts_ns;
 				procmaps_find(&tl, ev.start);

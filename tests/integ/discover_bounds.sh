@@ -20,7 +20,7 @@ for i in range(n):
     shutil.copy2(src, f"{d}/e{i}")	# a copy: its own inode
 PY
 
-start_record -a -o "$T/t.sbt" --lib "$WL/libcudart.so.13" --lib "$WL/libcuda.so.1" || { fail "record started"; exit 0; }
+start_record -a -v -o "$T/t.sbt" --lib "$WL/libcudart.so.13" --lib "$WL/libcuda.so.1" || { fail "record started"; exit 0; }
 fds() { ls /proc/$REC_PID/fd | wc -l; }
 rss_kb() { awk '/^RssAnon/ { print $2 }' /proc/$REC_PID/status; }	# the heap: the rings are bounded mappings
 F0=$(fds); R0=$(rss_kb)
@@ -31,11 +31,16 @@ for f in "$T"/exes/*; do "$f"; done
 for i in 1 2 3 4 5 6 7 8 9 10; do
 	"$WL/rtdl_work" -l "$WL/libcudart.so.13" -n 100 >"$T/s$i.out" 2>&1
 done
-"$WL/rtdl_work" -d -l "$WL/libcuda.so.1" -n 1 -w "$T/never" >/dev/null 2>&1 &
+# a last process maps a library no one mapped before: once the recorder says
+# it attached it, it has read every process event before it (they come in order)
+mkdir -p "$T/last" && cp "$WL/libcuda.so.1" "$T/last/libcuda.so.1"
+"$WL/rtdl_work" -d -l "$T/last/libcuda.so.1" -n 1 -w "$T/go" >/dev/null 2>&1 &
 W=$!; _bg_pids+=($W)
-sleep 3	# past the collector's 2 s grace for exited processes: their state is freed
+for ((i = 0; i < 600; i++)); do grep -q "last/libcuda.so.1: attached" "$T/rec.log" && break; sleep 0.05; done
+check_true "the recorder read every process event before the last one" grep -q "last/libcuda.so.1: attached" "$T/rec.log"
 F1=$(fds); R1=$(rss_kb)
-kill $W
+touch "$T/go"
+wait $W
 stop_record
 check_eq "record exits 0" 0 "$REC_RC"
 check_true "$N executables: descriptors $F0 -> $F1 (within start + 256)" [ "$F1" -le $((F0 + 256)) ]
@@ -67,3 +72,13 @@ else:
     c.true("10 short-lived processes: 100 launches each, all named, main in every stack", True)
 sys.exit(1 if c.failed else 0)
 PY
+
+# where the kernel's events are not used, it is said in one line and noted
+GPUBPF_DISCOVERY=loader "$GPUBPF" record -o "$T/l.sbt" --lib "$WL/libcuda.so.1" -- true 2>"$T/l.err"
+check_eq "loader fallback: record exits 0" 0 $?
+check_eq "loader fallback: one line says why" 1 "$(grep -c 'process events unavailable (GPUBPF_DISCOVERY=loader)' "$T/l.err")"
+"$GPUBPF" info --json "$T/l.sbt" | python3 -c '
+import json, sys
+d = json.load(sys.stdin).get("discovery", {})
+ok = d.get("source") == "loader-hook" and d.get("reason") == "GPUBPF_DISCOVERY=loader"
+print("PASS: loader fallback: the trace notes the source and why" if ok else "FAIL: loader fallback noted (%r)" % d)'

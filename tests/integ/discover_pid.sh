@@ -54,7 +54,11 @@ wait_for "$T/top_ready" 60 || { fail "top started ($(head -2 "$T/top.err"))"; ex
 TT=$(b_cost)
 touch "$T/go"
 wait $A2
-sleep 0.5
+# until an interval shows A's launches (top prints one every 0.2 s)
+for ((i = 0; i < 200; i++)); do
+	grep -q "\"pid\":$A2,[^}]*\"launches\":[1-9]" "$T/top.json" 2>/dev/null && break
+	sleep 0.05
+done
 kill -INT $TOP; wait $TOP
 check_true "top -p A: B not targeted, $TT ns/call while counting vs $U untraced (<= 1.5x + 50 ns)" within "$TT" "$U"
 python3 - "$T/top.json" "$A2" <<'PY'
