@@ -1,78 +1,147 @@
 #!/usr/bin/env bash
-# bench/launch_bench.sh [BUILD]: ns per cuLaunchKernel call of the fake libcuda,
-# 2,000,000 calls, workload pinned to CPU 1 and the tracer to CPU 0, median of
-# RUNS runs; every mode measured in this one invocation. Prints a Markdown section.
+# bench/launch_bench.sh [BUILD]: the hot path, every mode side by side in one
+# invocation. N cuLaunchKernel calls of the fake libcuda per run (workload
+# pinned to CPU 1, tracer to CPU 0), ROUNDS interleaved rounds (each round
+# starts every tracer once, in turn), medians. Then one more run per mode
+# with kernel.bpf_stats_enabled=1 for the BPF programs' own ns per call
+# (run_time_ns / run_cnt; the timing rounds run with stats off, since
+# stats add two clock reads per program run). Prints a Markdown section.
+#   N=1000000 ROUNDS=3 bash bench/launch_bench.sh
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$ROOT/build}
+G=$B/gpubpf
 WL=$ROOT/build/workloads
-N=${N:-2000000}
-RUNS=${RUNS:-5}
+N=${N:-1000000}
+ROUNDS=${ROUNDS:-3}
+SN=${SN:-$((N / 4))}	# calls in the bpf_stats run
+[ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
+[ -x "$G" ] && [ -x "$WL/cuda_work" ] || { echo "build first: make all workloads" >&2; exit 1; }
 T=$(mktemp -d /tmp/gpubpf-bench.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+TP=
+STATS0=$(sysctl -n kernel.bpf_stats_enabled)
+trap '[ -n "$TP" ] && kill -INT $TP 2>/dev/null; wait 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled=$STATS0; rm -rf "$T"' EXIT
+sysctl -qw kernel.bpf_stats_enabled=0
 # a private copy: probes other tools put on the shared file must not count here
 cp "$WL/libcuda.so.1" "$T/libcuda.so.1"
 LIB=$T/libcuda.so.1
-cc -O2 -I"$ROOT/build/bpf" -o "$T/uprobe_floor" "$ROOT/bench/uprobe_floor.c" -lbpf -lelf -lz || exit 1
+cc -O2 -I"$B/bpf" -o "$T/uprobe_floor" "$ROOT/bench/uprobe_floor.c" -lbpf -lelf -lz || exit 1
+HAVE_BT=0
+command -v bpftrace >/dev/null && HAVE_BT=1
 
-one_run() {	# prints ns per launch of one workload run
-	taskset -c 1 "$WL/cuda_work" -l "$LIB" -n "$N" -k bench | \
+# mode table: key | label | command (run on CPU 0; must create $T/ready)
+MODES=(none floor floor_ret)
+[ $HAVE_BT = 1 ] && MODES+=(bt_count bt_hist)
+MODES+=(lean stack_none default dwarf top)
+label() {
+	case $1 in
+	none) echo "no tracing" ;;
+	floor) echo "empty uprobe (the floor)" ;;
+	floor_ret) echo "empty uprobe + empty uretprobe" ;;
+	bt_count) echo "bpftrace \`count()\`" ;;
+	bt_hist) echo "bpftrace entry+return \`hist(nsecs - @t[tid])\`" ;;
+	lean) echo "\`record -a --lean --stack none\`" ;;
+	stack_none) echo "\`record -a --stack none\`" ;;
+	default) echo "**\`record -a\`** (the default)" ;;
+	dwarf) echo "\`record -a --stack dwarf\`" ;;
+	top) echo "**\`top\`**" ;;
+	esac
+}
+start_mode() {	# KEY: start its tracer on CPU 0, wait for it to be attached
+	rm -f "$T/ready" "$T/out.sbt"
+	TP=
+	case $1 in
+	none) return 0 ;;
+	floor) taskset -c 0 "$T/uprobe_floor" "$LIB" cuLaunchKernel "$T/ready" >"$T/log" 2>&1 & ;;
+	floor_ret) taskset -c 0 "$T/uprobe_floor" "$LIB" cuLaunchKernel "$T/ready" ret >"$T/log" 2>&1 & ;;
+	bt_count) taskset -c 0 bpftrace --unsafe -e "uprobe:$LIB:cuLaunchKernel { @c = count(); }
+		BEGIN { system(\"touch $T/ready\"); }" >"$T/log" 2>&1 & ;;
+	bt_hist) taskset -c 0 bpftrace --unsafe -e "uprobe:$LIB:cuLaunchKernel { @t[tid] = nsecs; }
+		uretprobe:$LIB:cuLaunchKernel /@t[tid]/ { @h = hist(nsecs - @t[tid]); delete(@t[tid]); }
+		BEGIN { system(\"touch $T/ready\"); }" >"$T/log" 2>&1 & ;;
+	lean) taskset -c 0 "$G" record -a --lean --stack none -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
+	stack_none) taskset -c 0 "$G" record -a --stack none -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
+	default) taskset -c 0 "$G" record -a -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
+	dwarf) taskset -c 0 "$G" record -a --stack dwarf -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
+	top) taskset -c 0 "$G" top -b --quiet --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
+	esac
+	TP=$!
+	for _ in $(seq 600); do
+		[ -e "$T/ready" ] && return 0
+		kill -0 $TP 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "$1 did not start: $(head -3 "$T/log")" >&2
+	kill -INT $TP 2>/dev/null; wait $TP 2>/dev/null; TP=
+	return 1
+}
+stop_mode() { [ -n "$TP" ] && { kill -INT $TP 2>/dev/null; wait $TP 2>/dev/null; }; TP=; }
+one_run() {	# CALLS: ns per launch of one pinned workload run
+	taskset -c 1 "$WL/cuda_work" -l "$LIB" -n "$1" -k bench | \
 		sed -n 's/.*launches=\([0-9]*\).*elapsed_ns=\([0-9]*\).*/\2 \1/p' | awk '{ printf "%.1f\n", $1 / $2 }'
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+# run_time_ns and run_cnt of every loaded program, by name
+prog_stats() { bpftool prog show -j 2>/dev/null | python3 -c '
+import json, sys
+for p in json.load(sys.stdin):
+    print(p["id"], p.get("name", "?"), p.get("run_time_ns", 0), p.get("run_cnt", 0))'; }
 
-# start_tracer NAME CMD...: runs CMD on CPU 0 until it creates $T/ready
-start_tracer() {
-	rm -f "$T/ready"
-	taskset -c 0 "$@" >"$T/tracer.log" 2>&1 &
-	TP=$!
-	for _ in $(seq 400); do [ -e "$T/ready" ] && return 0; sleep 0.05; done
-	echo "tracer did not start: $(head -3 "$T/tracer.log")" >&2; return 1
-}
-stop_tracer() { kill -INT "$TP" 2>/dev/null; wait "$TP" 2>/dev/null; }
+declare -A R BPF DROPS
+for ((r = 0; r < ROUNDS; r++)); do
+	for m in "${MODES[@]}"; do
+		start_mode "$m" || continue
+		echo "$(one_run "$N")" >>"$T/t.$m"
+		stop_mode
+		if [ "$m" = dwarf ] || [ "$m" = default ]; then
+			d=$(sed -n 's/.* \([0-9][0-9]*\) dropped.*/\1/p' "$T/log" | tail -1)
+			echo "${d:-0}" >>"$T/d.$m"
+		fi
+	done
+done
+for m in "${MODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
+for m in default dwarf; do [ -s "$T/d.$m" ] && DROPS[$m]=$(sort -n "$T/d.$m" | tail -1); done
 
-measure() {	# NAME: median over RUNS with the current tracer
-	local i
-	for ((i = 0; i < RUNS; i++)); do one_run; done | median
-}
+# the BPF programs' own cost, one run per mode with stats on
+sysctl -qw kernel.bpf_stats_enabled=1
+for m in "${MODES[@]}"; do
+	[ "$m" = none ] && continue
+	start_mode "$m" || continue
+	prog_stats >"$T/s0"
+	one_run "$SN" >/dev/null
+	prog_stats >"$T/s1"
+	stop_mode
+	BPF[$m]=$(awk -v n="$SN" 'NR == FNR { t[$1] = $3; c[$1] = $4; next }
+		($1 in c) && $4 > c[$1] { dc = $4 - c[$1]; dt = $3 - t[$1]; tot += dt
+			s = s sprintf("%s%s %.0f", s == "" ? "" : ", ", $2, dt / dc) }
+		END { if (s != "") printf "%.0f (%s)", tot / n, s }' "$T/s0" "$T/s1")
+done
+sysctl -qw kernel.bpf_stats_enabled=0
 
-declare -A R
-R[none]=$(measure)
-start_tracer "$T/uprobe_floor" "$LIB" cuLaunchKernel "$T/ready" && { R[empty]=$(measure); stop_tracer; }
-start_tracer "$B/gpubpf" record -a --lean --stack none -o "$T/l.sbt" --lib "$LIB" --ready-file "$T/ready" && { R[lean]=$(measure); stop_tracer; }
-start_tracer "$B/gpubpf" record -a --stack none -o "$T/f.sbt" --lib "$LIB" --ready-file "$T/ready" && { R[full]=$(measure); stop_tracer; }
-start_tracer "$B/gpubpf" record -a -o "$T/d.sbt" --lib "$LIB" --ready-file "$T/ready" && { R[default]=$(measure); stop_tracer; }
-if command -v bpftrace >/dev/null; then
-	rm -f "$T/ready"
-	taskset -c 0 bpftrace -e "uprobe:$LIB:cuLaunchKernel { @c = count(); } BEGIN { system(\"touch $T/ready\"); }" \
-		--unsafe >"$T/bt.log" 2>&1 &
-	TP=$!
-	for _ in $(seq 400); do [ -e "$T/ready" ] && break; sleep 0.05; done
-	R[bpftrace]=$(measure); stop_tracer
-fi
-
-base=${R[none]}; floor=$(awk -v e="${R[empty]:-0}" -v b="$base" 'BEGIN { print e - b }')
-row() {	# label key
-	local v=${R[$2]:-}
-	[ -n "$v" ] || { echo "| $1 | n/a | | |"; return; }
-	awk -v l="$1" -v v="$v" -v b="$base" -v f="$floor" 'BEGIN {
-		a = v - b; printf "| %s | %.1f | %.1f | %s |\n", l, v, a, (f > 0 && a > 0) ? sprintf("%.2f", a / f) : "–" }'
+base=${R[none]}
+floor=$(awk -v e="${R[floor]:-0}" -v b="$base" 'BEGIN { print e - b }')
+row() {	# KEY
+	local v=${R[$1]:-}
+	[ -n "$v" ] || { echo "| $(label "$1") | n/a | | | |"; return; }
+	awk -v l="$(label "$1")" -v v="$v" -v b="$base" -v f="$floor" -v s="${BPF[$1]:-–}" 'BEGIN {
+		a = v - b; printf "| %s | %.1f | %.1f | %s | %s |\n", l, v, a,
+			(f > 0 && a > 0) ? sprintf("%.2f", a / f) : "–", s }'
 }
 cat <<MD
-## Launch overhead (issue 2)
+## Hot path: cost per traced call, every mode (bench/launch_bench.sh)
 
-\`bash bench/launch_bench.sh\` (from \`make bench\`): $N cuLaunchKernel calls of the fake libcuda
-per run, workload on CPU 1, tracer on CPU 0, median of $RUNS runs, all modes in one invocation.
+\`bash bench/launch_bench.sh\` (from \`make bench\`; N=$N ROUNDS=$ROUNDS): $N \`cuLaunchKernel\`
+calls of the fake libcuda per run, one thread pinned to CPU 1, the tracer on CPU 0,
+$ROUNDS interleaved rounds (every tracer started once per round), medians. "× floor" is
+the added cost divided by the empty uprobe's added cost. "BPF ns/call" is the BPF
+programs' own run time per traced call (\`kernel.bpf_stats_enabled\`, one more run of
+$SN calls per mode), then per program: ns per run.
 Machine: $(nproc) vCPU $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r).
 
-| mode | ns per call | added ns | added × empty uprobe |
-|---|---:|---:|---:|
-$(row "no tracing" none)
-$(row "empty uprobe (kernel floor)" empty)
-$(row "gpubpf record -a --lean --stack none (entry probe)" lean)
-$(row "gpubpf record -a --stack none (entry + return probes)" full)
-$(row "gpubpf record -a (the default: entry + return, frame-pointer stacks)" default)
-$(row "bpftrace uprobe count()" bpftrace)
+| mode | ns per call | added ns | × floor | BPF ns/call (per program) |
+|---|---:|---:|---:|---|
+$(for m in "${MODES[@]}"; do row "$m"; done)
 
-Targets: --lean ≤ 1.15 × the empty uprobe's added cost; entry+return ≤ 1.5 ×.
+Drops (records the ring had no room for, worst round): default ${DROPS[default]:-n/a}, \`--stack dwarf\` ${DROPS[dwarf]:-n/a}.
+Frame-pointer stack cost (default − \`--stack none\`): $(awk -v a="${R[default]:-0}" -v b="${R[stack_none]:-0}" 'BEGIN { printf "%.0f", a - b }') ns per call.
 MD

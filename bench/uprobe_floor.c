@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * uprobe_floor LIB FUNC READYFILE: attach an empty uprobe to FUNC in LIB,
- * create READYFILE, wait for SIGINT. The cost it adds per call is the floor
- * any uprobe-based tracer pays.
+ * uprobe_floor LIB FUNC READYFILE [ret]: attach an empty uprobe to FUNC in
+ * LIB (and an empty uretprobe with "ret"), create READYFILE, wait for
+ * SIGINT. The cost it adds per call is the floor any uprobe-based tracer
+ * pays (for a call it also times).
  */
 #include <bpf/libbpf.h>
 #include <fcntl.h>
@@ -18,10 +19,11 @@ int main(int argc, char **argv)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = argc > 2 ? argv[2] : "");
 	struct bench_empty_bpf *skel;
-	struct bpf_link *l;
+	LIBBPF_OPTS(bpf_uprobe_opts, ro, .func_name = argc > 2 ? argv[2] : "", .retprobe = true);
+	struct bpf_link *l, *rl = NULL;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: uprobe_floor LIB FUNC READYFILE\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: uprobe_floor LIB FUNC READYFILE [ret]\n");
 		return 2;
 	}
 	signal(SIGINT, on_sig);
@@ -34,9 +36,17 @@ int main(int argc, char **argv)
 		perror("attach");
 		return 1;
 	}
+	if (argc == 5) {
+		rl = bpf_program__attach_uprobe_opts(skel->progs.bench_empty_ret, -1, argv[1], 0, &ro);
+		if (!rl) {
+			perror("attach uretprobe");
+			return 1;
+		}
+	}
 	close(open(argv[3], O_CREAT | O_WRONLY, 0644));
 	while (!stop)
 		pause();
+	bpf_link__destroy(rl);
 	bpf_link__destroy(l);
 	bench_empty_bpf__destroy(skel);
 	return 0;

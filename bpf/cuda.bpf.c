@@ -60,11 +60,18 @@ struct inflight_slot {
  * thread on the same CPU would overwrite a per-CPU buffer mid-build. A
  * thread cannot preempt itself.
  */
+/* --stack fp: bytes of stack read at once from the stack pointer; frames
+ * beyond them cost one 16-byte read each */
+#define GB_FP_WIN	256
+/* a frame pointer further than this above the stack pointer is not one */
+#define GB_FP_SPAN	(8ull << 20)
+
 struct inflight_stack {
 	__u32 depth;
 	__u32 lookups;		/* fault injection (fail_storage_every) */
 	struct inflight_slot slot[GB_INFLIGHT_DEPTH];
 	struct rec_ips scratch;	/* an entry-only call being built */
+	__u64 win[GB_FP_WIN / 8];	/* --stack fp: the top of the stack */
 };
 
 /* slot d-1, masked after a barrier so the verifier sees the bound */
@@ -336,8 +343,68 @@ static __always_inline void emit_py_stack(const struct gb_rec *r)
 	bpf_ringbuf_submit(p, BPF_RB_NO_WAKEUP);
 }
 
+#if defined(__TARGET_ARCH_x86)
+/*
+ * The frame-pointer chain of the user stack, walked here rather than by
+ * bpf_get_stack: every user read costs a fixed ~50 ns, so the top
+ * GB_FP_WIN bytes come in one read (the caller's return address at sp and,
+ * for most calls, the first frames), and each frame beyond costs one
+ * 16-byte read. A frame pointer must lie above the last one and within
+ * GB_FP_SPAN of sp, 8-aligned: code built without frame pointers (glibc's
+ * start, for one) leaves a value that fails these checks, so the walk ends
+ * there without the fault the kernel's walker takes on it.
+ * ips[0] is the probed address, as bpf_get_stack gives it.
+ */
+static __always_inline long fp_walk(struct pt_regs *ctx, struct inflight_stack *st,
+				    struct rec_ips *c)
+{
+	__u64 sp = PT_REGS_SP(ctx), fp = ctx->bp, next, ret, off, pair[2];
+	__u32 n = 1, i, got = GB_FP_WIN;
+
+	if (bpf_probe_read_user(st->win, GB_FP_WIN, (void *)sp)) {
+		/* near the top of the stack mapping: the caller's address alone */
+		got = 8;
+		if (bpf_probe_read_user(st->win, 8, (void *)sp))
+			return -1;
+	}
+	c->r.caller = st->win[0];
+	c->ips[0] = PT_REGS_IP(ctx);
+	for (i = 0; i < GB_STACK_FP_DEPTH - 1; i++) {
+		if (fp <= sp || fp - sp > GB_FP_SPAN || (fp & 7))
+			break;
+		off = fp - sp;
+		if (off + 16 <= got) {
+			off >>= 3;
+			barrier_var(off);
+			off &= GB_FP_WIN / 8 - 1;
+			next = st->win[off];
+			barrier_var(off);
+			off = (off + 1) & (GB_FP_WIN / 8 - 1);
+			ret = st->win[off];
+		} else {
+			if (bpf_probe_read_user(pair, sizeof(pair), (void *)fp))
+				break;
+			next = pair[0];
+			ret = pair[1];
+		}
+		if (!ret)
+			break;
+		barrier_var(n);
+		if (n >= GB_STACK_FP_DEPTH)
+			break;
+		c->ips[n] = ret;
+		n++;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return n;
+}
+#endif
+
 /* dead code for the verifier unless a stack mode was chosen before load */
-static __always_inline void take_stack(struct pt_regs *ctx, struct rec_ips *c, __u32 type)
+static __always_inline void take_stack(struct pt_regs *ctx, struct inflight_stack *st,
+				       struct rec_ips *c, __u32 type)
 {
 	struct gb_rec *r = &c->r;
 	long n;
@@ -345,23 +412,25 @@ static __always_inline void take_stack(struct pt_regs *ctx, struct rec_ips *c, _
 	if ((stack_mode == GB_STACK_NONE && !python) || type >= GB_T__COUNT || !stack_types[type])
 		return;
 	if (stack_mode == GB_STACK_FP) {
-		/* carried with the record: no kernel stack map to fill up or alias */
+		/*
+		 * Carried with the record: no kernel stack map to fill up or
+		 * alias. At a function's first instruction the frame pointer is
+		 * still the caller's: the walk starts at the caller's caller, so
+		 * the caller's return address (at sp on x86, in the link register
+		 * elsewhere) goes in r->caller.
+		 */
+#if defined(__TARGET_ARCH_x86)
+		n = fp_walk(ctx, st, c);
+#else
 		n = bpf_get_stack(ctx, c->ips, sizeof(c->ips), BPF_F_USER_STACK);
+		if (n >= 0)
+			n /= 8;
+		r->caller = PT_REGS_RET(ctx);
+#endif
 		if (n < 0)
 			count_stack_err(0);
 		else
-			r->nips = (__u32)n / 8;
-		/*
-		 * At a function's first instruction the frame pointer is still
-		 * the caller's: the walk starts at the caller's caller. The
-		 * caller's return address is at sp (x86) or in the link register.
-		 */
-#if defined(__TARGET_ARCH_x86)
-		if (bpf_probe_read_user(&r->caller, sizeof(r->caller), (void *)PT_REGS_SP(ctx)))
-			r->caller = 0;
-#else
-		r->caller = PT_REGS_RET(ctx);
-#endif
+			r->nips = (__u32)n;
 	} else if (stack_mode == GB_STACK_DWARF) {
 		emit_dwarf_stack(ctx, r);
 	}
@@ -450,7 +519,7 @@ int gb_entry(struct pt_regs *ctx)
 		if (d)
 			c->r.flags |= GB_RF_NESTED;
 		capture_entry(ctx, &c->r, shape);
-		take_stack(ctx, c, type);
+		take_stack(ctx, st, c, type);
 		return 0;
 	}
 	if (stack_mode != GB_STACK_NONE || python) {
@@ -464,7 +533,7 @@ int gb_entry(struct pt_regs *ctx)
 		if (st->depth)
 			c->r.flags |= GB_RF_NESTED;
 		capture_entry(ctx, &c->r, shape);
-		take_stack(ctx, c, type);
+		take_stack(ctx, st, c, type);
 		emit_slot(c);
 		return 0;
 	}
