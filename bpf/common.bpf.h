@@ -109,11 +109,11 @@ static __always_inline void *gb_reserve(__u64 size, __u32 what)
 
 /*
  * The gb_rec header of a record made now by the current thread (id:
- * bpf_get_current_pid_tgid()): every field but a[] and x[], which are the
- * caller's. Hot path: stores, no memset, helper calls only where a value
+ * bpf_get_current_pid_tgid()): every field but comm, a[] and x[], which
+ * are the caller's. Hot path: stores, no memset, helper calls only where a value
  * cannot be loaded directly.
  */
-static __always_inline void gb_fill_hdr(struct gb_rec *r, __u64 id, __u16 kind, __u16 type)
+static __always_inline void gb_fill_ids(struct gb_rec *r, __u64 id, __u16 kind, __u16 type)
 {
 	r->ts_ns = bpf_ktime_get_ns();
 	r->dur_ns = 0;
@@ -128,6 +128,12 @@ static __always_inline void gb_fill_hdr(struct gb_rec *r, __u64 id, __u16 kind, 
 	r->_spare = 0;
 	r->caller = 0;
 	r->cpu = bpf_get_smp_processor_id();
+}
+
+/* gb_fill_ids and the thread's name */
+static __always_inline void gb_fill_hdr(struct gb_rec *r, __u64 id, __u16 kind, __u16 type)
+{
+	gb_fill_ids(r, id, kind, type);
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 }
 

@@ -33,6 +33,10 @@ volatile __u32 stopping = 0;
 /* exit notices in the ring; user space turns them off when the kernel's
  * process events tell it (no record, no wakeup, per process exit) */
 volatile __u32 exit_notices = 1;
+/* the thread's name in every call record; user space turns it off when
+ * the kernel's process events give it every name (one helper call less
+ * per call) */
+volatile __u32 bpf_comm = 1;
 
 #include "common.bpf.h"
 
@@ -72,7 +76,20 @@ struct inflight_stack {
 	struct inflight_slot slot[GB_INFLIGHT_DEPTH];
 	struct rec_ips scratch;	/* an entry-only call being built */
 	__u64 win[GB_FP_WIN / 8];	/* --stack fp: the top of the stack */
+	__u32 win_len;		/* bytes of win read at the current call (0: none) */
 };
+
+/* the header of a call record: the name only where user space cannot know it */
+static __always_inline void call_hdr(struct gb_rec *r, __u32 type)
+{
+	gb_fill_ids(r, bpf_get_current_pid_tgid(), GB_REC_CALL, type);
+	if (bpf_comm) {
+		bpf_get_current_comm(r->comm, sizeof(r->comm));
+	} else {
+		*(__u64 *)&r->comm[0] = 0;
+		*(__u64 *)&r->comm[8] = 0;
+	}
+}
 
 /* slot d-1, masked after a barrier so the verifier sees the bound */
 static __always_inline struct inflight_slot *top_slot(struct inflight_stack *st, __u32 d)
@@ -143,7 +160,33 @@ static __always_inline __u64 call_arg(struct pt_regs *ctx, int n, struct gb_rec 
 	return v;
 }
 
-static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r, __u32 shape)
+/*
+ * The call's arguments 7.. (x86: on the stack above the return address),
+ * n words into x[0..n-1]: from the copy of the stack top the fp walk made
+ * when there is one (st->win), else in one read.
+ */
+static __always_inline void stack_args(struct pt_regs *ctx, struct gb_rec *r,
+				       struct inflight_stack *st, int n)
+{
+#if defined(__TARGET_ARCH_x86)
+	if (st && st->win_len >= 32) {
+		r->x[0] = st->win[1];
+		r->x[1] = st->win[2];
+		if (n > 2)
+			r->x[2] = st->win[3];
+		return;
+	}
+	read_user(&r->x[0], n * 8, PT_REGS_SP(ctx) + STACK_ARG0_OFF, r);
+#else
+	int i;
+
+	for (i = 0; i < n; i++)
+		r->x[i] = call_arg(ctx, FIRST_STACK_ARG + i, r);
+#endif
+}
+
+static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r, __u32 shape,
+					  struct inflight_stack *st)
 {
 	__u32 cfg[10] = {};
 
@@ -157,18 +200,10 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 
 	switch (shape) {
 	case GB_SH_LAUNCH_DRV:	/* f, gx, gy, gz, bx, by, bz, shmem, stream */
-#if defined(__TARGET_ARCH_x86)
-		/* the three stack arguments in one read */
-		read_user(&r->x[0], 24, PT_REGS_SP(ctx) + STACK_ARG0_OFF, r);
-#else
-		r->x[0] = call_arg(ctx, 6, r);
-		r->x[1] = call_arg(ctx, 7, r);
-		r->x[2] = call_arg(ctx, 8, r);
-#endif
+		stack_args(ctx, r, st, 3);
 		break;
 	case GB_SH_LAUNCH_RT:	/* func, grid(2 regs), block(2 regs), args, shmem, stream */
-		r->x[0] = call_arg(ctx, 6, r);
-		r->x[1] = call_arg(ctx, 7, r);
+		stack_args(ctx, r, st, 2);
 		break;
 	case GB_SH_LAUNCH_DRV_EX:
 	case GB_SH_LAUNCH_RT_EX:	/* the first 40 bytes of both config structs */
@@ -367,6 +402,7 @@ static __always_inline long fp_walk(struct pt_regs *ctx, struct inflight_stack *
 		if (bpf_probe_read_user(st->win, 8, (void *)sp))
 			return -1;
 	}
+	st->win_len = got;
 	c->r.caller = st->win[0];
 	c->ips[0] = PT_REGS_IP(ctx);
 	for (i = 0; i < GB_STACK_FP_DEPTH - 1; i++) {
@@ -515,11 +551,12 @@ int gb_entry(struct pt_regs *ctx)
 		st->slot[d].sp = PT_REGS_SP(ctx);
 		c = &st->slot[d].c;
 		/* pid_tgid again, not id: keeping id live costs spills on every path */
-		gb_fill_hdr(&c->r, bpf_get_current_pid_tgid(), GB_REC_CALL, type);
+		call_hdr(&c->r, type);
 		if (d)
 			c->r.flags |= GB_RF_NESTED;
-		capture_entry(ctx, &c->r, shape);
+		st->win_len = 0;
 		take_stack(ctx, st, c, type);
+		capture_entry(ctx, &c->r, shape, st);
 		return 0;
 	}
 	if (stack_mode != GB_STACK_NONE || python) {
@@ -529,22 +566,23 @@ int gb_entry(struct pt_regs *ctx)
 		if (!st)
 			return 0;
 		c = &st->scratch;
-		gb_fill_hdr(&c->r, bpf_get_current_pid_tgid(), GB_REC_CALL, type);
+		call_hdr(&c->r, type);
 		if (st->depth)
 			c->r.flags |= GB_RF_NESTED;
-		capture_entry(ctx, &c->r, shape);
+		st->win_len = 0;
 		take_stack(ctx, st, c, type);
+		capture_entry(ctx, &c->r, shape, st);
 		emit_slot(c);
 		return 0;
 	}
 	r = gb_reserve(sizeof(*r), GB_DROP_CALL);
 	if (!r)
 		return 0;
-	gb_fill_hdr(r, bpf_get_current_pid_tgid(), GB_REC_CALL, type);
+	call_hdr(r, type);
 	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
 	if (st && st->depth)
 		r->flags |= GB_RF_NESTED;
-	capture_entry(ctx, r, shape);
+	capture_entry(ctx, r, shape, NULL);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

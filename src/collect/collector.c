@@ -19,6 +19,7 @@ struct proc {
 	pid_t pid;
 	struct hmap names;	/* name_key(handle or stub address) -> interned name */
 	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
+	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
 	struct gb_maps maps;	/* file mappings: timeline (side-band) + /proc snapshot */
 	bool have_maps;		/* maps holds something */
 	bool complete;		/* seen from its fork or exec: the timeline has everything */
@@ -110,6 +111,7 @@ static void clear_proc(struct proc *p)
 {
 	hmap_free(&p->names);
 	hmap_free(&p->rt_launch);
+	hmap_free(&p->comms);
 	procmaps_free(&p->maps);
 	free(p->execs);
 	p->execs = NULL;
@@ -198,10 +200,18 @@ static const struct gb_maps *refresh_maps(void *ctx, pid_t pid)
 static void sb_fork(struct collector *c, const struct sb_event *ev)
 {
 	struct proc *p = hmap_get(&c->procs, (uint64_t)ev->pid), *parent;
+	const char *name;
 
-	if (ev->pid == ev->ppid)
-		return;		/* a thread */
 	parent = hmap_get(&c->procs, (uint64_t)ev->ppid);
+	/* a new task starts with the name of the thread that made it */
+	name = parent ? hmap_get(&parent->comms, ev->ptid) : NULL;
+	if (ev->pid == ev->ppid) {	/* a thread */
+		if (p && name)
+			hmap_put(&p->comms, ev->tid, (void *)name);
+		else if (p)
+			hmap_del(&p->comms, ev->tid);	/* not an older thread's name */
+		return;
+	}
 	if (!parent && !p)
 		return;		/* a parent we never knew: /proc when needed */
 	if (p)
@@ -210,6 +220,8 @@ static void sb_fork(struct collector *c, const struct sb_event *ev)
 		return;
 	if (!parent)
 		return;
+	if (name)
+		hmap_put(&p->comms, ev->tid, (void *)name);
 	p->fork_parent = (pid_t)ev->ppid;
 	p->fork_ts = ev->ts_ns;
 	p->complete = parent->complete || parent->seeded;
@@ -248,7 +260,11 @@ void collector_sideband(struct collector *c, const struct sb_event *ev)
 			p->have_maps = true;
 		return;
 	case SB_COMM:
-		if (!ev->exec || !(p = get_proc(c, (pid_t)ev->pid)))
+		if (!(p = get_proc(c, (pid_t)ev->pid)))
+			return;
+		if (ev->str)
+			hmap_put(&p->comms, ev->tid, (void *)intern_str(c->strs, ev->str));
+		if (!ev->exec)
 			return;
 		/* a new program: nothing of the old image is mapped any more */
 		if (p->fork_parent && !p->has_events)
@@ -470,6 +486,44 @@ static void mark_lean_nested(struct proc *p, const struct gb_rec *r, struct gb_e
 		ev->flags |= GB_EF_NESTED;
 }
 
+/*
+ * The thread's name: from the record where BPF put it there, else from
+ * the side-band's comm and fork records, else (a thread that existed
+ * before the recorder) read once from /proc. Side-band records are read
+ * before the ring, so a rename shows on calls made just before it too.
+ */
+static const char *thread_comm(struct collector *c, struct proc *p, const struct gb_rec *r)
+{
+	char path[64], buf[32];
+	const char *name;
+	size_t n;
+	FILE *f;
+
+	if (r->comm[0])
+		return intern_strn(c->strs, r->comm, strnlen(r->comm, sizeof(r->comm)));
+	name = hmap_get(&p->comms, r->tid);
+	if (!name) {
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", r->pid, r->tid);
+		f = fopen(path, "re");
+		if (!f) {
+			snprintf(path, sizeof(path), "/proc/%u/comm", r->pid);
+			f = fopen(path, "re");
+		}
+		n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		while (n && (buf[n - 1] == '\n' || buf[n - 1] == 0))
+			n--;
+		if (!n && r->tid != r->pid)
+			name = hmap_get(&p->comms, r->pid);	/* the process's name */
+		if (!name)
+			name = intern_strn(c->strs, buf, n);
+		if (name)
+			hmap_put(&p->comms, r->tid, (void *)name);
+	}
+	return name && name[0] ? name : NULL;
+}
+
 static int handle_call(struct collector *c, const struct gb_rec *r, const char *name_str,
 		       const uint64_t *ips, unsigned nips)
 {
@@ -488,7 +542,7 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 		p->has_events = true;
 		c->st.procs_seen++;
 	}
-	ev.comm = intern_strn(c->strs, r->comm, strnlen(r->comm, sizeof(r->comm)));
+	ev.comm = thread_comm(c, p, r);
 	ev.stack_id = event_stack(c, p, r, ips, nips);
 	mark_lean_nested(p, r, &ev);
 	cat = gb_event_cat(&ev);

@@ -288,8 +288,10 @@ static int attach_libs(struct rec_ctx *r)
 
 	if (discover_start(&dop, &lo, &r->disc, &r->libs, r->disc_why, sizeof(r->disc_why)))
 		return -1;
-	if (r->disc)
+	if (r->disc) {
 		r->skel->data->exit_notices = 0;	/* the stream has every exit */
+		r->skel->data->bpf_comm = 0;		/* and every thread's name */
+	}
 	if (r->child)
 		discover_add_pid(r->disc, r->child);
 	return 0;
