@@ -18,7 +18,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* category and detail of every type, from the one type table */
 #define TOP_X_CAT(name, api, cat, shape, flags, detail) cat,
 #define TOP_X_DETAIL(name, api, cat, shape, flags, detail) detail,
+#define TOP_X_API(name, api, cat, shape, flags, detail) api,
 static const __u8 type_cat[GB_T__COUNT] = { GB_TYPES(TOP_X_CAT) };
+static const __u8 type_api[GB_T__COUNT] = { GB_TYPES(TOP_X_API) };
 static const __u8 type_detail[GB_T__COUNT] = { GB_TYPES(TOP_X_DETAIL) };
 
 /* a small ring (names and notices only) and top's own drop counters */
@@ -78,11 +80,19 @@ struct call {
  * (longjmp, the uretprobe nesting limit) is corrected by the thread's next
  * call at the same depth or shallower, where a counter would stay wrong.
  */
+/* per thread: the outermost call with a return probe in flight (its sp),
+ * and whether an entry-only runtime launch awaits its driver launch */
+struct top_thread {
+	__u64 sp;
+	__u32 rt_launch;
+	__u32 _pad;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u64);
+	__type(value, struct top_thread);
 } outer_sp SEC(".maps");
 
 struct {
@@ -200,50 +210,6 @@ static __always_inline __u64 copy_bytes(struct pt_regs *ctx, __u32 shape)
 	}
 }
 
-SEC("uprobe")
-int top_entry(struct pt_regs *ctx)
-{
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
-	__u64 id = bpf_get_current_pid_tgid();
-	struct inflight_key key = { .tid = (__u32)id, .type = type };
-	struct call c = { .ts = bpf_ktime_get_ns() };
-	__u64 sp = PT_REGS_SP(ctx), *o;
-
-	if (type >= GB_T__COUNT || !traced(id >> 32))
-		return 0;
-	o = cookie & GB_COOKIE_F_RET ?
-	    bpf_task_storage_get(&outer_sp, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE) : NULL;
-	if (o && *o && sp < *o)
-		c.nested = 1;
-	else if (o)
-		*o = sp;	/* the outermost (an older one has returned) */
-	switch (type_cat[type]) {
-	case GB_CAT_LAUNCH:
-		launch_entry(ctx, &c, type, shape);
-		break;
-	case GB_CAT_COPY:
-		c.arg = copy_bytes(ctx, shape);
-		break;
-	case GB_CAT_MEMSET:
-		c.arg = PT_REGS_PARM3(ctx) * (type_detail[type] ? type_detail[type] : 1);
-		break;
-	case GB_CAT_ALLOC:	/* out pointer, size */
-	case GB_CAT_NAME:	/* out handle, module or CUkernel, name */
-		c.handle = PT_REGS_PARM1(ctx);
-		c.grid = PT_REGS_PARM2(ctx);
-		c.arg = PT_REGS_PARM3(ctx);
-		if (shape != GB_SH_NAME && shape != GB_SH_REGFUNC)
-			c.arg = c.grid;
-		break;
-	case GB_CAT_FREE:
-		c.handle = PT_REGS_PARM1(ctx);
-		break;
-	}
-	bpf_map_update_elem(&inflight, &key, &c, BPF_ANY);
-	return 0;
-}
-
 static __always_inline struct top_proc_val *proc_val(__u32 pid)
 {
 	struct top_proc_val *v = bpf_map_lookup_elem(&procs, &pid);
@@ -282,6 +248,8 @@ static __always_inline void count_launch(__u32 pid, __u32 type, const struct cal
 	v->launches++;
 	v->grid_sum += c->grid;
 	v->block_sum += c->block;
+	if (!dur)
+		return;		/* counted at entry: no latency */
 	v->lat_sum_ns += dur;
 	v->hist[hist_slot(dur) & (TOP_NHIST - 1)]++;
 }
@@ -348,6 +316,92 @@ static __always_inline void send_name(__u64 id, __u32 type, __u32 shape, const s
 	bpf_ringbuf_submit(nr, 0);
 }
 
+/*
+ * A launch without a return probe (the default: a second trap per launch
+ * costs more than its host latency is worth to top) is counted here, at
+ * entry. A runtime launch makes its driver launch inside: the thread
+ * remembers an entry-only runtime launch and the driver launch after it is
+ * its own (counted once), as the recorder's collector pairs them.
+ */
+static __always_inline void launch_now(struct pt_regs *ctx, __u64 id, __u32 type, __u32 shape)
+{
+	struct call c = {};
+	struct top_thread *th;
+	struct top_proc_val *v;
+	__u32 pid = id >> 32, api = type_api[type];
+
+	if (type_cat[type] != GB_CAT_LAUNCH)
+		return;
+	th = bpf_task_storage_get(&outer_sp, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (th) {
+		if (th->sp && PT_REGS_SP(ctx) < th->sp)
+			c.nested = 1;	/* inside a call with a return probe */
+		if (api == GB_API_CUDA_RT) {
+			th->rt_launch = 1;
+		} else if (api == GB_API_CUDA_DRV && th->rt_launch) {
+			th->rt_launch = 0;
+			c.nested = 1;
+		}
+	}
+	if (c.nested)
+		return;
+	launch_entry(ctx, &c, type, shape);
+	v = proc_val(pid);
+	if (!v)
+		return;
+	v->launches++;
+	count_launch(pid, type, &c, 0);
+}
+
+SEC("uprobe")
+int top_entry(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
+	__u64 id = bpf_get_current_pid_tgid();
+	struct inflight_key key = { .tid = (__u32)id, .type = type };
+	struct call c = { .ts = bpf_ktime_get_ns() };
+	__u64 sp = PT_REGS_SP(ctx);
+	struct top_thread *o;
+
+	if (type >= GB_T__COUNT || !traced(id >> 32))
+		return 0;
+	if (!(cookie & GB_COOKIE_F_RET)) {
+		launch_now(ctx, id, type, shape);
+		return 0;
+	}
+	o = bpf_task_storage_get(&outer_sp, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (o && o->sp && sp < o->sp)
+		c.nested = 1;
+	else if (o)
+		o->sp = sp;	/* the outermost (an older one has returned) */
+	switch (type_cat[type]) {
+	case GB_CAT_LAUNCH:
+		launch_entry(ctx, &c, type, shape);
+		break;
+	case GB_CAT_COPY:
+		c.arg = copy_bytes(ctx, shape);
+		break;
+	case GB_CAT_MEMSET:
+		c.arg = PT_REGS_PARM3(ctx) * (type_detail[type] ? type_detail[type] : 1);
+		break;
+	case GB_CAT_ALLOC:	/* out pointer, size */
+	case GB_CAT_NAME:	/* out handle, module or CUkernel, name */
+		c.handle = PT_REGS_PARM1(ctx);
+		c.grid = PT_REGS_PARM2(ctx);
+		c.arg = PT_REGS_PARM3(ctx);
+		if (shape != GB_SH_NAME && shape != GB_SH_REGFUNC)
+			c.arg = c.grid;
+		break;
+	case GB_CAT_FREE:
+		c.handle = PT_REGS_PARM1(ctx);
+		break;
+	}
+	bpf_map_update_elem(&inflight, &key, &c, BPF_ANY);
+	return 0;
+}
+
 SEC("uretprobe")
 int top_return(struct pt_regs *ctx)
 {
@@ -359,7 +413,7 @@ int top_return(struct pt_regs *ctx)
 	struct call *in, c;
 	__u32 pid = id >> 32;
 	int ret = (int)PT_REGS_RC(ctx);
-	__u64 *o;
+	struct top_thread *o;
 
 	in = bpf_map_lookup_elem(&inflight, &key);
 	if (!in || type >= GB_T__COUNT)
@@ -368,8 +422,8 @@ int top_return(struct pt_regs *ctx)
 	bpf_map_delete_elem(&inflight, &key);
 	/* the outermost call returns: its entry sp is ours less the return address */
 	o = bpf_task_storage_get(&outer_sp, bpf_get_current_task_btf(), 0, 0);
-	if (o && *o == PT_REGS_SP(ctx) - 8)
-		*o = 0;
+	if (o && o->sp == PT_REGS_SP(ctx) - 8)
+		o->sp = 0;
 	dur = now - c.ts;
 	v = proc_val(pid);
 	if (!v)
