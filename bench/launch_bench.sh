@@ -94,13 +94,17 @@ for ((r = 0; r < ROUNDS; r++)); do
 		echo "$(one_run "$N")" >>"$T/t.$m"
 		stop_mode
 		if [ "$m" = dwarf ] || [ "$m" = default ]; then
-			d=$(sed -n 's/.* \([0-9][0-9]*\) dropped.*/\1/p' "$T/log" | tail -1)
-			echo "${d:-0}" >>"$T/d.$m"
+			d=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events dropped.*/\1/p' "$T/log" | tail -1)
+			k=$(sed -n 's/.* \([0-9][0-9]*\) call stacks could not be taken.*/\1/p' "$T/log" | tail -1)
+			echo "${d:-0} ${k:-0}" >>"$T/d.$m"
 		fi
 	done
 done
 for m in "${MODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
-for m in default dwarf; do [ -s "$T/d.$m" ] && DROPS[$m]=$(sort -n "$T/d.$m" | tail -1); done
+for m in default dwarf; do
+	[ -s "$T/d.$m" ] && DROPS[$m]=$(sort -n "$T/d.$m" | tail -1 | awk -v n="$N" \
+		'{ printf "%d calls and %d stacks of %d (%.1f%%)", $1, $2, n, 100 * ($1 + $2) / n }')
+done
 
 # the BPF programs' own cost, one run per mode with stats on
 sysctl -qw kernel.bpf_stats_enabled=1
@@ -142,6 +146,6 @@ Machine: $(nproc) vCPU $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed
 |---|---:|---:|---:|---|
 $(for m in "${MODES[@]}"; do row "$m"; done)
 
-Drops (records the ring had no room for, worst round): default ${DROPS[default]:-n/a}, \`--stack dwarf\` ${DROPS[dwarf]:-n/a}.
+Lost to a full ring (default 8 MiB ring, worst round): default ${DROPS[default]:-n/a}; \`--stack dwarf\` ${DROPS[dwarf]:-n/a}.
 Frame-pointer stack cost (default − \`--stack none\`): $(awk -v a="${R[default]:-0}" -v b="${R[stack_none]:-0}" 'BEGIN { printf "%.0f", a - b }') ns per call.
 MD

@@ -27,8 +27,7 @@ run() {	# SCRIPT ARGS...
 	echo >>"$tmp"
 }
 run bash bench/launch_bench.sh "$B"
-[ -f bench/stack_bench.sh ] && run bash bench/stack_bench.sh "$B"
-run bash bench/top_bench.sh "$B"
+
 run bash bench/discover_bench.sh "$B"
 run bash bench/ioctl_bench.sh "$B"
 BUILD=$B run bash bench/sbt_bench.sh
