@@ -33,12 +33,9 @@ static const char usage_text[] =
 "      --ring-size SIZE   BPF ring buffer size (default 8M; rounded up to a power of 2)\n"
 "      --lib PATH         also trace this library file (repeatable); its kind comes\n"
 "                         from its name, unknown names are treated as libcuda\n"
-"      --lean             return probes only on calls that hand out a value\n"
-"                         (allocations, kernel names): lowest overhead; syncs,\n"
-"                         copies and memsets lose their duration and return code\n"
-"      --launch-returns   a return probe on launches too: each launch's host\n"
-"                         duration and return code, at a second trap per launch\n"
-"                         (by default launches are recorded at entry only)\n"
+"      --lean             no return probes on launches: lowest overhead, launches\n"
+"                         lose their duration and return code\n"
+"      --launch-returns   a return probe on launches (the default; --lean drops it)\n"
 "      --perfetto FILE    also export a Perfetto trace to FILE at the end\n"
 "      --stack MODE       call stack of each GPU call: fp (frame pointers, default),\n"
 "                         dwarf[=BYTES] (copy BYTES of stack, default 8K, max 64K, and\n"
@@ -153,7 +150,7 @@ static int parse_args(struct record_opts *o, int argc, char **argv)
 			o->lean = true;
 			break;
 		case OPT_LAUNCH_RETS:
-			o->launch_rets = true;
+			o->lean = false;
 			break;
 		case OPT_READY:
 			o->ready_file = optarg;

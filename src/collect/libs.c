@@ -233,12 +233,8 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 				gb_dbg("%s: no %s", lib->path, ti->name);
 			continue;
 		}
-		/* a launch's duration is the host's submission time: not worth a
-		 * second trap per launch unless asked for (BENCHMARKS.md) */
+		/* launches without their return probe (a second trap each): top, --lean */
 		if ((ti->tflags & GB_TF_LEAN_RET) && !l->o.launch_rets)
-			ret = false;
-		if (l->o.lean && ti->shape != GB_SH_OUT0 && ti->shape != GB_SH_NAME &&
-		    ti->shape != GB_SH_REGFUNC)
 			ret = false;
 		offs[n] = probe_offset(lib->path, off);
 		cookies[n++] = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0);

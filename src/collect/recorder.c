@@ -273,8 +273,7 @@ static int attach_libs(struct rec_ctx *r)
 		.entry = r->skel->progs.gb_entry,
 		.ret = r->skel->progs.gb_return,
 		.dl_state = r->skel->progs.gb_dl_state,
-		.lean = o->lean,
-		.launch_rets = o->launch_rets,
+		.launch_rets = !o->lean,
 		.multi = r->multi,
 		.kinds = ~0u,
 		/* -p: breakpoints in the targets only; -- CMD follows children: everyone */

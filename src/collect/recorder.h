@@ -22,7 +22,6 @@ struct record_opts {
 	const char *libs[RECORD_MAX_LIBS];
 	unsigned nlibs;
 	bool lean;
-	bool launch_rets;	/* --launch-returns */
 	struct stack_opts stack;	/* --stack, --python */
 	const char *ready_file;
 	const char *perfetto;
