@@ -120,7 +120,24 @@ for m in "${MODES[@]}"; do
 			s = s sprintf("%s%s %.0f", s == "" ? "" : ", ", $2, dt / dc) }
 		END { if (s != "") printf "%.0f (%s)", tot / n, s }' "$T/s0" "$T/s1")
 done
+# what a call record is made of: one program per primitive, alone on the
+# same function (bench_empty.bpf.c), ns per run less the empty program's
+PRIMS="prim_read24 prim_read256 prim_ktime prim_ring prim_comm prim_storage prim_get_stack"
+declare -A PRIM
+for p in bench_empty $PRIMS; do
+	rm -f "$T/ready"
+	taskset -c 0 "$T/uprobe_floor" "$LIB" cuLaunchKernel "$T/ready" "$p" >"$T/log" 2>&1 &
+	TP=$!
+	for _ in $(seq 200); do [ -e "$T/ready" ] && break; kill -0 $TP 2>/dev/null || break; sleep 0.05; done
+	prog_stats >"$T/s0"
+	one_run "$SN" >/dev/null
+	prog_stats >"$T/s1"
+	stop_mode
+	PRIM[$p]=$(awk -v p="$p" 'NR == FNR { t[$1] = $3; c[$1] = $4; next }
+		$2 == p && ($1 in c) && $4 > c[$1] { printf "%.0f", ($3 - t[$1]) / ($4 - c[$1]) }' "$T/s0" "$T/s1")
+done
 sysctl -qw kernel.bpf_stats_enabled=0
+prim() { awk -v v="${PRIM[$1]:-}" -v e="${PRIM[bench_empty]:-0}" 'BEGIN { if (v == "") print "n/a"; else printf "%.0f", v - e }'; }
 
 base=${R[none]}
 floor=$(awk -v e="${R[floor]:-0}" -v b="$base" 'BEGIN { print e - b }')
@@ -148,4 +165,11 @@ $(for m in "${MODES[@]}"; do row "$m"; done)
 
 Lost to a full ring (default 8 MiB ring, worst round): default ${DROPS[default]:-n/a}; \`--stack dwarf\` ${DROPS[dwarf]:-n/a}.
 Frame-pointer stack cost (default − \`--stack none\`): $(awk -v a="${R[default]:-0}" -v b="${R[stack_none]:-0}" 'BEGIN { printf "%.0f", a - b }') ns per call.
+
+bpf_stats adds ${PRIM[bench_empty]:-n/a} ns to every program run (the empty program's figure): the
+BPF ns above include it once per program. What a call record is made of, one program per
+primitive (bpf/bench_empty.bpf.c) alone on the same function, ns per run less the empty
+program's: a user read of 24 bytes $(prim prim_read24), of 256 bytes $(prim prim_read256); \`bpf_ktime_get_ns\` $(prim prim_ktime);
+ring reserve + submit of 64 bytes $(prim prim_ring); \`bpf_get_current_comm\` $(prim prim_comm); a task-storage
+lookup $(prim prim_storage); \`bpf_get_stack(BPF_F_USER_STACK)\` of this 4-frame stack $(prim prim_get_stack).
 MD

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * uprobe_floor LIB FUNC READYFILE [ret]: attach an empty uprobe to FUNC in
- * LIB (and an empty uretprobe with "ret"), create READYFILE, wait for
- * SIGINT. The cost it adds per call is the floor any uprobe-based tracer
- * pays (for a call it also times).
+ * uprobe_floor LIB FUNC READYFILE [ret | PROG]: attach an empty uprobe to
+ * FUNC in LIB (and an empty uretprobe with "ret"; or instead the program
+ * PROG of bench_empty.bpf.c, one hot-path primitive), create READYFILE,
+ * wait for SIGINT. The cost it adds per call is the floor any uprobe-based
+ * tracer pays (for a call it also times).
  */
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include "bench_empty.skel.h"
 
@@ -21,9 +23,10 @@ int main(int argc, char **argv)
 	struct bench_empty_bpf *skel;
 	LIBBPF_OPTS(bpf_uprobe_opts, ro, .func_name = argc > 2 ? argv[2] : "", .retprobe = true);
 	struct bpf_link *l, *rl = NULL;
+	struct bpf_program *prog;
 
 	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: uprobe_floor LIB FUNC READYFILE [ret]\n");
+		fprintf(stderr, "usage: uprobe_floor LIB FUNC READYFILE [ret | PROG]\n");
 		return 2;
 	}
 	signal(SIGINT, on_sig);
@@ -31,12 +34,18 @@ int main(int argc, char **argv)
 	skel = bench_empty_bpf__open_and_load();
 	if (!skel)
 		return 1;
-	l = bpf_program__attach_uprobe_opts(skel->progs.bench_empty, -1, argv[1], 0, &uo);
+	prog = skel->progs.bench_empty;
+	if (argc == 5 && strcmp(argv[4], "ret") &&
+	    !(prog = bpf_object__find_program_by_name(skel->obj, argv[4]))) {
+		fprintf(stderr, "uprobe_floor: no program %s in bench_empty.bpf.c\n", argv[4]);
+		return 2;
+	}
+	l = bpf_program__attach_uprobe_opts(prog, -1, argv[1], 0, &uo);
 	if (!l) {
 		perror("attach");
 		return 1;
 	}
-	if (argc == 5) {
+	if (argc == 5 && !strcmp(argv[4], "ret")) {
 		rl = bpf_program__attach_uprobe_opts(skel->progs.bench_empty_ret, -1, argv[1], 0, &ro);
 		if (!rl) {
 			perror("attach uretprobe");

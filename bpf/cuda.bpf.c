@@ -409,7 +409,7 @@ static __always_inline long fp_walk(struct pt_regs *ctx, struct inflight_stack *
 		if (fp <= sp || fp - sp > GB_FP_SPAN || (fp & 7))
 			break;
 		off = fp - sp;
-		if (off + 16 <= got) {
+		if (off + 16 <= got && !(off & 7)) {
 			off >>= 3;
 			barrier_var(off);
 			off &= GB_FP_WIN / 8 - 1;

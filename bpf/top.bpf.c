@@ -79,9 +79,8 @@ struct call {
  * The same rule as the recorder's slots: a return that never fired
  * (longjmp, the uretprobe nesting limit) is corrected by the thread's next
  * call at the same depth or shallower, where a counter would stay wrong.
+ * rt_launch: an entry-only runtime launch awaits its driver launch.
  */
-/* per thread: the outermost call with a return probe in flight (its sp),
- * and whether an entry-only runtime launch awaits its driver launch */
 struct top_thread {
 	__u64 sp;
 	__u32 rt_launch;

@@ -35,7 +35,6 @@ static const char usage_text[] =
 "                         from its name, unknown names are treated as libcuda\n"
 "      --lean             no return probes on launches: lowest overhead, launches\n"
 "                         lose their duration and return code\n"
-"      --launch-returns   a return probe on launches (the default; --lean drops it)\n"
 "      --perfetto FILE    also export a Perfetto trace to FILE at the end\n"
 "      --stack MODE       call stack of each GPU call: fp (frame pointers, default),\n"
 "                         dwarf[=BYTES] (copy BYTES of stack, default 8K, max 64K, and\n"
@@ -70,7 +69,7 @@ static const char usage_text[] =
 "  sudo gpubpf record -p 4242 -p 4250 -d 30 -o job.sbt  # running processes, 30 s\n"
 "  sudo gpubpf record -o run.sbt -- ./train --epochs 1  # a command and its children\n";
 
-enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_LAUNCH_RETS, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR,
+enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR,
        OPT_STACK, OPT_PYTHON, OPT_IOCTL, OPT_IOCTL_DEV };
 
 static const struct option long_opts[] = {
@@ -81,7 +80,6 @@ static const struct option long_opts[] = {
 	{ "ring-size", required_argument, NULL, OPT_RING },
 	{ "lib", required_argument, NULL, OPT_LIB },
 	{ "lean", no_argument, NULL, OPT_LEAN },
-	{ "launch-returns", no_argument, NULL, OPT_LAUNCH_RETS },
 	{ "ready-file", required_argument, NULL, OPT_READY },
 	{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 	{ "cupti-lib", required_argument, NULL, OPT_CUPTI_LIB },
@@ -148,9 +146,6 @@ static int parse_args(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_LEAN:
 			o->lean = true;
-			break;
-		case OPT_LAUNCH_RETS:
-			o->lean = false;
 			break;
 		case OPT_READY:
 			o->ready_file = optarg;

@@ -18,7 +18,7 @@
 struct proc {
 	pid_t pid;
 	struct hmap names;	/* name_key(handle or stub address) -> interned name */
-	struct hmap rt_launch;	/* tid -> category + 1: an entry-only runtime call awaits its driver call */
+	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
 	struct gb_maps maps;	/* file mappings: timeline (side-band) + /proc snapshot */
 	bool have_maps;		/* maps holds something */
@@ -466,29 +466,24 @@ void collector_finish(struct collector *c)
 }
 
 /*
- * Calls recorded at entry only (launches by default, every call but
- * allocations and names with --lean) have no return probe, so BPF cannot
- * see that a driver call runs inside a runtime call. Records of one thread
- * reach the ring in order, and the runtime makes its driver call before it
- * returns: an entry-only driver call that follows an entry-only runtime
- * call of the same thread and category is that call's own (counted once).
- * A runtime call that failed before reaching the driver would lend its
- * mark to the thread's next direct driver call of that category: rare,
- * and said in the README.
+ * --lean: launches have no return probe, so BPF cannot see that a driver
+ * launch runs inside a runtime launch. Records of one thread reach the
+ * ring in order, and the runtime makes its driver launch before it
+ * returns: an entry-only driver launch that follows an entry-only runtime
+ * launch of the same thread is that launch's own (counted once). A runtime
+ * launch that failed before reaching the driver would lend its mark to the
+ * thread's next direct driver launch: rare, and said in the README.
  */
 static void mark_lean_nested(struct proc *p, const struct gb_rec *r, struct gb_event *ev)
 {
 	const struct gb_type_info *ti = gb_type_info(ev->type);
-	unsigned cat = gb_event_cat(ev);
 
-	if (cat == GB_CAT_NAME || (r->flags & (GB_RF_RET | GB_RF_NESTED)))
+	if (gb_event_cat(ev) != GB_CAT_LAUNCH || (r->flags & (GB_RF_RET | GB_RF_NESTED)))
 		return;
 	if (ti->api == GB_API_CUDA_RT)
-		hmap_put(&p->rt_launch, r->tid, (void *)(uintptr_t)(cat + 1));
-	else if (ti->api == GB_API_CUDA_DRV && (uintptr_t)hmap_get(&p->rt_launch, r->tid) == cat + 1) {
-		hmap_del(&p->rt_launch, r->tid);
+		hmap_put(&p->rt_launch, r->tid, (void *)1);
+	else if (ti->api == GB_API_CUDA_DRV && hmap_del(&p->rt_launch, r->tid))
 		ev->flags |= GB_EF_NESTED;
-	}
 }
 
 /*

@@ -41,7 +41,7 @@ W=$T/venv/lib/python3.11/site-packages/nvidia/cu13/lib
 mkdir -p "$W"
 cp "${REAL_RT:-$WL/libcudart.so.13}" "$W/libcudart.so.13"
 
-start_record -a -v --launch-returns -o "$T/t.sbt" || { fail "record started"; exit 0; }
+start_record -a -v -o "$T/t.sbt" || { fail "record started"; exit 0; }
 
 # wait_attached PATTERN: until the recorder says it attached a file matching it
 wait_attached() {

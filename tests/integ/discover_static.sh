@@ -39,7 +39,7 @@ PY
 }
 
 # -- CMD: attached before it runs (its kernel registrations too)
-"$GPUBPF" record --launch-returns -o "$T/cmd.sbt" -- "$T/static_rt" >"$T/cmd.out" 2>"$T/cmd.log"
+"$GPUBPF" record -o "$T/cmd.sbt" -- "$T/static_rt" >"$T/cmd.out" 2>"$T/cmd.log"
 check_eq "record -- CMD exits 0" 0 $?
 check_trace "$T/cmd.sbt" "$T/cmd.out" "-- CMD"
 n=$("$GPUBPF" view --json --type __cudaRegisterFunction "$T/cmd.sbt" | grep -c '"kernel":"scale(float\*, int)"')
@@ -48,7 +48,7 @@ check_eq "-- CMD: the registration names the kernel (before main ran)" 1 "$n"
 # -p PID: the program runs, waiting; the recorder attaches to its executable
 "$T/static_rt" "$T/go_p" >"$T/p.out" 2>&1 &
 P=$!; _bg_pids+=($P)
-start_record -p $P --launch-returns -o "$T/p.sbt" || { fail "record -p started"; exit 0; }
+start_record -p $P -o "$T/p.sbt" || { fail "record -p started"; exit 0; }
 touch "$T/go_p"
 wait $P
 stop_record
@@ -56,7 +56,7 @@ check_eq "record -p exits 0" 0 "$REC_RC"
 check_trace "$T/p.sbt" "$T/p.out" "-p PID"
 
 # -a: started after the recorder, attached when the kernel reports its mapping
-start_record -a -v --launch-returns -o "$T/a.sbt" || { fail "record -a started"; exit 0; }
+start_record -a -v -o "$T/a.sbt" || { fail "record -a started"; exit 0; }
 cp "$T/static_rt" "$T/static_rt_a"	# a new inode: nothing attached to it before
 "$T/static_rt_a" "$T/go_a" >"$T/a.out" 2>&1 &
 A=$!; _bg_pids+=($A)

@@ -5,7 +5,7 @@
 source "$(dirname "$0")/../lib.sh"
 need_bpf "HIP tracing"
 
-start_record -a --launch-returns -o "$T/t.sbt" --lib "$WL/libamdhip64.so.5" --lib "$WL/libcuda.so.1" || { fail "record started"; exit 0; }
+start_record -a -o "$T/t.sbt" --lib "$WL/libamdhip64.so.5" --lib "$WL/libcuda.so.1" || { fail "record started"; exit 0; }
 "$WL/hip_work" "$WL/libamdhip64.so.5" 25 >"$T/hip.out"
 "$WL/cuda_work" -l "$WL/libcuda.so.1" -n 40 >"$T/cuda.out"
 stop_record
@@ -42,7 +42,7 @@ if [ ! -e "$REAL" ]; then
 	skip "real libamdhip64" "Debian's libamdhip64-5 is not installed (apt-get install libamdhip64-5)"
 	exit 0
 fi
-start_record -a --launch-returns -o "$T/r.sbt" --lib "$WL/libcuda.so.1" || { fail "record started (real HIP)"; exit 0; }
+start_record -a -o "$T/r.sbt" --lib "$WL/libcuda.so.1" || { fail "record started (real HIP)"; exit 0; }
 timeout 60 "$WL/hip_work" "$REAL" 10 >"$T/real.out" 2>"$T/real.err"
 stop_record
 PYTHONPATH=$ROOT/tests/py python3 - "$T/r.sbt" "$T/real.out" <<'PY'
