@@ -557,6 +557,15 @@ int gb_entry(struct pt_regs *ctx)
 		st->win_len = 0;
 		take_stack(ctx, st, c, type);
 		capture_entry(ctx, &c->r, shape, st);
+		if (cookie & GB_COOKIE_F_OPEN) {
+			/* a call that can block is seen at entry: a hang shows, and a
+			 * call that never returns is still in the trace; its end goes
+			 * out as a bare record (no return addresses) */
+			c->r.flags |= GB_RF_OPEN;
+			emit_slot(c);
+			c->r.flags ^= GB_RF_OPEN | GB_RF_END;
+			c->r.nips = 0;
+		}
 		return 0;
 	}
 	if (stack_mode != GB_STACK_NONE || python) {

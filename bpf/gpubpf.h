@@ -71,6 +71,8 @@ enum gb_shape {
 #define GB_TF_RET	0x1	/* attach a return probe: duration and return value */
 #define GB_TF_OPTIONAL	0x2	/* absent in many library versions: no warning */
 #define GB_TF_LEAN_RET	0x4	/* return probe dropped by --lean (launches) */
+#define GB_TF_BLOCKS	0x8	/* can block (module loads ...): announced at entry, like
+				 * every sync, copy, memset, allocation and free */
 
 /*
  * Every traced function, one line each:
@@ -196,7 +198,14 @@ enum gb_shape {
 	X(nvtx_mark,			GB_API_NVTX, GB_CAT_MARK, GB_SH_PLAIN, 0, 0) \
 	X(drops,			GB_API_GPUBPF, GB_CAT_MARK, GB_SH_PLAIN, 0, 0) \
 	/* the runtime's registration of each kernel (static runtimes: before main) */	\
-	X(__cudaRegisterFunction,	GB_API_CUDA_RT, GB_CAT_NAME, GB_SH_REGFUNC, GB_TF_RET | GB_TF_OPTIONAL, 0)
+	X(__cudaRegisterFunction,	GB_API_CUDA_RT, GB_CAT_NAME, GB_SH_REGFUNC, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	/* module loads: JIT compilation and file reads can take seconds */	\
+	X(cuModuleLoad,			GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(cuModuleLoadData,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(cuModuleLoadDataEx,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(cuLibraryLoadData,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(hipModuleLoad,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(hipModuleLoadData,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0)
 
 enum gb_type {
 #define GB_X_ENUM(name, api, cat, shape, flags, detail) GB_T_##name,
@@ -246,6 +255,10 @@ struct gb_rec {
 #define GB_RF_XFAULT	0x2	/* a user-memory read failed: x[] incomplete */
 #define GB_RF_NESTED	0x4	/* another traced call of this thread was in flight at entry
 				 * (a runtime call's driver call): device work counted once */
+#define GB_RF_OPEN	0x8	/* sent at entry by a call that can block: its end follows
+				 * (GB_RF_END) unless it never returns; user space holds it */
+#define GB_RF_END	0x10	/* the end of a call announced at entry (same tid and ts_ns):
+				 * duration, return value, out words; no return addresses */
 
 struct gb_name_rec {
 	struct gb_rec r;
@@ -333,6 +346,8 @@ struct gb_py_rec {
 
 /* The attach cookie: type id in the low 16 bits, shape above it, flags at 32. */
 #define GB_COOKIE_F_RET		(1ull << 32)	/* a return probe completes this call */
+#define GB_COOKIE_F_OPEN	(1ull << 33)	/* announced at entry (GB_RF_OPEN): seen even if it
+						 * never returns */
 #define GB_COOKIE(type, shape)	((__u64)(type) | ((__u64)(shape) << 16))
 #define GB_COOKIE_TYPE(c)	((__u32)((c) & 0xffff))
 #define GB_COOKIE_SHAPE(c)	((__u32)(((c) >> 16) & 0xffff))

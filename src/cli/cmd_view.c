@@ -21,7 +21,9 @@ static const char usage_text[] =
 "\n"
 "  -j, --json          JSON Lines: one object per event with the keys type, api, ts_ns,\n"
 "                      dur_ns, pid, tid, comm, kernel, grid, block, shmem, stream,\n"
-"                      bytes, kind, ptr, ret (where they apply)\n"
+"                      bytes, kind, ptr, ret (where they apply); a call that had
+                      not returned has "state": "in_flight" and in_flight_ns,
+                      one found blocked when the tracer attached "blocked_at_attach"\n"
 "      --from SECS     only events at or after SECS seconds from the trace start\n"
 "      --to SECS       only events before SECS seconds from the trace start\n"
 "      --pid PID       only this process (repeatable)\n"
@@ -148,6 +150,12 @@ void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
 		gb_buf_printf(b, " timing=%s", gb_prov_name(ev->prov));
 	if (ev->flags & GB_EF_DUR)
 		print_dur(b, ev->dur_ns);
+	if (ev->flags & GB_EF_INFLIGHT) {
+		gb_buf_printf(b, " IN FLIGHT");
+		print_dur(b, ev->dur_ns);
+	}
+	if (ev->flags & GB_EF_ATTACHED)
+		gb_buf_printf(b, " BLOCKED AT ATTACH");
 	if (ev->flags & GB_EF_RET)
 		gb_buf_printf(b, " ret=%" PRId64, ev->ret);
 	if (ev->flags & GB_EF_XFAULT)

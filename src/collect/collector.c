@@ -61,7 +61,26 @@ struct collector {
 	pid_t *exited;		/* processes whose exit was seen, to reap */
 	unsigned nexited, capexited;
 	uint64_t last_prune;	/* when replaced mappings were last pruned */
+	struct hmap open;	/* open_key(tid, ts) -> struct open_call: announced, not ended */
+	unsigned nopen;
 };
+
+/*
+ * A call that can block, announced at entry (GB_RF_OPEN): held, decoded,
+ * until its end record comes, or written as in flight when its process
+ * dies, the recording stops or the trace is dumped.
+ */
+struct open_call {
+	struct gb_event ev;
+	bool stuck_seen;	/* collector_oldest_open reported it already */
+};
+
+static void close_open(struct collector *c, pid_t pid, uint64_t now_ns);
+
+static uint64_t open_key(uint32_t tid, uint64_t ts)
+{
+	return (ts * 0x9e3779b97f4a7c15ull) ^ tid;
+}
 
 /* the process ended at ts: its state goes once what it sent has been read */
 static void proc_exited(struct collector *c, struct proc *p, uint64_t ts)
@@ -461,6 +480,7 @@ void collector_tick(struct collector *c, uint64_t now_ns)
 
 void collector_finish(struct collector *c)
 {
+	close_open(c, 0, c->last_ts > gb_now_mono_ns() ? c->last_ts : gb_now_mono_ns());
 	if (c->join)
 		cupti_join_flush(c->join, join_out, c);
 }
@@ -524,6 +544,103 @@ static const char *thread_comm(struct collector *c, struct proc *p, const struct
 	return name && name[0] ? name : NULL;
 }
 
+/* an announced call, until its end: a second announcement of the same call replaces it */
+static int hold_open(struct collector *c, const struct gb_event *ev)
+{
+	uint64_t k = open_key(ev->tid, ev->ts_ns);
+	struct open_call *oc = hmap_get(&c->open, k);
+
+	if (!oc) {
+		oc = calloc(1, sizeof(*oc));
+		if (!oc || hmap_put(&c->open, k, oc)) {
+			free(oc);
+			return collector_emit(c, ev);	/* no memory: seen now, as an entry */
+		}
+		c->nopen++;
+	}
+	oc->ev = *ev;
+	oc->ev.flags &= ~(GB_EF_DUR | GB_EF_RET);
+	return 0;
+}
+
+/* the call as it stands at now_ns: running for now - start */
+static void open_event(const struct open_call *oc, uint64_t now_ns, struct gb_event *ev)
+{
+	*ev = oc->ev;
+	ev->flags |= GB_EF_INFLIGHT;
+	ev->dur_ns = now_ns > ev->ts_ns ? now_ns - ev->ts_ns : 0;
+}
+
+/*
+ * Calls of pid (every process: pid 0) that will never end: written as in
+ * flight at now_ns (the process's death, the end of the recording).
+ */
+static void close_open(struct collector *c, pid_t pid, uint64_t now_ns)
+{
+	struct gb_event ev;
+	size_t it = 0;
+	uint64_t k;
+	void *v;
+
+	while (c->nopen && hmap_next(&c->open, &it, &k, &v)) {
+		struct open_call *oc = v;
+		uint64_t end = now_ns;
+		struct proc *p;
+
+		if (pid && oc->ev.pid != (uint32_t)pid)
+			continue;
+		p = pid ? NULL : hmap_get(&c->procs, oc->ev.pid);
+		if (p && p->exit_ns > oc->ev.ts_ns && p->exit_ns < end)
+			end = p->exit_ns;	/* it ended with its process */
+		open_event(oc, end, &ev);
+		hmap_del(&c->open, k);
+		c->nopen--;
+		free(oc);
+		it = 0;		/* deleting moves entries: start over */
+		collector_emit(c, &ev);
+	}
+}
+
+unsigned collector_open_calls(struct collector *c, uint64_t now_ns,
+			      void (*fn)(void *ctx, const struct gb_event *ev), void *ctx)
+{
+	struct gb_event ev;
+	size_t it = 0;
+	unsigned n = 0;
+	uint64_t k;
+	void *v;
+
+	while (c->nopen && hmap_next(&c->open, &it, &k, &v)) {
+		open_event(v, now_ns, &ev);
+		if (fn)
+			fn(ctx, &ev);
+		n++;
+	}
+	return n;
+}
+
+bool collector_stuck_call(struct collector *c, uint64_t now_ns, uint64_t min_ns,
+			  struct gb_event *out)
+{
+	struct open_call *best = NULL;
+	size_t it = 0;
+	uint64_t k;
+	void *v;
+
+	while (c->nopen && hmap_next(&c->open, &it, &k, &v)) {
+		struct open_call *oc = v;
+
+		if (!oc->stuck_seen && now_ns > oc->ev.ts_ns + min_ns &&
+		    (!best || oc->ev.ts_ns < best->ev.ts_ns))
+			best = oc;
+	}
+	if (!best)
+		return false;
+	best->stuck_seen = true;
+	open_event(best, now_ns, out);
+	return true;
+}
+
 static int handle_call(struct collector *c, const struct gb_rec *r, const char *name_str,
 		       const uint64_t *ips, unsigned nips)
 {
@@ -543,7 +660,19 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 		c->st.procs_seen++;
 	}
 	ev.comm = thread_comm(c, p, r);
-	ev.stack_id = event_stack(c, p, r, ips, nips);
+	if (r->flags & GB_RF_END) {
+		/* the entry had the stack; a call whose entry we never read has none */
+		struct open_call *oc = hmap_get(&c->open, open_key(r->tid, r->ts_ns));
+
+		if (oc) {
+			hmap_del(&c->open, open_key(r->tid, r->ts_ns));
+			c->nopen--;
+			ev.stack_id = oc->ev.stack_id;
+			free(oc);
+		}
+	} else {
+		ev.stack_id = event_stack(c, p, r, ips, nips);
+	}
 	mark_lean_nested(p, r, &ev);
 	cat = gb_event_cat(&ev);
 	if (cat == GB_CAT_LAUNCH) {
@@ -564,6 +693,8 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 		if (ev.name && ev.handle && ev.ret == 0)
 			hmap_put(&p->names, name_key(p, ev.handle, ev.ts_ns), (void *)ev.name);
 	}
+	if (r->flags & GB_RF_OPEN)
+		return hold_open(c, &ev);
 	return collector_emit(c, &ev);
 }
 
@@ -632,6 +763,8 @@ static int rec_exit(struct collector *c, const void *data, size_t size)
 
 	if (p)
 		proc_exited(c, p, r->ts_ns);
+	/* the ring is in order: nothing more will come from its calls */
+	close_open(c, (pid_t)r->pid, r->ts_ns);
 	return 0;
 }
 
@@ -699,6 +832,7 @@ int collector_handle(void *ctx, void *data, size_t size)
 
 static void drop_proc(struct collector *c, struct proc *p)
 {
+	close_open(c, p->pid, p->exit_ns);
 	if (c->stk)
 		stack_forget_pid(c->stk, p->pid);
 	hmap_del(&c->procs, (uint64_t)p->pid);
@@ -777,6 +911,10 @@ void collector_free(struct collector *c)
 		free(e);
 	}
 	hmap_free(&c->elfs);
+	i = 0;
+	while (hmap_next(&c->open, &i, &k, &v))
+		free(v);
+	hmap_free(&c->open);
 	stack_table_free(c->stk);
 	intern_free(c->strs);
 	free(c);

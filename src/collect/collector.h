@@ -54,7 +54,17 @@ int collector_handle(void *ctx, void *data, size_t size);
 int collector_emit(struct collector *c, const struct gb_event *ev);
 /* Time passed: what the join can release now goes to the sink */
 void collector_tick(struct collector *c, uint64_t now_ns);
-/* End of input: everything the join holds goes to the sink */
+/*
+ * Calls that can block are announced at entry and held until they end.
+ * The ones open now, each as an in-flight event (GB_EF_INFLIGHT, dur_ns =
+ * how long it has been running at now_ns), to fn; returns how many.
+ */
+unsigned collector_open_calls(struct collector *c, uint64_t now_ns,
+			      void (*fn)(void *ctx, const struct gb_event *ev), void *ctx);
+/* The oldest open call running longer than min_ns that was not reported before */
+bool collector_stuck_call(struct collector *c, uint64_t now_ns, uint64_t min_ns,
+			  struct gb_event *out);
+/* End of input: calls still open go to the sink as in flight, then all the join holds */
 void collector_finish(struct collector *c);
 /* Release state of processes that exited more than grace_ns ago */
 void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns);

@@ -237,7 +237,8 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 		if ((ti->tflags & GB_TF_LEAN_RET) && !l->o.launch_rets)
 			ret = false;
 		offs[n] = probe_offset(lib->path, off);
-		cookies[n++] = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0);
+		cookies[n++] = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0) |
+			       (ret && gb_type_can_block(t) ? GB_COOKIE_F_OPEN : 0);
 	}
 	if (!n)
 		return 0;

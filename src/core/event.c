@@ -56,6 +56,19 @@ const char *gb_type_name(unsigned type)
 	return type < GB_T__COUNT ? types[type].name : "?";
 }
 
+bool gb_type_can_block(unsigned type)
+{
+	const struct gb_type_info *ti = gb_type_info(type);
+
+	if (!ti || !(ti->tflags & GB_TF_RET))
+		return false;
+	switch (ti->cat) {
+	case GB_CAT_SYNC: case GB_CAT_COPY: case GB_CAT_MEMSET: case GB_CAT_ALLOC: case GB_CAT_FREE:
+		return true;
+	}
+	return ti->tflags & GB_TF_BLOCKS;
+}
+
 int gb_type_by_name(const char *name)
 {
 	unsigned i;

@@ -25,6 +25,13 @@
 #define GB_EF_ARG	0x100	/* arg is valid (XRay logged argument ...) */
 #define GB_EF_NESTED	0x200	/* made inside another traced call of its thread (the driver
 				 * call of a runtime call): summaries count the outermost */
+#define GB_EF_INFLIGHT	0x400	/* the call had not returned when the trace was written, its
+				 * process died or the trace was dumped: dur_ns is how long it
+				 * had been running then ("state": "in_flight", in_flight_ns) */
+#define GB_EF_ATTACHED	0x800	/* found blocked in this call when the tracer attached
+				 * ("state": "blocked_at_attach"): ts_ns is the attach time,
+				 * its start is unknown; aux[0] = ns it had been off CPU then
+				 * (0: unknown) */
 
 /*
  * Timing provenance of a kernel: how its device time is known.
@@ -93,7 +100,9 @@ struct gb_type_info {
 };
 
 const struct gb_type_info *gb_type_info(unsigned type);
-const char *gb_type_name(unsigned type);		/* "?" when out of range */
+const char *gb_type_name(unsigned type);
+/* syncs, copies, memsets, allocations, frees, module loads: announced at entry (GB_RF_OPEN) */
+bool gb_type_can_block(unsigned type);		/* "?" when out of range */
 int gb_type_by_name(const char *name);			/* -1 if unknown */
 const char *gb_api_name(unsigned api);			/* "cuda-driver" ... */
 const char *gb_cat_name(unsigned cat);			/* "launch" ... */
@@ -103,6 +112,20 @@ const char *gb_prov_name(unsigned prov);		/* "device" ... or NULL */
 static inline bool gb_event_outermost(const struct gb_event *e)
 {
 	return !(e->flags & GB_EF_NESTED);
+}
+
+/* a span on a timeline: a measured duration, or a call still running when last seen */
+static inline bool gb_event_span(const struct gb_event *e)
+{
+	return e->flags & (GB_EF_DUR | GB_EF_INFLIGHT);
+}
+
+/* "in_flight", "blocked_at_attach" or NULL (a call that returned, an instant) */
+static inline const char *gb_event_state(const struct gb_event *e)
+{
+	if (e->flags & GB_EF_ATTACHED)
+		return "blocked_at_attach";
+	return e->flags & GB_EF_INFLIGHT ? "in_flight" : NULL;
 }
 
 static inline unsigned gb_event_cat(const struct gb_event *e)

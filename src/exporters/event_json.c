@@ -28,6 +28,13 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 	gb_json_uint_field(j, "ts_ns", ev->ts_ns);
 	if (ev->flags & GB_EF_DUR)
 		gb_json_uint_field(j, "dur_ns", ev->dur_ns);
+	if (gb_event_state(ev)) {
+		gb_json_string_field(j, "state", gb_event_state(ev));
+		if (ev->flags & GB_EF_INFLIGHT)
+			gb_json_uint_field(j, "in_flight_ns", ev->dur_ns);
+		if ((ev->flags & GB_EF_ATTACHED) && ev->aux[0])
+			gb_json_uint_field(j, "off_cpu_ns", ev->aux[0]);
+	}
 	gb_json_uint_field(j, "pid", ev->pid);
 	gb_json_uint_field(j, "tid", ev->tid);
 	if (ev->ns_pid && (ev->ns_pid != ev->pid || ev->ns_tid != ev->tid)) {

@@ -451,7 +451,7 @@ static bool inside_launch(struct gb_exporter *ex, int32_t ti, const struct gb_ev
 	const struct gb_track *t = &ex->tracks[ti];
 	unsigned d = t->depth;
 
-	if (ev->flags & GB_EF_DUR)	/* the event itself is on top of the stack */
+	if (gb_event_span(ev))	/* the event itself is on top of the stack */
 		d = d ? d - 1 : 0;
 	return d && gb_event_cat(&t->stk[d - 1].ev) == GB_CAT_LAUNCH;
 }
@@ -465,7 +465,7 @@ static void host_event(struct gb_exporter *ex, const struct gb_event *ev, struct
 	bool added;
 
 	s->name = host_name(ex, ev, cat);
-	if (ev->flags & GB_EF_DUR) {
+	if (gb_event_span(ev)) {
 		if (cat == GB_CAT_LAUNCH && expected && !ex->want_split &&
 		    !xmap_get(&ex->active, &k, NULL)) {
 			xmap_put(&ex->active, &k, &added);
@@ -508,7 +508,7 @@ static void process(struct gb_exporter *ex, const struct gb_event *ev)
 	maybe_split(ex, ts);
 	s.ts = ts;
 	s.end = ts;
-	if (ev->flags & GB_EF_DUR)	/* saturate: Perfetto timestamps are int64 */
+	if (gb_event_span(ev))	/* saturate: Perfetto timestamps are int64 */
 		s.end = ev->dur_ns < TS_MAX - ts ? ts + ev->dur_ns : TS_MAX;
 	if (ev->type == GB_T_drops) {
 		if (ex->collector < 0)
@@ -530,8 +530,8 @@ static void process(struct gb_exporter *ex, const struct gb_event *ev)
 static int batch_cmp(const void *a, const void *b)
 {
 	const struct gb_event *x = a, *y = b;
-	uint64_t dx = x->flags & GB_EF_DUR ? x->dur_ns : 0;
-	uint64_t dy = y->flags & GB_EF_DUR ? y->dur_ns : 0;
+	uint64_t dx = gb_event_span(x) ? x->dur_ns : 0;
+	uint64_t dy = gb_event_span(y) ? y->dur_ns : 0;
 
 	if (dx != dy)
 		return dx > dy ? -1 : 1;

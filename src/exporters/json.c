@@ -300,6 +300,11 @@ static void args(struct gb_exporter *ex, const struct gb_event *ev)
 		key(&a, "ret");
 		put_i64(a.b, ev->ret);
 	}
+	if (gb_event_state(ev)) {
+		arg_s(ex, &a, "state", gb_event_state(ev));
+		if (ev->flags & GB_EF_INFLIGHT)
+			arg_u(&a, "in_flight_ns", ev->dur_ns);
+	}
 	if (a.any)
 		gb_buf_putc(a.b, '}');
 }

@@ -66,13 +66,13 @@ enum ann {
 	A_KERNEL, A_FUNC_ID, A_ARG, A_GRID, A_BLOCK, A_SHMEM, A_STREAM, A_BYTES,
 	A_KIND, A_PTR, A_SRC, A_HANDLE, A_CORR_ID, A_TIMING, A_DETAIL, A_DEVICE,
 	A_PID, A_RET, A_ARG_FAULT, A_STACK_ID, A_COUNT, A_CPU, A_CUPTI_DROPPED,
-	A_RATE_LIMITED, A_STACK, A__N
+	A_RATE_LIMITED, A_STACK, A_STATE, A_IN_FLIGHT_NS, A__N
 };
 static const char *const ann_names[A__N] = {
 	"kernel", "func_id", "arg", "grid", "block", "shmem", "stream", "bytes",
 	"kind", "ptr", "src", "handle", "corr_id", "timing", "detail", "device",
 	"pid", "ret", "arg_fault", "stack_id", "count", "cpu", "cupti_dropped",
-	"rate_limited", "stack",
+	"rate_limited", "stack", "state", "in_flight_ns",
 };
 
 struct pf {
@@ -252,6 +252,11 @@ static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_even
 		da_u(ex, pf, A_ARG_FAULT, DA_BOOL, 1);
 	if (ev->flags & GB_EF_RET)
 		da_u(ex, pf, A_RET, DA_INT, (uint64_t)ev->ret);
+	if (gb_event_state(ev)) {
+		da_istr(ex, pf, A_STATE, gb_event_state(ev));
+		if (ev->flags & GB_EF_INFLIGHT)
+			da_u(ex, pf, A_IN_FLIGHT_NS, DA_UINT, ev->dur_ns);
+	}
 }
 
 /* ---- packets ---- */

@@ -4,9 +4,15 @@
  * made from names so a test can predict them; allocations hand out
  * increasing addresses.
  */
+#include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 #include "fake_cuda.h"
 
 #define NOINLINE __attribute__((noinline, visibility("default")))
@@ -99,7 +105,35 @@ NOINLINE CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { return p ? CUDA_SU
 NOINLINE CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return CUDA_SUCCESS; }
 NOINLINE CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return CUDA_SUCCESS; }
 NOINLINE CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { return CUDA_SUCCESS; }
-NOINLINE CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { return CUDA_SUCCESS; }
+/*
+ * Blocking on demand (tests of calls in flight, `gpubpf stuck`): a sync of
+ * FAKE_STREAM_BLOCK or a DtoH copy of FAKE_BLOCK_BYTES waits in a futex, as
+ * the real driver does, until the file $FAKE_CUDA_RELEASE exists; each
+ * blocked thread first appends its tid to $FAKE_CUDA_BLOCKED. A sync of
+ * FAKE_STREAM_FAULT fails like a kernel that touched a bad address.
+ */
+static int futex_word;
+
+static void block_until_released(void)
+{
+	const char *rel = getenv("FAKE_CUDA_RELEASE"), *log = getenv("FAKE_CUDA_BLOCKED");
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	FILE *f;
+
+	if (log && (f = fopen(log, "a"))) {
+		fprintf(f, "%ld\n", (long)syscall(SYS_gettid));
+		fclose(f);
+	}
+	while (rel && access(rel, F_OK))
+		syscall(SYS_futex, &futex_word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+}
+
+NOINLINE CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
+{
+	if (n == FAKE_BLOCK_BYTES)
+		block_until_released();
+	return CUDA_SUCCESS;
+}
 NOINLINE CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { return CUDA_SUCCESS; }
 NOINLINE CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { return CUDA_SUCCESS; }
 NOINLINE CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { return CUDA_SUCCESS; }
@@ -112,6 +146,11 @@ NOINLINE CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned int v, size_t n) { retu
 NOINLINE CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { return CUDA_SUCCESS; }
 NOINLINE CUresult cuMemsetD32Async(CUdeviceptr p, unsigned int v, size_t n, CUstream s) { return CUDA_SUCCESS; }
 NOINLINE CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
-NOINLINE CUresult cuStreamSynchronize(CUstream s) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuStreamSynchronize(CUstream s)
+{
+	if (s == FAKE_STREAM_BLOCK)
+		block_until_released();
+	return s == FAKE_STREAM_FAULT ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS;
+}
 NOINLINE CUresult cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
 NOINLINE CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { return CUDA_SUCCESS; }

@@ -42,6 +42,12 @@ typedef struct CUDA_MEMCPY2D_st {
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_INVALID_HANDLE 400
 #define CUDA_ERROR_NOT_FOUND 500
+#define CUDA_ERROR_ILLEGAL_ADDRESS 700
+
+/* fake_cuda.c's behaviour on demand: block until released, fail */
+#define FAKE_STREAM_BLOCK	((CUstream)0xb10c)
+#define FAKE_STREAM_FAULT	((CUstream)0xfa17)
+#define FAKE_BLOCK_BYTES	((size_t)0xb10c)
 
 CUresult cuInit(unsigned int flags);
 CUresult cuModuleLoad(CUmodule *m, const char *fname);
