@@ -706,15 +706,40 @@ static __always_inline bool group_dead(void)
 	return t->signal->live.counter == 0;
 }
 
+/* signals whose default action dumps core: a crash (SIGQUIT ILL TRAP ABRT BUS FPE SEGV XCPU XFSZ SYS) */
+#define GB_CORE_SIGS	((1u << 3) | (1u << 4) | (1u << 5) | (1u << 6) | (1u << 7) | (1u << 8) | \
+			 (1u << 11) | (1u << 24) | (1u << 25) | (1u << 31))
+
+/* the signal that killed the group if it was a crash, else 0 */
+static __always_inline __u32 crash_signal(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 code = t->exit_code, sig = code & 0x7f;
+
+	if ((code & 0xff00) || sig >= 32 || !(GB_CORE_SIGS & (1u << sig)))
+		return 0;
+	return sig;
+}
+
 SEC("tracepoint/sched/sched_process_exit")
 int gb_exit(void *ctx)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, sig;
+	struct gb_rec *r;
 
 	if (!traced(tgid) || !group_dead())
 		return 0;
-	if (exit_notices)
-		gb_notify(GB_REC_EXIT, GB_DROP_CTL);
+	sig = crash_signal();
+	if (exit_notices || sig) {
+		/* a crash is said even when the side-band stream has the exits:
+		 * it does not carry the signal (ret = the signal number) */
+		r = gb_reserve(sizeof(*r), GB_DROP_CTL);
+		if (r) {
+			gb_fill_rec(r, GB_REC_EXIT, GB_T_none);
+			r->ret = (__s32)sig;
+			bpf_ringbuf_submit(r, 0);
+		}
+	}
 	/* its records are already in the ring; a reused pid starts untraced */
 	if (filter_pids)
 		bpf_map_delete_elem(&targets, &tgid);

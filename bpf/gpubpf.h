@@ -220,7 +220,8 @@ enum gb_rec_kind {
 	GB_REC_NAME,		/* a handle got a name (struct gb_name_rec) */
 	GB_REC_EXEC,		/* a traced process exec'd: rescan its mappings */
 	GB_REC_DLOPEN,		/* the dynamic loader changed a link map */
-	GB_REC_EXIT,		/* a traced process exited */
+	GB_REC_EXIT,		/* a traced process exited; ret: the signal if it crashed
+				 * (a core-dumping signal), else 0 */
 	GB_REC_STACK,		/* registers + user stack copy for one call (struct gb_stack_rec) */
 	GB_REC_PYSTACK,		/* CPython frames at one call (struct gb_py_rec) */
 };

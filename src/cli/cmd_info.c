@@ -185,7 +185,7 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 	}
 }
 
-/* groups of the trace's notes info shows: the ioctl tracer's, discovery's */
+/* groups of the trace's notes info shows: the ioctl tracer's, discovery's, a flight dump's */
 static const struct note_group {
 	const char *title, *json;
 	const char *keys[5];	/* "group.key"; the part after the dot is shown */
@@ -194,6 +194,9 @@ static const struct note_group {
 	  { "ioctl.source", "ioctl.reason", "ioctl.layouts", "ioctl.devmem" } },
 	{ "discovery", "discovery",
 	  { "discovery.source", "discovery.reason", "discovery.not_traced", "discovery.lost" } },
+	{ "flight recorder dump", "flight",
+	  { "flight.trigger", "flight.dump", "flight.window_s", "flight.evicted_by_memory",
+	    "flight.suppressed_triggers" } },
 };
 
 #define NGROUPS (sizeof(note_groups) / sizeof(note_groups[0]))

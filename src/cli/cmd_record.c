@@ -55,6 +55,25 @@ static const char usage_text[] =
 "      --cupti            with -- COMMAND: also load that library into the command\n"
 "                         (sets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH)\n"
 "      --ready-file FILE  create FILE once every probe is attached (for scripts)\n"
+"\n"
+"Flight recorder (incidents):\n"
+"      --flight SECS      keep the last SECS seconds of events in memory instead of\n"
+"                         writing them; write them as a normal trace when triggered:\n"
+"                         SIGUSR1 to the recorder, `gpubpf dump`, a traced process\n"
+"                         dying of a crash signal (SEGV, ABRT, BUS, ILL, FPE ...), or\n"
+"                         the triggers below. Dumps go to -o's name numbered:\n"
+"                         trace.sbt -> trace.1.sbt, trace.2.sbt ...; calls still\n"
+"                         running are in each dump, in flight\n"
+"      --flight-mem SIZE  memory bound of the window (default 64M): the oldest go first\n"
+"      --trigger-on-error[=CODES]  dump when a traced call returns one of CODES\n"
+"                         (numbers or names, comma separated; default: the errors\n"
+"                         that leave a CUDA/HIP context unusable: 214 ECC, 700 illegal\n"
+"                         address, 702 launch timeout, 710 assert, 714-719 hardware\n"
+"                         stack, illegal instruction, misaligned/invalid address, PC,\n"
+"                         launch failure)\n"
+"      --trigger-stuck SECS  dump when a call has been running longer than SECS\n"
+"                         Automatic triggers are rate limited: at most one dump a\n"
+"                         second, the same error of the same process once a window.\n"
 "  -v, --verbose          say which libraries and probes were attached\n"
 "  -h, --help             this text\n"
 "\n"
@@ -67,10 +86,12 @@ static const char usage_text[] =
 "EXAMPLES:\n"
 "  sudo gpubpf record -a -o trace.sbt                   # every process, until Ctrl-C\n"
 "  sudo gpubpf record -p 4242 -p 4250 -d 30 -o job.sbt  # running processes, 30 s\n"
-"  sudo gpubpf record -o run.sbt -- ./train --epochs 1  # a command and its children\n";
+"  sudo gpubpf record -o run.sbt -- ./train --epochs 1  # a command and its children\n"
+"  sudo gpubpf record -a --flight 30 --trigger-on-error -o incident.sbt  # always on\n";
 
 enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR,
-       OPT_STACK, OPT_PYTHON, OPT_IOCTL, OPT_IOCTL_DEV };
+       OPT_STACK, OPT_PYTHON, OPT_IOCTL, OPT_IOCTL_DEV, OPT_FLIGHT, OPT_FLIGHT_MEM, OPT_TRIG_ERR,
+       OPT_TRIG_STUCK };
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -89,10 +110,50 @@ static const struct option long_opts[] = {
 	{ "python", no_argument, NULL, OPT_PYTHON },
 	{ "ioctl", no_argument, NULL, OPT_IOCTL },
 	{ "ioctl-dev", required_argument, NULL, OPT_IOCTL_DEV },
+	{ "flight", required_argument, NULL, OPT_FLIGHT },
+	{ "flight-mem", required_argument, NULL, OPT_FLIGHT_MEM },
+	{ "trigger-on-error", optional_argument, NULL, OPT_TRIG_ERR },
+	{ "trigger-stuck", required_argument, NULL, OPT_TRIG_STUCK },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
+
+static int parse_secs(const char *arg, uint64_t *ns, const char *opt, const char *example)
+{
+	char *end;
+	double d = strtod(arg, &end);
+
+	if (end == arg || *end || !(d > 0) || d > 86400 * 365) {
+		gb_err("bad %s '%s': give seconds, e.g. %s", opt, arg, example);
+		return -1;
+	}
+	*ns = (uint64_t)(d * 1e9);
+	return 0;
+}
+
+/* --trigger-on-error=700,CUDA_ERROR_LAUNCH_FAILED,... */
+static int parse_codes(struct record_opts *o, const char *arg)
+{
+	char buf[512], *save = NULL, *t;
+	int code;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		code = gb_error_code_parse(t);
+		if (code < 0 || o->nerror_codes >= 32) {
+			gb_err("bad --trigger-on-error code '%s': give return codes as numbers or names, at most 32, e.g. --trigger-on-error=700,719 or =CUDA_ERROR_ILLEGAL_ADDRESS",
+			       t);
+			return -1;
+		}
+		o->error_codes[o->nerror_codes++] = code;
+	}
+	if (!o->nerror_codes) {
+		gb_err("empty --trigger-on-error=: give codes, or no '=' for the default fatal errors");
+		return -1;
+	}
+	return 0;
+}
 
 static int parse_args(struct record_opts *o, int argc, char **argv)
 {
@@ -180,6 +241,26 @@ static int parse_args(struct record_opts *o, int argc, char **argv)
 			o->ioctl_devs[o->nioctl_devs++] = optarg;
 			o->ioctl = true;
 			break;
+		case OPT_FLIGHT:
+			if (parse_secs(optarg, &o->flight_ns, "--flight", "--flight 30"))
+				return -1;
+			break;
+		case OPT_FLIGHT_MEM:
+			if (gb_parse_size(optarg, &v) || v < (1 << 20) || v > (64ull << 30)) {
+				gb_err("bad --flight-mem '%s': give a size from 1M to 64G, e.g. 256M", optarg);
+				return -1;
+			}
+			o->flight_mem = v;
+			break;
+		case OPT_TRIG_ERR:
+			o->trigger_error = true;
+			if (optarg && parse_codes(o, optarg))
+				return -1;
+			break;
+		case OPT_TRIG_STUCK:
+			if (parse_secs(optarg, &o->trigger_stuck_ns, "--trigger-stuck", "--trigger-stuck 60"))
+				return -1;
+			break;
 		case 'v':
 			gb_verbose++;
 			break;
@@ -200,6 +281,26 @@ static int parse_args(struct record_opts *o, int argc, char **argv)
 		gb_err("--cupti loads the library into a command: use it with -- COMMAND (for running processes set CUDA_INJECTION64_PATH yourself and give --cupti-lib)");
 		return -1;
 	}
+	if ((o->trigger_error || o->trigger_stuck_ns || o->flight_mem) && !o->flight_ns) {
+		gb_err("--trigger-on-error, --trigger-stuck and --flight-mem belong to the flight recorder: add --flight SECS");
+		return -1;
+	}
+	if (o->flight_ns && o->xray_dir) {
+		gb_err("--xray-dir imports the logs into the trace at the end, and --flight writes none then: import them into a dump with gpubpf import");
+		return -1;
+	}
+	if (o->flight_ns && o->perfetto) {
+		gb_err("--perfetto exports the trace at the end, and --flight writes none then: export a dump with gpubpf export");
+		return -1;
+	}
+	if (o->trigger_error && !o->nerror_codes) {
+		unsigned i;
+
+		for (i = 0; i < gb_nfatal_errors && i < 32; i++)
+			o->error_codes[o->nerror_codes++] = gb_fatal_errors[i].code;
+	}
+	if (o->flight_ns && !o->flight_mem)
+		o->flight_mem = 64ull << 20;
 	if (!o->all + !o->npids + !o->cmd != 2) {
 		gb_err("choose one target: -a (every process), -p PID, or -- COMMAND");
 		return -1;

@@ -19,6 +19,7 @@ static const struct cmd cmds[] = {
 	{ "export", cmd_export, "convert a trace to Perfetto protobuf, Chrome JSON or TraceSmith SBT" },
 	{ "merge", cmd_merge, "merge traces of several hosts or ranks onto one clock" },
 	{ "import", cmd_import, "import LLVM XRay logs (xray-log.*) into a trace" },
+	{ "dump", cmd_dump, "make the running flight recorder (record --flight) write what it holds" },
 };
 
 static void usage(FILE *f)

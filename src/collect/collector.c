@@ -619,6 +619,12 @@ unsigned collector_open_calls(struct collector *c, uint64_t now_ns,
 	return n;
 }
 
+void collector_held(struct collector *c, void (*fn)(void *ctx, const struct gb_event *ev), void *ctx)
+{
+	if (c->join)
+		cupti_join_held(c->join, fn, ctx);
+}
+
 bool collector_stuck_call(struct collector *c, uint64_t now_ns, uint64_t min_ns,
 			  struct gb_event *out)
 {
@@ -765,6 +771,8 @@ static int rec_exit(struct collector *c, const void *data, size_t size)
 		proc_exited(c, p, r->ts_ns);
 	/* the ring is in order: nothing more will come from its calls */
 	close_open(c, (pid_t)r->pid, r->ts_ns);
+	if (r->ret > 0 && p && p->has_events && c->ops.crash)
+		c->ops.crash(c->ops.ctx, (pid_t)r->pid, r->ret, thread_comm(c, p, r), r->ts_ns);
 	return 0;
 }
 

@@ -27,6 +27,8 @@ struct collector_ops {
 	void (*rescan)(void *ctx, pid_t pid);
 	/* an address in no known mapping: take what the side-band stream has now */
 	void (*sync)(void *ctx);
+	/* a process that made traced calls died of a core-dumping signal at ts */
+	void (*crash)(void *ctx, pid_t pid, int sig, const char *comm, uint64_t ts);
 	void *ctx;
 };
 
@@ -61,6 +63,8 @@ void collector_tick(struct collector *c, uint64_t now_ns);
  */
 unsigned collector_open_calls(struct collector *c, uint64_t now_ns,
 			      void (*fn)(void *ctx, const struct gb_event *ev), void *ctx);
+/* Events the join holds now (launches waiting for their device time), to fn; still held */
+void collector_held(struct collector *c, void (*fn)(void *ctx, const struct gb_event *ev), void *ctx);
 /* The oldest open call running longer than min_ns that was not reported before */
 bool collector_stuck_call(struct collector *c, uint64_t now_ns, uint64_t min_ns,
 			  struct gb_event *out);

@@ -10,17 +10,25 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cuda.skel.h"
 #include "collector.h"
 #include "discover.h"
+#include "flight.h"
 #include "host/bpfmaps.h"
 #include "core/hmap.h"
 #include "core/util.h"
+#include "core/vec.h"
 #include "cupti/cupti_attach.h"
 #include "cupti/cupti_join.h"
 #include "ioctl/ioctl.h"
@@ -31,11 +39,16 @@
 #include "stack_record.h"
 #include "xray_import/xray.h"
 
-static volatile sig_atomic_t exiting;
+static volatile sig_atomic_t exiting, dump_signal;
 
 static void on_signal(int sig)
 {
 	exiting = sig;
+}
+
+static void on_usr1(int sig)
+{
+	dump_signal = 1;
 }
 
 struct rec_ctx {
@@ -59,7 +72,67 @@ struct rec_ctx {
 	uint64_t by_cat[GB_CAT__COUNT];	/* device work counted once (outermost calls) */
 	pid_t child;
 	int go_fd;		/* write end: releases the child */
+	/* --flight: events go to memory; a trigger writes the window (flight.h) */
+	struct flight *fl;
+	const struct sbt_meta *meta;
+	char trigger[1024];	/* what asked for the next dump ("" none) */
+	bool trigger_now;	/* asked by a person: not rate limited */
+	uint64_t last_dump, last_trim, last_stuck;
+	int sock;		/* gpubpf dump's socket, listening; -1 */
+	int client;		/* a gpubpf dump waiting for its file; -1 */
+	struct hmap err_seen;	/* pid << 32 | code -> when it last triggered */
+	uint64_t suppressed;	/* automatic triggers folded into a pending one or rate limited */
+	char last_path[4096];
 };
+
+static void add_trigger(struct rec_ctx *r, bool now, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* a dump is wanted: several before it is written are all named in it */
+static void add_trigger(struct rec_ctx *r, bool now, const char *fmt, ...)
+{
+	size_t len = strlen(r->trigger);
+	va_list ap;
+
+	if (len && !now && len + 64 >= sizeof(r->trigger)) {
+		r->suppressed++;
+		return;
+	}
+	if (len)
+		len += snprintf(r->trigger + len, sizeof(r->trigger) - len, "; ");
+	va_start(ap, fmt);
+	if (len < sizeof(r->trigger))
+		vsnprintf(r->trigger + len, sizeof(r->trigger) - len, fmt, ap);
+	va_end(ap);
+	r->trigger_now |= now;
+}
+
+/* --trigger-on-error: a CUDA/HIP call returned one of the codes (once a window per process and code) */
+static void error_trigger(struct rec_ctx *r, const struct gb_event *ev)
+{
+	uint64_t key, last;
+	const char *name;
+	unsigned i;
+
+	if (!(ev->flags & GB_EF_RET) || !ev->ret || ev->ret > 0x7fffffff || ev->ret < 0 ||
+	    (ev->api != GB_API_CUDA_DRV && ev->api != GB_API_CUDA_RT && ev->api != GB_API_HIP))
+		return;
+	for (i = 0; i < r->o->nerror_codes && r->o->error_codes[i] != ev->ret; i++)
+		;
+	if (i == r->o->nerror_codes)
+		return;
+	key = (uint64_t)ev->pid << 32 | (uint32_t)ev->ret;
+	last = (uintptr_t)hmap_get(&r->err_seen, key);
+	if (last && ev->ts_ns < last + r->o->flight_ns) {
+		r->suppressed++;
+		return;
+	}
+	hmap_put(&r->err_seen, key, (void *)(uintptr_t)(ev->ts_ns | 1));
+	name = gb_error_code_name((int)ev->ret);
+	add_trigger(r, false, "error %lld%s%s%s from %s in pid %u (%s) tid %u", (long long)ev->ret,
+		    name ? " (" : "", name ? name : "", name ? ")" : "", gb_type_name(ev->type),
+		    ev->pid, ev->comm ? ev->comm : "?", ev->tid);
+}
 
 /* the collector's sink: every event, of every kind, counted for the summary */
 static int sink_event(void *ctx, const struct gb_event *ev)
@@ -69,10 +142,17 @@ static int sink_event(void *ctx, const struct gb_event *ev)
 
 	if (r->write_err)
 		return -1;
-	err = sbt_writer_add(r->w, ev);
-	if (err) {
-		r->write_err = err;
-		return -1;
+	if (r->fl) {
+		if (flight_add(r->fl, ev))
+			return 0;	/* out of memory: this event is lost, not the recording */
+		if (r->o->trigger_error)
+			error_trigger(r, ev);
+	} else {
+		err = sbt_writer_add(r->w, ev);
+		if (err) {
+			r->write_err = err;
+			return -1;
+		}
 	}
 	r->written++;
 	if (!hmap_get(&r->pids, ev->pid))
@@ -95,6 +175,17 @@ static void sink_sync(void *ctx)
 	struct rec_ctx *r = ctx;
 
 	discover_poll(r->disc);
+}
+
+static void sink_crash(void *ctx, pid_t pid, int sig, const char *comm, uint64_t ts)
+{
+	struct rec_ctx *r = ctx;
+	const char *name = sigabbrev_np(sig);
+
+	gb_dbg("pid %d (%s) died of SIG%s", (int)pid, comm ? comm : "?", name ? name : "?");
+	if (r->fl)
+		add_trigger(r, false, "crash: pid %d (%s) killed by SIG%s", (int)pid, comm ? comm : "?",
+			    name ? name : "?");
 }
 
 /* one counter of the per-CPU drops map (GB_DROP_*), per CPU and summed */
@@ -298,21 +389,21 @@ static int attach_libs(struct rec_ctx *r)
 }
 
 /* how libraries were found, and what was found and not traced */
-static void note_discovery(struct rec_ctx *r)
+static void note_discovery(struct rec_ctx *r, struct sbt_writer *w)
 {
 	const char *nt = libs_notes(r->libs);
 
-	sbt_writer_note(r->w, "discovery.source", r->disc ? "perf-sideband" : "loader-hook");
-	sbt_writer_note(r->w, "discovery.reason", r->disc ?
+	sbt_writer_note(w, "discovery.source", r->disc ? "perf-sideband" : "loader-hook");
+	sbt_writer_note(w, "discovery.reason", r->disc ?
 			"kernel mmap2/comm/fork/exit records: sees every loader, container and static runtime without a probe" :
 			r->disc_why);
 	if (*nt)
-		sbt_writer_note(r->w, "discovery.not_traced", nt);
+		sbt_writer_note(w, "discovery.not_traced", nt);
 	if (discover_lost(r->disc)) {
 		char v[32];
 
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)discover_lost(r->disc));
-		sbt_writer_note(r->w, "discovery.lost", v);
+		sbt_writer_note(w, "discovery.lost", v);
 	}
 }
 
@@ -327,6 +418,195 @@ static void import_xray(struct rec_ctx *r, const struct sbt_meta *m)
 		gb_warn("--xray-dir %s: %s", r->o->xray_dir, msg);
 	else
 		gb_dbg("imported %d XRay logs from %s", n, r->o->xray_dir);
+}
+
+/* --- the flight recorder's triggers and dumps --- */
+
+/*
+ * The socket `gpubpf dump` connects to, in a directory only root (the
+ * recorder's user) can enter: whoever reaches it may ask for a dump.
+ */
+static int flight_listen(struct rec_ctx *r)
+{
+	char dir[256], path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd;
+
+	if (flight_socket_path(dir, sizeof(dir), path, sizeof(path))) {
+		gb_err("the flight recorder's socket path is too long: set GPUBPF_RUN_DIR to a shorter directory");
+		return -1;
+	}
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		gb_err("cannot create %s: %s; run as root (gpubpf dump finds the flight recorder there)", dir, strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		gb_err("%s must be a directory of yours that nobody else can write (mode 0700): remove it and retry", dir);
+		return -1;
+	}
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		gb_err("cannot create the flight recorder's socket: %s", strerror(errno));
+		return -1;
+	}
+	if (!connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		gb_err("another flight recorder is running (it listens on %s): stop it first, or use gpubpf dump", path);
+		close(fd);
+		return -1;
+	}
+	unlink(path);	/* a recorder that was killed left it */
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || chmod(path, 0600) || listen(fd, 4) ||
+	    fcntl(fd, F_SETFL, O_NONBLOCK)) {
+		gb_err("cannot listen on %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	r->sock = fd;
+	return 0;
+}
+
+static void flight_unlisten(struct rec_ctx *r)
+{
+	char dir[256], path[108];
+
+	if (r->sock < 0)
+		return;
+	close(r->sock);
+	r->sock = -1;
+	if (!flight_socket_path(dir, sizeof(dir), path, sizeof(path)))
+		unlink(path);
+}
+
+static void reply(struct rec_ctx *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply(struct rec_ctx *r, const char *fmt, ...)
+{
+	char b[4200];
+	va_list ap;
+	int n;
+
+	if (r->client < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b, sizeof(b), fmt, ap);
+	va_end(ap);
+	if (n > 0 && send(r->client, b, (size_t)n < sizeof(b) ? (size_t)n : sizeof(b) - 1, MSG_NOSIGNAL) < 0)
+		gb_dbg("gpubpf dump went away: %s", strerror(errno));
+	close(r->client);
+	r->client = -1;
+}
+
+/* one request per connection: "dump\n"; the answer is "ok PATH\n" or "error WHY\n" */
+static void flight_accept(struct rec_ctx *r)
+{
+	struct pollfd p;
+	char req[64];
+	ssize_t n;
+	int fd;
+
+	if (r->sock < 0 || r->client >= 0)
+		return;	/* one at a time: the next waits in the backlog */
+	fd = accept4(r->sock, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	n = poll(&p, 1, 1000) == 1 ? recv(fd, req, sizeof(req) - 1, 0) : -1;
+	if (n < 5 || strncmp(req, "dump\n", 5)) {
+		static const char bad[] = "error unknown request: gpubpf dump sends \"dump\"\n";
+
+		if (send(fd, bad, sizeof(bad) - 1, MSG_NOSIGNAL) < 0)
+			gb_dbg("bad request on the flight socket");
+		close(fd);
+		return;
+	}
+	r->client = fd;
+	add_trigger(r, true, "request (gpubpf dump)");
+}
+
+struct evvec {
+	struct gb_event *v;
+	unsigned n, cap;
+};
+
+static void collect_ev(void *ctx, const struct gb_event *ev)
+{
+	struct evvec *x = ctx;
+
+	if (!GB_GROW(x->v, x->cap, x->n + 1))
+		x->v[x->n++] = *ev;
+}
+
+static void dump_notes(void *ctx, struct sbt_writer *w)
+{
+	struct rec_ctx *r = ctx;
+
+	note_discovery(r, w);
+	if (r->suppressed) {
+		char v[32];
+
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)r->suppressed);
+		sbt_writer_note(w, "flight.suppressed_triggers", v);
+	}
+}
+
+#define FLIGHT_MAX_DUMPS	1000
+#define FLIGHT_GAP_NS		1000000000ull	/* automatic dumps: at most one a second */
+
+static void flight_write(struct rec_ctx *r, uint64_t now)
+{
+	const struct flight_stats *fs = flight_stats(r->fl);
+	struct evvec x = { 0 };
+	char path[4096];
+	int err;
+
+	/* what is not in the window's memory yet: calls still running, launches
+	 * the join holds for their device time */
+	collector_open_calls(r->col, now, collect_ev, &x);
+	collector_held(r->col, collect_ev, &x);
+	err = flight_dump(r->fl, r->meta, now, gb_now_real_ns(), r->trigger, x.v, x.n,
+			  dump_notes, r, path, sizeof(path));
+	free(x.v);
+	if (err) {
+		gb_warn("flight recorder: cannot write the dump for \"%s\": %s; free space or choose another -o",
+			r->trigger, strerror(-err));
+		reply(r, "error cannot write the dump: %s\n", strerror(-err));
+	} else {
+		fprintf(stderr, "gpubpf: dump %u (%s): %s\n", fs->dumps, r->trigger, path);
+		snprintf(r->last_path, sizeof(r->last_path), "%s", path);
+		reply(r, "ok %s\n", path);
+	}
+	r->trigger[0] = 0;
+	r->trigger_now = false;
+	r->last_dump = now;
+}
+
+/* once per loop: requests, stuck calls, the window's end, a dump when one is due */
+static void flight_step(struct rec_ctx *r, uint64_t now)
+{
+	struct gb_event ev;
+
+	if (dump_signal) {
+		dump_signal = 0;
+		add_trigger(r, true, "signal SIGUSR1");
+	}
+	flight_accept(r);
+	if (r->o->trigger_stuck_ns && now - r->last_stuck >= 250000000ull) {
+		r->last_stuck = now;
+		while (collector_stuck_call(r->col, now, r->o->trigger_stuck_ns, &ev))
+			add_trigger(r, false, "stuck: %s in pid %u (%s) tid %u running for %.1f s",
+				    gb_type_name(ev.type), ev.pid, ev.comm ? ev.comm : "?", ev.tid, ev.dur_ns / 1e9);
+	}
+	if (now - r->last_trim >= 200000000ull) {
+		r->last_trim = now;
+		flight_trim(r->fl, now);
+	}
+	if (!r->trigger[0])
+		return;
+	if (!r->trigger_now && (now - r->last_dump < FLIGHT_GAP_NS ||
+				flight_stats(r->fl)->dumps >= FLIGHT_MAX_DUMPS))
+		return;		/* rate limited: it waits, later triggers join it */
+	flight_write(r, now);
 }
 
 /*
@@ -418,6 +698,8 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 			break;
 		now = gb_now_mono_ns();
 		collector_tick(r->col, now);
+		if (r->fl)
+			flight_step(r, now);
 		/* all written before now has been read: what exited before is done */
 		if (!backlog)
 			collector_reap(r->col, now, 2000000000ull);
@@ -443,9 +725,9 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 
 int recorder_run(struct record_opts *o, int argc, char **argv)
 {
-	struct rec_ctx r = { .o = o, .go_fd = -1 };
+	struct rec_ctx r = { .o = o, .go_fd = -1, .sock = -1, .client = -1 };
 	struct collector_ops ops = { .event = sink_event, .rescan = sink_rescan, .sync = sink_sync,
-				     .ctx = &r };
+				     .crash = sink_crash, .ctx = &r };
 	struct sbt_meta meta;
 	struct sigaction sa = { .sa_handler = on_signal };
 	unsigned ncpu = libbpf_num_possible_cpus();
@@ -457,13 +739,31 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 		return 1;
 	session_log_init();
 	sbt_meta_init(&meta, argc, argv);
-	err = sbt_writer_open(&r.w, o->output, &meta);
+	r.meta = &meta;
+	if (o->flight_ns) {
+		/* nothing streams to disk: notes made while recording go nowhere,
+		 * each dump writes its own */
+		int mfd = memfd_create("gpubpf-flight", MFD_CLOEXEC);
+
+		err = mfd < 0 ? -errno : sbt_writer_fdopen(&r.w, mfd, &meta);
+		if (!err && flight_listen(&r)) {
+			sbt_writer_abort(r.w);
+			return 1;
+		}
+	} else {
+		err = sbt_writer_open(&r.w, o->output, &meta);
+	}
 	if (err) {
 		gb_err("cannot write %s: %s; choose another -o path", o->output, strerror(-err));
 		return 1;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (o->flight_ns) {
+		struct sigaction su = { .sa_handler = on_usr1 };
+
+		sigaction(SIGUSR1, &su, NULL);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	if (open_bpf(&r) || attach_libs(&r))
 		goto cleanup;
@@ -482,7 +782,16 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	collector_set_join(r.col, r.join);
 	if (r.ioctl)
 		collector_set_ioctl(r.col, ioctl_attach_decoder(r.ioctl));
-	if (stack_setup_collector(&o->stack, r.skel, r.col, r.w)) {
+	if (o->flight_ns) {
+		struct flight_opts fo = { .window_ns = o->flight_ns, .mem_bytes = o->flight_mem,
+					  .output = o->output };
+
+		r.fl = flight_new(&fo, collector_strings(r.col));
+		if (!r.fl || stack_setup_collector_cb(&o->stack, r.col, flight_add_stack, r.fl)) {
+			gb_err("cannot set up the flight recorder: out of memory");
+			goto cleanup;
+		}
+	} else if (stack_setup_collector(&o->stack, r.skel, r.col, r.w)) {
 		gb_err("cannot set up call stacks: out of memory");
 		goto cleanup;
 	}
@@ -511,9 +820,23 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 		r.w = NULL;
 		goto cleanup;
 	}
+	if (r.fl) {
+		const struct flight_stats *fs = flight_stats(r.fl);
+
+		fprintf(stderr, "gpubpf: flight recorder: %llu events in %.1f s from %llu processes, %u dumps%s%s\n",
+			(unsigned long long)r.written, (gb_now_mono_ns() - start) / 1e9,
+			(unsigned long long)r.pids.n, fs->dumps, fs->dumps ? ", the last " : "",
+			fs->dumps ? r.last_path : " (trigger one with SIGUSR1 or gpubpf dump)");
+		if (drops)
+			fprintf(stderr, "gpubpf: %llu events dropped (ring buffer full): use a larger --ring-size\n",
+				(unsigned long long)drops);
+		stack_report(r.skel, r.col);
+		ret = 0;
+		goto cleanup;	/* the writer held notes only */
+	}
 	if (o->xray_dir)
 		import_xray(&r, &meta);
-	note_discovery(&r);
+	note_discovery(&r, r.w);
 	if (r.ioctl) {
 		char dm[2048];
 
@@ -543,6 +866,10 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 cleanup:
 	if (r.w)
 		sbt_writer_abort(r.w);
+	reply(&r, "error the flight recorder stopped\n");
+	flight_unlisten(&r);
+	flight_free(r.fl);
+	hmap_free(&r.err_seen);
 	if (r.go_fd >= 0)
 		close(r.go_fd);	/* the child sees EOF and exits without running */
 	if (r.child > 0)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "collect/flight.h"
 #include "collect/stack_record.h"
 
 #define RECORD_MAX_PIDS 256
@@ -31,7 +32,16 @@ struct record_opts {
 	bool ioctl;		/* --ioctl: GPU driver ioctls (src/ioctl/) */
 	const char *ioctl_devs[16];	/* --ioctl-dev specs */
 	unsigned nioctl_devs;
+	/* --flight SECS: keep the last SECS in memory, dump on a trigger (flight.h) */
+	uint64_t flight_ns;
+	uint64_t flight_mem;		/* --flight-mem (default 64M) */
+	bool trigger_error;		/* --trigger-on-error */
+	int error_codes[32];		/* the codes it triggers on */
+	unsigned nerror_codes;
+	uint64_t trigger_stuck_ns;	/* --trigger-stuck SECS, 0 = off */
 };
+
+
 
 /*
  * Record until Ctrl-C, -d or the command's end (argc/argv go into the

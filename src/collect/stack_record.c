@@ -95,14 +95,21 @@ static int write_stack(void *ctx, uint32_t id, const struct gb_frame *f, unsigne
 	return sbt_writer_add_stack(ctx, id, f, n);
 }
 
-int stack_setup_collector(const struct stack_opts *o, struct cuda_bpf *skel,
-			  struct collector *col, struct sbt_writer *w)
+int stack_setup_collector_cb(const struct stack_opts *o, struct collector *col,
+			     int (*out)(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n),
+			     void *ctx)
 {
 	int mode = o->set ? o->mode : GB_STACK_FP;
 
 	if (mode == GB_STACK_NONE && !o->python)
 		return 0;
-	return collector_enable_stacks(col, mode, write_stack, w);
+	return collector_enable_stacks(col, mode, out, ctx);
+}
+
+int stack_setup_collector(const struct stack_opts *o, struct cuda_bpf *skel,
+			  struct collector *col, struct sbt_writer *w)
+{
+	return stack_setup_collector_cb(o, col, write_stack, w);
 }
 
 /* stacks that could not be taken are reported, never silently missing */

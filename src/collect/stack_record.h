@@ -22,5 +22,9 @@ int stack_setup_bpf(const struct stack_opts *o, struct cuda_bpf *skel);
 /* after load: the collector turns stack ids/copies into stored stacks */
 int stack_setup_collector(const struct stack_opts *o, struct cuda_bpf *skel,
 			  struct collector *col, struct sbt_writer *w);
+/* the same with the distinct stacks going to out(ctx, ...) (the flight recorder) */
+int stack_setup_collector_cb(const struct stack_opts *o, struct collector *col,
+			     int (*out)(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n),
+			     void *ctx);
 void stack_report(struct cuda_bpf *skel, struct collector *col);
 #endif

@@ -599,6 +599,14 @@ void cupti_join_drain(struct cupti_join *j, uint64_t now_ns, cupti_join_cb cb, v
 	emit_out(j, cb, ctx);
 }
 
+void cupti_join_held(struct cupti_join *j, cupti_join_cb cb, void *ctx)
+{
+	const struct held *h;
+
+	for (h = j->head; h; h = h->next)
+		cb(ctx, &h->ev);
+}
+
 void cupti_join_flush(struct cupti_join *j, cupti_join_cb cb, void *ctx)
 {
 	while (j->head)

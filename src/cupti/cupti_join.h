@@ -91,6 +91,8 @@ int cupti_join_rec(struct cupti_join *j, const void *data, size_t len);
 void cupti_join_drain(struct cupti_join *j, uint64_t now_ns, cupti_join_cb cb, void *ctx);
 /* End of input: emit everything held, open NVTX ranges included */
 void cupti_join_flush(struct cupti_join *j, cupti_join_cb cb, void *ctx);
+/* Each event held now, as it stands, to cb; still held after (a flight dump) */
+void cupti_join_held(struct cupti_join *j, cupti_join_cb cb, void *ctx);
 
 const struct cupti_join_stats *cupti_join_stats(const struct cupti_join *j);
 size_t cupti_join_pending(const struct cupti_join *j);	/* host events held now */

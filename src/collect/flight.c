@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * flight.c - the flight recorder's memory (flight.h): events in a ring
+ * that grows up to the memory bound and then overwrites its oldest; the
+ * distinct stacks they use; a dump writes the window as a normal .sbt.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "core/hmap.h"
+#include "core/util.h"
+#include "core/vec.h"
+#include "flight.h"
+#include "sbt/sbt.h"
+
+struct fstack {
+	struct gb_frame *f;
+	unsigned n;
+	unsigned mark;		/* dump number that wrote it last */
+};
+
+struct flight {
+	struct flight_opts o;
+	struct intern *strs;
+	struct gb_event *ring;
+	size_t cap, head, n;
+	struct fstack *stk;	/* by id */
+	size_t capstk;
+	uint64_t stack_bytes;
+	struct flight_stats st;
+	unsigned next_num;
+};
+
+struct flight *flight_new(const struct flight_opts *o, struct intern *strs)
+{
+	struct flight *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->o = *o;
+	f->strs = strs;
+	f->next_num = 1;
+	return f;
+}
+
+void flight_free(struct flight *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->capstk; i++)
+		free(f->stk[i].f);
+	free(f->stk);
+	free(f->ring);
+	free(f);
+}
+
+static uint64_t ev_end(const struct gb_event *e)
+{
+	return e->ts_ns + (gb_event_span(e) ? e->dur_ns : 0);
+}
+
+static void account(struct flight *f)
+{
+	f->st.events = f->n;
+	f->st.bytes = f->cap * sizeof(struct gb_event) + f->stack_bytes;
+}
+
+/* room for one more: grow while under the bound, else the oldest goes */
+static int make_room(struct flight *f)
+{
+	size_t max = f->o.mem_bytes > f->stack_bytes ?
+		     (f->o.mem_bytes - f->stack_bytes) / sizeof(struct gb_event) : 0;
+	struct gb_event *r;
+	size_t cap, i;
+
+	if (f->n < f->cap)
+		return 0;
+	if (max < 16)
+		max = 16;
+	if (f->cap >= max) {
+		f->head = (f->head + 1) % f->cap;
+		f->n--;
+		f->st.evicted_mem++;
+		return 0;
+	}
+	cap = f->cap ? f->cap * 2 : 4096;
+	if (cap > max)
+		cap = max;
+	r = malloc(cap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < f->n; i++)
+		r[i] = f->ring[(f->head + i) % f->cap];
+	free(f->ring);
+	f->ring = r;
+	f->cap = cap;
+	f->head = 0;
+	return 0;
+}
+
+int flight_add(struct flight *f, const struct gb_event *ev)
+{
+	struct gb_event *e;
+
+	if (make_room(f))
+		return -ENOMEM;
+	e = &f->ring[(f->head + f->n) % f->cap];
+	*e = *ev;
+	/* producers' strings (the CUPTI join's, the ioctl decoder's) may not
+	 * live as long as the window: interned once, a lookup after */
+	e->comm = intern_str(f->strs, ev->comm);
+	e->name = intern_str(f->strs, ev->name);
+	e->detail = intern_str(f->strs, ev->detail);
+	f->n++;
+	account(f);
+	return 0;
+}
+
+int flight_add_stack(void *ctx, uint32_t id, const struct gb_frame *fr, unsigned n)
+{
+	struct flight *f = ctx;
+	struct gb_frame *c;
+	unsigned i;
+
+	if (!id || !n)
+		return 0;
+	if (id >= f->capstk) {
+		size_t cap = f->capstk ? f->capstk : 256;
+		struct fstack *s;
+
+		while (cap <= id)
+			cap *= 2;
+		s = realloc(f->stk, cap * sizeof(*s));
+		if (!s)
+			return 0;	/* the stack is lost, not the recording */
+		memset(s + f->capstk, 0, (cap - f->capstk) * sizeof(*s));
+		f->stk = s;
+		f->capstk = cap;
+	}
+	if (f->stk[id].f)
+		return 0;
+	c = calloc(n, sizeof(*c));
+	if (!c)
+		return 0;
+	for (i = 0; i < n; i++) {
+		c[i] = fr[i];
+		c[i].module = intern_str(f->strs, fr[i].module);
+		c[i].build_id = intern_str(f->strs, fr[i].build_id);
+		c[i].sym = intern_str(f->strs, fr[i].sym);
+	}
+	f->stk[id].f = c;
+	f->stk[id].n = n;
+	f->stack_bytes += n * sizeof(*c) + sizeof(struct fstack);
+	account(f);
+	return 0;
+}
+
+void flight_trim(struct flight *f, uint64_t now_ns)
+{
+	uint64_t cut = now_ns > f->o.window_ns ? now_ns - f->o.window_ns : 0;
+
+	while (f->n && ev_end(&f->ring[f->head]) < cut) {
+		f->head = (f->head + 1) % f->cap;
+		f->n--;
+	}
+	account(f);
+}
+
+/* trace.sbt -> trace.N.sbt, the first N not taken */
+static int next_path(struct flight *f, char *path, size_t len)
+{
+	const char *o = f->o.output;
+	size_t base = strlen(o);
+	int n;
+
+	if (base > 4 && !strcmp(o + base - 4, ".sbt"))
+		base -= 4;
+	for (; f->next_num < 100000; f->next_num++) {
+		n = snprintf(path, len, "%.*s.%u.sbt", (int)base, o, f->next_num);
+		if (n < 0 || (size_t)n >= len)
+			return -ENAMETOOLONG;
+		if (access(path, F_OK))
+			return (int)f->next_num++;
+	}
+	return -EEXIST;
+}
+
+static int by_ts(const void *a, const void *b)
+{
+	const struct gb_event *x = *(const struct gb_event *const *)a, *y = *(const struct gb_event *const *)b;
+
+	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+static int put_stack(struct flight *f, struct sbt_writer *w, uint32_t id, unsigned mark)
+{
+	if (!id || id >= f->capstk || !f->stk[id].f || f->stk[id].mark == mark)
+		return 0;
+	f->stk[id].mark = mark;
+	return sbt_writer_add_stack(w, id, f->stk[id].f, f->stk[id].n);
+}
+
+int flight_dump(struct flight *f, const struct sbt_meta *meta, uint64_t now, uint64_t now_real,
+		const char *trigger, const struct gb_event *extra, unsigned nextra,
+		void (*notes)(void *ctx, struct sbt_writer *w), void *ctx,
+		char *path, size_t pathlen)
+{
+	uint64_t cut = now > f->o.window_ns ? now - f->o.window_ns : 0, first = cut;
+	const struct gb_event **sel = NULL;
+	struct sbt_writer *w = NULL;
+	struct sbt_meta m = *meta;
+	size_t i, nsel = 0;
+	char v[64];
+	int num, err = 0;
+
+	flight_trim(f, now);
+	num = next_path(f, path, pathlen);
+	if (num < 0)
+		return num;
+	sel = malloc((f->n + nextra + 1) * sizeof(*sel));
+	if (!sel)
+		return -ENOMEM;
+	for (i = 0; i < f->n; i++) {
+		const struct gb_event *e = &f->ring[(f->head + i) % f->cap];
+
+		if (ev_end(e) >= cut)
+			sel[nsel++] = e;
+	}
+	for (i = 0; i < nextra; i++)	/* a call in flight is in, however long ago it began */
+		if ((extra[i].flags & GB_EF_INFLIGHT) || ev_end(&extra[i]) >= cut)
+			sel[nsel++] = &extra[i];
+	qsort(sel, nsel, sizeof(*sel), by_ts);
+	/* the window, or earlier when a call in it began earlier */
+	if (nsel && sel[0]->ts_ns < first)
+		first = sel[0]->ts_ns;
+	if (first > m.mono_start_ns) {
+		m.real_start_ns += first - m.mono_start_ns;
+		m.mono_start_ns = first;
+	}
+	err = sbt_writer_open(&w, path, &m);
+	if (err)
+		goto out;
+	sbt_writer_note(w, "flight.trigger", trigger);
+	snprintf(v, sizeof(v), "%d", num);
+	sbt_writer_note(w, "flight.dump", v);
+	snprintf(v, sizeof(v), "%.3f", f->o.window_ns / 1e9);
+	sbt_writer_note(w, "flight.window_s", v);
+	if (f->st.evicted_mem) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)f->st.evicted_mem);
+		sbt_writer_note(w, "flight.evicted_by_memory", v);
+	}
+	if (notes)
+		notes(ctx, w);
+	for (i = 0; i < nsel && !err; i++) {
+		err = put_stack(f, w, sel[i]->stack_id, (unsigned)num);
+		if (!err)
+			err = sbt_writer_add(w, sel[i]);
+	}
+	if (err) {
+		sbt_writer_abort(w);
+		goto out;
+	}
+	m.mono_end_ns = now;
+	m.real_end_ns = now_real;
+	err = sbt_writer_close(w, &m);
+	if (!err)
+		f->st.dumps++;
+out:
+	free(sel);
+	return err;
+}
+
+const struct flight_stats *flight_stats(const struct flight *f)
+{
+	return &f->st;
+}
+
+const struct gb_error_code gb_fatal_errors[] = {
+	{ 214, "CUDA_ERROR_ECC_UNCORRECTABLE" },
+	{ 700, "CUDA_ERROR_ILLEGAL_ADDRESS" },
+	{ 702, "CUDA_ERROR_LAUNCH_TIMEOUT" },
+	{ 710, "CUDA_ERROR_ASSERT" },
+	{ 714, "CUDA_ERROR_HARDWARE_STACK_ERROR" },
+	{ 715, "CUDA_ERROR_ILLEGAL_INSTRUCTION" },
+	{ 716, "CUDA_ERROR_MISALIGNED_ADDRESS" },
+	{ 717, "CUDA_ERROR_INVALID_ADDRESS_SPACE" },
+	{ 718, "CUDA_ERROR_INVALID_PC" },
+	{ 719, "CUDA_ERROR_LAUNCH_FAILED" },
+};
+const unsigned gb_nfatal_errors = sizeof(gb_fatal_errors) / sizeof(gb_fatal_errors[0]);
+
+/* the runtime's and HIP's names of the same codes */
+static const struct gb_error_code aliases[] = {
+	{ 214, "cudaErrorECCUncorrectable" }, { 214, "hipErrorECCNotCorrectable" },
+	{ 700, "cudaErrorIllegalAddress" }, { 700, "hipErrorIllegalAddress" },
+	{ 702, "cudaErrorLaunchTimeout" }, { 702, "hipErrorLaunchTimeOut" },
+	{ 710, "cudaErrorAssert" }, { 710, "hipErrorAssert" },
+	{ 714, "cudaErrorHardwareStackError" }, { 715, "cudaErrorIllegalInstruction" },
+	{ 716, "cudaErrorMisalignedAddress" }, { 717, "cudaErrorInvalidAddressSpace" },
+	{ 718, "cudaErrorInvalidPc" }, { 719, "cudaErrorLaunchFailure" },
+	{ 719, "hipErrorLaunchFailure" },
+};
+
+int gb_error_code_parse(const char *s)
+{
+	uint64_t v;
+	unsigned i;
+
+	if (!gb_parse_u64(s, &v))
+		return v <= 0x7fffffff ? (int)v : -1;
+	for (i = 0; i < gb_nfatal_errors; i++)
+		if (!strcmp(s, gb_fatal_errors[i].name))
+			return gb_fatal_errors[i].code;
+	for (i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (!strcmp(s, aliases[i].name))
+			return aliases[i].code;
+	return -1;
+}
+
+const char *gb_error_code_name(int code)
+{
+	unsigned i;
+
+	for (i = 0; i < gb_nfatal_errors; i++)
+		if (gb_fatal_errors[i].code == code)
+			return gb_fatal_errors[i].name;
+	return NULL;
+}
+
+int flight_socket_path(char *dir, size_t dirlen, char *sock, size_t socklen)
+{
+	const char *d = getenv("GPUBPF_RUN_DIR");
+	int n;
+
+	if (!d || !*d)
+		d = "/run/gpubpf";
+	n = snprintf(dir, dirlen, "%s", d);
+	if (n < 0 || (size_t)n >= dirlen)
+		return -ENAMETOOLONG;
+	n = snprintf(sock, socklen, "%s/flight.sock", d);
+	if (n < 0 || (size_t)n >= socklen)
+		return -ENAMETOOLONG;
+	return 0;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * flight.h - record --flight: the last seconds of events kept in memory
+ * (bounded in time and bytes) instead of streamed to disk, written as a
+ * normal .sbt when something triggers a dump (flight.c; the triggers are
+ * the recorder's).
+ */
+#ifndef GB_FLIGHT_H
+#define GB_FLIGHT_H
+#include <stddef.h>
+#include <stdint.h>
+#include "core/event.h"
+
+struct flight_opts {
+	uint64_t window_ns;	/* keep events that ended within this long */
+	uint64_t mem_bytes;	/* and at most this many bytes of them (oldest go first) */
+	const char *output;	/* trace.sbt: dumps are trace.1.sbt, trace.2.sbt ... */
+};
+
+struct flight_stats {
+	uint64_t events;	/* held now */
+	uint64_t bytes;		/* memory they and the stacks take */
+	uint64_t evicted_mem;	/* events pushed out by the memory bound before their time */
+	unsigned dumps;		/* dumps written */
+};
+
+struct flight;
+struct intern;
+struct sbt_meta;
+struct sbt_writer;
+
+/* strs: where event strings are interned so they outlive their producer */
+struct flight *flight_new(const struct flight_opts *o, struct intern *strs);
+void flight_free(struct flight *f);
+/* Keep a copy of ev; 0 or -ENOMEM */
+int flight_add(struct flight *f, const struct gb_event *ev);
+/* A distinct call stack, stored under id (collector_enable_stacks's out) */
+int flight_add_stack(void *f, uint32_t id, const struct gb_frame *fr, unsigned n);
+/* Forget events that ended before now_ns - window */
+void flight_trim(struct flight *f, uint64_t now_ns);
+/*
+ * Write the window ending at now (CLOCK_MONOTONIC; now_real the same
+ * instant on CLOCK_REALTIME) to the next numbered file: its events, those
+ * of extra[] in the window and every one in flight (written, not kept),
+ * their stacks, a note
+ * naming the trigger, and what notes(ctx, w) adds. The path goes to path.
+ * 0, or -errno with nothing left behind but a partial file said in err.
+ */
+int flight_dump(struct flight *f, const struct sbt_meta *meta, uint64_t now, uint64_t now_real,
+		const char *trigger, const struct gb_event *extra, unsigned nextra,
+		void (*notes)(void *ctx, struct sbt_writer *w), void *ctx,
+		char *path, size_t pathlen);
+const struct flight_stats *flight_stats(const struct flight *f);
+/*
+ * Where `gpubpf dump` finds the flight recorder: a unix socket in a
+ * root-only directory, /run/gpubpf (GPUBPF_RUN_DIR overrides it, for
+ * tests). Fills both; 0, or -ENAMETOOLONG.
+ */
+int flight_socket_path(char *dir, size_t dirlen, char *sock, size_t socklen);
+
+/* the CUDA/HIP return codes --trigger-on-error takes by default: errors after
+ * which the context is unusable (sticky) */
+extern const struct gb_error_code {
+	int code;
+	const char *name;
+} gb_fatal_errors[];
+extern const unsigned gb_nfatal_errors;
+/* "700" or "CUDA_ERROR_ILLEGAL_ADDRESS" (any listed name) -> code; -1 if neither */
+int gb_error_code_parse(const char *s);
+const char *gb_error_code_name(int code);	/* NULL when not listed */
+#endif
