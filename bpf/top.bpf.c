@@ -56,21 +56,6 @@ struct {
 	__type(value, __u64);
 } allocs SEC(".maps");
 
-struct inflight_key {
-	__u32 tid;
-	__u32 type;
-};
-
-/* what a return needs from its entry; small, unlike a full gb_rec */
-struct call {
-	__u64 ts;
-	__u64 handle;	/* kernel handle, out pointer, freed pointer */
-	__u64 arg;	/* bytes, size, name pointer, CUkernel */
-	__u64 grid;	/* blocks per launch */
-	__u64 block;	/* threads per block */
-	__u32 nested;	/* made inside another traced call of the thread */
-	__u32 _pad;
-};
 
 /*
  * Per thread, the stack pointer at entry of the outermost traced call in
@@ -97,8 +82,8 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
-	__type(key, struct inflight_key);
-	__type(value, struct call);
+	__type(key, struct top_inflight_key);
+	__type(value, struct top_call);
 } inflight SEC(".maps");
 
 /* a zeroed process value to create entries from (too big for the stack);
@@ -152,7 +137,7 @@ static __always_inline __u64 stack_arg(struct pt_regs *ctx, int n)
 #define TOP_PARM6(x)	(((struct user_pt_regs *)(x))->regs[5])
 #endif
 
-static __always_inline void launch_entry(struct pt_regs *ctx, struct call *c, __u32 type, __u32 shape)
+static __always_inline void launch_entry(struct pt_regs *ctx, struct top_call *c, __u32 type, __u32 shape)
 {
 	__u64 a1 = PT_REGS_PARM2(ctx), a2 = PT_REGS_PARM3(ctx), a3 = PT_REGS_PARM4(ctx);
 	__u64 a4 = PT_REGS_PARM5(ctx), a5 = TOP_PARM6(ctx), bz;
@@ -231,7 +216,7 @@ static __always_inline struct top_proc_val *proc_val(__u32 pid)
 	return v;
 }
 
-static __always_inline void count_launch(__u32 pid, __u32 type, const struct call *c, __u64 dur)
+static __always_inline void count_launch(__u32 pid, __u32 type, const struct top_call *c, __u64 dur)
 {
 	struct top_kern_key k = { .pid = pid, .type = type, .handle = c->handle };
 	struct top_kern_val *v = bpf_map_lookup_elem(&kernels, &k), init = {};
@@ -260,7 +245,7 @@ static __always_inline bool host_alloc(__u32 type)
 }
 
 static __always_inline void count_alloc(struct top_proc_val *v, __u32 pid, __u32 type,
-					const struct call *c, int ret)
+					const struct top_call *c, int ret)
 {
 	struct alloc_key k = { .pid = pid };
 
@@ -272,7 +257,7 @@ static __always_inline void count_alloc(struct top_proc_val *v, __u32 pid, __u32
 		count_drop(TOP_DROP_ALLOC);
 }
 
-static __always_inline void count_free(struct top_proc_val *v, __u32 pid, const struct call *c, int ret)
+static __always_inline void count_free(struct top_proc_val *v, __u32 pid, const struct top_call *c, int ret)
 {
 	struct alloc_key k = { .pid = pid, .ptr = c->handle };
 	__u64 *size;
@@ -285,7 +270,7 @@ static __always_inline void count_free(struct top_proc_val *v, __u32 pid, const 
 }
 
 /* the collector names handles from these, exactly as in record mode */
-static __always_inline void send_name(__u64 id, __u32 type, __u32 shape, const struct call *c, int ret)
+static __always_inline void send_name(__u64 id, __u32 type, __u32 shape, const struct top_call *c, int ret)
 {
 	struct gb_name_rec *nr = bpf_ringbuf_reserve(&rb, sizeof(*nr), 0);
 	bool named = shape == GB_SH_NAME || shape == GB_SH_REGFUNC;
@@ -324,7 +309,7 @@ static __always_inline void send_name(__u64 id, __u32 type, __u32 shape, const s
  */
 static __always_inline void launch_now(struct pt_regs *ctx, __u64 id, __u32 type, __u32 shape)
 {
-	struct call c = {};
+	struct top_call c = {};
 	struct top_thread *th;
 	struct top_proc_val *v;
 	__u32 pid = id >> 32, api = type_api[type];
@@ -359,8 +344,8 @@ int top_entry(struct pt_regs *ctx)
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
 	__u64 id = bpf_get_current_pid_tgid();
-	struct inflight_key key = { .tid = (__u32)id, .type = type };
-	struct call c = { .ts = bpf_ktime_get_ns() };
+	struct top_inflight_key key = { .tid = (__u32)id, .type = type };
+	struct top_call c = { .ts = bpf_ktime_get_ns(), .pid = id >> 32 };
 	__u64 sp = PT_REGS_SP(ctx);
 	struct top_thread *o;
 
@@ -407,9 +392,9 @@ int top_return(struct pt_regs *ctx)
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), dur;
-	struct inflight_key key = { .tid = (__u32)id, .type = type };
+	struct top_inflight_key key = { .tid = (__u32)id, .type = type };
 	struct top_proc_val *v;
-	struct call *in, c;
+	struct top_call *in, c;
 	__u32 pid = id >> 32;
 	int ret = (int)PT_REGS_RC(ctx);
 	struct top_thread *o;

@@ -53,4 +53,25 @@ struct top_kern_val {
 	__u64 hist[TOP_NHIST];	/* launch call latency */
 };
 
+/*
+ * Calls between entry and return, per (thread, function): user space
+ * walks this map each interval for the oldest call in flight per process
+ * (what is stuck). An LRU map: a thread killed mid-call leaves an entry
+ * that user space skips once the thread is gone.
+ */
+struct top_inflight_key {
+	__u32 tid;
+	__u32 type;
+};
+
+struct top_call {
+	__u64 ts;
+	__u64 handle;	/* kernel handle, out pointer, freed pointer */
+	__u64 arg;	/* bytes, size, name pointer, CUkernel */
+	__u64 grid;	/* blocks per launch */
+	__u64 block;	/* threads per block */
+	__u32 nested;	/* made inside another traced call of the thread */
+	__u32 pid;	/* host tgid */
+};
+
 #endif /* GPUBPF_TOP_H */

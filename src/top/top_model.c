@@ -77,8 +77,10 @@ void top_model_begin(struct top_model *m)
 {
 	size_t i;
 
-	for (i = 0; i < m->nprocs; i++)
+	for (i = 0; i < m->nprocs; i++) {
 		m->procs[i]->seen = false;
+		m->procs[i]->oldest_ns = 0;
+	}
 	for (i = 0; i < m->nkerns; i++)
 		m->kerns[i]->seen = false;
 }
@@ -100,6 +102,29 @@ int top_model_put_proc(struct top_model *m, uint32_t pid, const struct top_proc_
 	p->tot = *v;
 	if (v->comm[0])
 		memcpy(p->comm, v->comm, sizeof(p->comm) - 1);
+	p->seen = true;
+	return 0;
+}
+
+int top_model_put_inflight(struct top_model *m, uint32_t pid, uint32_t tid, uint32_t type,
+			   uint64_t age_ns, const char *comm)
+{
+	struct top_proc *p = hmap_get(&m->proc_idx, pid);
+
+	if (!p) {
+		struct top_proc_val zero = { 0 };
+
+		if (comm)
+			snprintf(zero.comm, sizeof(zero.comm), "%s", comm);
+		if (top_model_put_proc(m, pid, &zero))
+			return -ENOMEM;
+		p = hmap_get(&m->proc_idx, pid);
+	}
+	if (age_ns > p->oldest_ns) {
+		p->oldest_ns = age_ns;
+		p->oldest_type = type;
+		p->oldest_tid = tid;
+	}
 	p->seen = true;
 	return 0;
 }

@@ -28,7 +28,14 @@ struct top_proc {
 	bool seen;			/* present in the last read */
 	bool exited;
 	unsigned nlabelled;		/* kernels with their own Prometheus label */
+	/* the oldest call in flight at the last read (what is stuck) */
+	uint64_t oldest_ns;		/* how long it had been running; 0: none */
+	uint32_t oldest_type;		/* enum gb_type */
+	uint32_t oldest_tid;
 };
+
+/* a call in flight shorter than this is not shown (calls take microseconds) */
+#define TOP_INFLIGHT_SHOW_NS	100000000ull
 
 struct top_kern {
 	struct top_kern_key key;
@@ -88,6 +95,13 @@ void top_model_free(struct top_model *m);
 void top_model_begin(struct top_model *m);
 int top_model_put_proc(struct top_model *m, uint32_t pid, const struct top_proc_val *v);
 int top_model_put_kern(struct top_model *m, const struct top_kern_key *k, const struct top_kern_val *v);
+/*
+ * A call of pid's thread tid in flight for age_ns (after the processes of
+ * the read): the oldest per process is kept; a process known only from
+ * its blocked call is added, named comm.
+ */
+int top_model_put_inflight(struct top_model *m, uint32_t pid, uint32_t tid, uint32_t type,
+			   uint64_t age_ns, const char *comm);
 void top_model_end(struct top_model *m, uint64_t now_ns);
 /* forget a process and its kernels (it exited and was read one last time) */
 void top_model_drop_proc(struct top_model *m, uint32_t pid);

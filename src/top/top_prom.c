@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "core/event.h"
 #include "top_prom.h"
 
 void top_prom_escape(struct gb_buf *b, const char *s)
@@ -103,6 +104,17 @@ static void render_procs(struct gb_buf *b, struct top_model *m)
 		gb_buf_puts(b, "gpubpf_device_memory_bytes{");
 		proc_labels(b, m->procs[i]);
 		gb_buf_printf(b, "} %lld\n", (long long)m->procs[i]->mem_live);
+	}
+	head(b, "gpubpf_oldest_inflight_seconds", "gauge",
+	     "How long the oldest GPU call of the process still in flight has been running (calls over 0.1 s).");
+	for (i = 0; i < m->nprocs; i++) {
+		const struct top_proc *p = m->procs[i];
+
+		if (p->oldest_ns < TOP_INFLIGHT_SHOW_NS)
+			continue;
+		gb_buf_puts(b, "gpubpf_oldest_inflight_seconds{");
+		proc_labels(b, p);
+		gb_buf_printf(b, ",func=\"%s\"} %.3f\n", gb_type_name(p->oldest_type), p->oldest_ns / 1e9);
 	}
 	head(b, "gpubpf_api_latency_seconds", "histogram", "Latency of GPU API calls.");
 	for (i = 0; i < m->nprocs; i++) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "core/json.h"
+#include "core/event.h"
 #include "top_render.h"
 
 const char *top_fmt_ns(char *buf, size_t n, uint64_t ns)
@@ -59,6 +60,16 @@ static void fmt_proc(struct gb_buf *b, const struct top_proc *p)
 		      top_fmt_ns(p50, sizeof(p50), p->p50_ns), top_fmt_ns(p99, sizeof(p99), p->p99_ns));
 }
 
+/* under a process with a call running for long: what it is and how long */
+static bool fmt_stuck(struct gb_buf *b, const struct top_proc *p)
+{
+	if (p->oldest_ns < TOP_INFLIGHT_SHOW_NS)
+		return false;
+	gb_buf_printf(b, "        ^ in flight: %s for %.1f s (tid %u)", gb_type_name(p->oldest_type),
+		      p->oldest_ns / 1e9, p->oldest_tid);
+	return true;
+}
+
 static void fmt_kern(struct gb_buf *b, const struct top_kern *k)
 {
 	char gb[32], p50[16], p99[16];
@@ -87,6 +98,8 @@ void top_render_text(struct gb_buf *b, const struct top_model *m, const struct t
 	for (i = 0; i < np && (!v->limit || i < v->limit); i++) {
 		fmt_proc(b, ps[i]);
 		gb_buf_putc(b, '\n');
+		if (fmt_stuck(b, ps[i]))
+			gb_buf_putc(b, '\n');
 	}
 	gb_buf_puts(b, KERN_HDR "\n");
 	nk = top_view_kerns(m, v->ksort, v->filter, ks);
@@ -125,6 +138,17 @@ static void json_proc(struct gb_json *j, const struct top_proc *p)
 	gb_json_uint_field(j, "launches", p->tot.launches);
 	gb_json_uint_field(j, "calls", p->tot.calls);
 	gb_json_uint_field(j, "errors", p->tot.errors);
+	if (p->oldest_ns >= TOP_INFLIGHT_SHOW_NS) {
+		gb_json_name(j, "oldest_inflight");
+		gb_json_start_object(j);
+		gb_json_string_field(j, "func", gb_type_name(p->oldest_type));
+		gb_json_uint_field(j, "tid", p->oldest_tid);
+		gb_json_name(j, "seconds");
+		gb_json_double_fmt(j, "%.3f", p->oldest_ns / 1e9);
+		gb_json_end_object(j);
+	} else {
+		gb_json_null_field(j, "oldest_inflight");
+	}
 	gb_json_end_object(j);
 }
 
@@ -251,6 +275,9 @@ static int draw_procs(const struct top_model *m, const struct top_view *v, int y
 		gb_buf_reset(b);
 		fmt_proc(b, ps[i]);
 		line(y++, b->p, 0);
+		gb_buf_reset(b);
+		if (fmt_stuck(b, ps[i]))
+			line(y++, b->p, A_BOLD);
 	}
 	free(ps);
 	return y;

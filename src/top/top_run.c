@@ -201,6 +201,42 @@ static void read_kerns(struct top_ctx *t, void *buf)
 	}
 }
 
+/*
+ * The calls in flight, oldest per process. A thread killed mid-call
+ * leaves its entry behind (the LRU map forgets it eventually): skipped
+ * once the thread is gone.
+ */
+static void read_inflight(struct top_ctx *t, uint64_t now)
+{
+	int fd = bpf_map__fd(t->skel->maps.inflight);
+	struct top_inflight_key key, next, *prev = NULL;
+	struct top_call c;
+	char path[64], comm[32];
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &c) || c.ts > now || now - c.ts < TOP_INFLIGHT_SHOW_NS)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%u", c.pid, key.tid);
+		if (access(path, F_OK))
+			continue;
+		comm[0] = 0;
+		if (!top_model_proc(&t->m, c.pid)) {
+			FILE *f;
+
+			snprintf(path, sizeof(path), "/proc/%u/comm", c.pid);
+			if ((f = fopen(path, "re"))) {
+				if (!fgets(comm, sizeof(comm), f))
+					comm[0] = 0;
+				comm[strcspn(comm, "\n")] = 0;
+				fclose(f);
+			}
+		}
+		top_model_put_inflight(&t->m, c.pid, key.tid, key.type, now - c.ts, comm);
+	}
+}
+
 static void read_drops(struct top_ctx *t)
 {
 	int fd = bpf_map__fd(t->skel->maps.drops);
@@ -268,6 +304,7 @@ static int refresh_model(struct top_ctx *t)
 	top_model_begin(&t->m);
 	read_procs(t, buf);
 	read_kerns(t, buf);
+	read_inflight(t, gb_now_mono_ns());
 	read_drops(t);
 	top_model_end(&t->m, gb_now_mono_ns());
 	free(buf);
