@@ -297,6 +297,122 @@ static void test_ioctl_through_decoder(void **state)
 	ioctl_decoder_free(d);
 }
 
+
+/* a call that can block: held from its entry, one event at its end */
+static void test_open_call_ends(void **state)
+{
+	struct collector *c = *state;
+	struct gb_rec r;
+
+	hdr(&r, GB_REC_CALL, GB_T_cuStreamSynchronize, 1000);
+	r.a[0] = 0xb10c;
+	r.flags = GB_RF_OPEN;
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_int_equal(ngot, 0);
+	assert_int_equal(collector_open_calls(c, 5000, NULL, NULL), 1);
+	r.flags = GB_RF_END | GB_RF_RET;
+	r.dur_ns = 3000;
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_int_equal(ngot, 1);
+	assert_int_equal(got[0].type, GB_T_cuStreamSynchronize);
+	assert_int_equal(got[0].dur_ns, 3000);
+	assert_true(got[0].flags & GB_EF_DUR);
+	assert_false(got[0].flags & GB_EF_INFLIGHT);
+	assert_int_equal(got[0].stream, 0xb10c);
+	assert_int_equal(collector_open_calls(c, 5000, NULL, NULL), 0);
+	collector_finish(c);
+	assert_int_equal(ngot, 1);
+}
+
+static void count_open(void *ctx, const struct gb_event *ev)
+{
+	(*(unsigned *)ctx)++;
+	assert_true(ev->flags & GB_EF_INFLIGHT);
+}
+
+/* never ended: in flight at the process's exit, or at the end */
+static void test_open_call_in_flight(void **state)
+{
+	struct collector *c = *state;
+	struct gb_event st;
+	struct gb_rec r;
+	unsigned n = 0;
+
+	hdr(&r, GB_REC_CALL, GB_T_cuStreamSynchronize, 1000);
+	r.flags = GB_RF_OPEN;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_CALL, GB_T_cuMemcpyDtoH_v2, 2000);
+	r.pid = 5000;
+	r.tid = 5001;
+	r.flags = GB_RF_OPEN;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(collector_open_calls(c, 10000, count_open, &n), 2);
+	assert_int_equal(n, 2);
+	/* the stuck check reports the oldest once */
+	assert_true(collector_stuck_call(c, 10000, 5000, &st));
+	assert_int_equal(st.type, GB_T_cuStreamSynchronize);
+	assert_int_equal(st.dur_ns, 9000);
+	assert_true(collector_stuck_call(c, 10000, 5000, &st));
+	assert_int_equal(st.type, GB_T_cuMemcpyDtoH_v2);
+	assert_false(collector_stuck_call(c, 10000, 5000, &st));
+	/* process 5000 exits (a crash: the notice carries the signal) */
+	hdr(&r, GB_REC_EXIT, GB_T_none, 7000);
+	r.pid = 5000;
+	r.tid = 5000;
+	r.ret = 11;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(ngot, 1);
+	assert_int_equal(got[0].type, GB_T_cuMemcpyDtoH_v2);
+	assert_true(got[0].flags & GB_EF_INFLIGHT);
+	assert_false(got[0].flags & GB_EF_DUR);
+	assert_int_equal(got[0].dur_ns, 5000);	/* until the exit */
+	collector_finish(c);
+	assert_int_equal(ngot, 2);
+	assert_int_equal(got[1].type, GB_T_cuStreamSynchronize);
+	assert_true(got[1].flags & GB_EF_INFLIGHT);
+	assert_true(got[1].dur_ns > 9000);	/* until now */
+}
+
+static int crashes, crash_sig;
+
+static void on_crash(void *ctx, pid_t pid, int sig, const char *comm, uint64_t ts)
+{
+	crashes++;
+	crash_sig = sig;
+}
+
+/* only a process that made traced calls and died of a signal is a crash */
+static void test_crash_notice(void **state)
+{
+	struct collector_ops ops = { .event = sink, .crash = on_crash };
+	struct collector *c = collector_new(&ops);
+	struct gb_rec r;
+
+	crashes = 0;
+	hdr(&r, GB_REC_EXIT, GB_T_none, 7000);
+	r.ret = 11;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(crashes, 0);		/* no traced call: not ours */
+	hdr(&r, GB_REC_CALL, GB_T_cuStreamSynchronize, 1000);
+	r.pid = 4300;
+	r.flags = GB_RF_RET;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_EXIT, GB_T_none, 7000);
+	r.pid = 4300;
+	r.ret = 0;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(crashes, 0);		/* a plain exit */
+	hdr(&r, GB_REC_CALL, GB_T_cuStreamSynchronize, 1000);
+	r.flags = GB_RF_RET;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_EXIT, GB_T_none, 8000);
+	r.ret = 6;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(crashes, 1);
+	assert_int_equal(crash_sig, 6);
+	collector_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +422,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cupti_through_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ioctl_through_decoder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sideband_timeline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_call_ends, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_call_in_flight, setup, teardown),
+		cmocka_unit_test(test_crash_notice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
