@@ -21,9 +21,9 @@ static const char usage_text[] =
 "\n"
 "  -j, --json          JSON Lines: one object per event with the keys type, api, ts_ns,\n"
 "                      dur_ns, pid, tid, comm, kernel, grid, block, shmem, stream,\n"
-"                      bytes, kind, ptr, ret (where they apply); a call that had
-                      not returned has "state": "in_flight" and in_flight_ns,
-                      one found blocked when the tracer attached "blocked_at_attach"\n"
+"                      bytes, kind, ptr, ret (where they apply); a call that had\n"
+"                      not returned has \"state\": \"in_flight\" and in_flight_ns,\n"
+"                      one found blocked when the tracer attached \"blocked_at_attach\"\n"
 "      --from SECS     only events at or after SECS seconds from the trace start\n"
 "      --to SECS       only events before SECS seconds from the trace start\n"
 "      --pid PID       only this process (repeatable)\n"
