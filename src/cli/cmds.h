@@ -11,5 +11,6 @@ int cmd_export(int argc, char **argv) __attribute__((weak));
 int cmd_merge(int argc, char **argv) __attribute__((weak));
 int cmd_import(int argc, char **argv) __attribute__((weak));
 int cmd_top(int argc, char **argv) __attribute__((weak));
+int cmd_stuck(int argc, char **argv) __attribute__((weak));
 
 #endif
