@@ -14,6 +14,7 @@ struct cmd {
 static const struct cmd cmds[] = {
 	{ "record", cmd_record, "trace GPU API calls of every process, some PIDs or a command into a .sbt file" },
 	{ "top", cmd_top, "live kernel launch rates per process and per kernel; Prometheus endpoint" },
+	{ "stuck", cmd_stuck, "which threads of a running process are inside a GPU call now, with stacks" },
 	{ "info", cmd_info, "summarise a trace: duration, events by type, processes, kernels, drops" },
 	{ "view", cmd_view, "print a trace's events, one per line (--json: JSON Lines)" },
 	{ "export", cmd_export, "convert a trace to Perfetto protobuf, Chrome JSON or TraceSmith SBT" },
@@ -38,6 +39,7 @@ static void usage(FILE *f)
 		"  sudo gpubpf record -a -o trace.sbt          # every process, until Ctrl-C\n"
 		"  sudo gpubpf record -p 4242 -d 30 -o job.sbt # a running job, 30 s\n"
 		"  sudo gpubpf record -o run.sbt -- ./train    # a command and its children\n"
+		"  sudo gpubpf stuck -p 4242                   # a job that hangs: where it waits\n"
 		"  gpubpf info trace.sbt\n"
 		"  gpubpf view --json trace.sbt\n");
 }

@@ -795,6 +795,10 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 		gb_err("cannot set up call stacks: out of memory");
 		goto cleanup;
 	}
+	/* -p: calls blocked since before the probes (attached.c), after the ring's first read */
+	while (o->npids && drain_pass(&r, 0))
+		;
+	recorder_blocked_at_attach(r.col, o->pids, o->npids);
 	if (o->ready_file)
 		close(open(o->ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	gb_dbg("tracing: %u libraries, %u functions", libs_count(r.libs), libs_probe_count(r.libs));

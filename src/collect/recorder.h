@@ -49,4 +49,12 @@ struct record_opts {
  * before an error stays readable.
  */
 int recorder_run(struct record_opts *o, int argc, char **argv);
+
+/*
+ * -p: the calls the targets are blocked in now, begun before the probes
+ * were attached (attached.c): one GB_EF_ATTACHED event each, with its
+ * stack when stacks are on, through the collector. Returns how many.
+ */
+struct collector;
+unsigned recorder_blocked_at_attach(struct collector *c, const pid_t *pids, unsigned npids);
 #endif

@@ -352,6 +352,23 @@ void stack_dwarf_rec(struct stack_table *t, const struct gb_maps *m, const void 
 		free(p);
 }
 
+unsigned stack_dwarf_frames(struct stack_table *t, const struct gb_maps *m, const void *rec,
+			    size_t size, struct gb_frame *out, unsigned max)
+{
+	const struct gb_stack_rec *s = rec;
+	uint64_t ips[GB_STACK_MAX_FRAMES];
+	unsigned n;
+
+	if (size < GB_STACK_REC_HDR || !max)
+		return 0;
+	if (max > GB_STACK_MAX_FRAMES)
+		max = GB_STACK_MAX_FRAMES;
+	n = unwind_rec(t, m, s, size, ips, max);
+	t->st.dwarf_unwound++;
+	t->st.dwarf_frames += n;
+	return stack_frames(t, (pid_t)s->r.pid, m, ips, n, out);
+}
+
 uint32_t stack_take_pending(struct stack_table *t, uint32_t tid, uint64_t ts_ns)
 {
 	struct stk_pending *p = hmap_del(&t->pending, pending_key(tid, ts_ns));

@@ -71,6 +71,14 @@ uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m
 		       const uint64_t *ips, unsigned n);
 /* --stack dwarf: unwind one GB_REC_STACK record now; its id waits for its call */
 void stack_dwarf_rec(struct stack_table *t, const struct gb_maps *m, const void *rec, size_t size);
+/*
+ * A thread's stack copied at any instruction (gpubpf stuck: a thread
+ * blocked in a syscall), not at a probed function's first instruction:
+ * unwound into at most max frames now, innermost first, with no guess of
+ * the caller from the word at sp. Strings live as long as t. Returns the count.
+ */
+unsigned stack_dwarf_frames(struct stack_table *t, const struct gb_maps *m, const void *rec,
+			    size_t size, struct gb_frame *out, unsigned max);
 /* The id the stack record of (tid, ts_ns) got; 0 if none. Consumes it. */
 uint32_t stack_take_pending(struct stack_table *t, uint32_t tid, uint64_t ts_ns);
 /* --python: decode one GB_REC_PYSTACK record now; its frames wait for their call */

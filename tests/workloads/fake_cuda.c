@@ -109,7 +109,9 @@ NOINLINE CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { retu
  * Blocking on demand (tests of calls in flight, `gpubpf stuck`): a sync of
  * FAKE_STREAM_BLOCK or a DtoH copy of FAKE_BLOCK_BYTES waits in a futex, as
  * the real driver does, until the file $FAKE_CUDA_RELEASE exists; each
- * blocked thread first appends its tid to $FAKE_CUDA_BLOCKED. A sync of
+ * blocked thread first appends its tid to $FAKE_CUDA_BLOCKED. It looks
+ * for the file every $FAKE_CUDA_POLL_MS ms (default 20; longer keeps the
+ * thread off CPU that long, for tests of off-CPU times). A sync of
  * FAKE_STREAM_FAULT fails like a kernel that touched a bad address.
  */
 static int futex_word;
@@ -117,7 +119,9 @@ static int futex_word;
 static void block_until_released(void)
 {
 	const char *rel = getenv("FAKE_CUDA_RELEASE"), *log = getenv("FAKE_CUDA_BLOCKED");
-	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	const char *poll = getenv("FAKE_CUDA_POLL_MS");
+	long ms = poll && atol(poll) > 0 ? atol(poll) : 20;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000 * 1000 };
 	FILE *f;
 
 	if (log && (f = fopen(log, "a"))) {
