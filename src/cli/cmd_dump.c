@@ -10,7 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "cmds.h"
-#include "collect/flight.h"
+#include "incident/flight.h"
 #include "core/util.h"
 
 static const char usage_text[] =

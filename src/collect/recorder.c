@@ -24,7 +24,7 @@
 #include "cuda.skel.h"
 #include "collector.h"
 #include "discover.h"
-#include "flight.h"
+#include "incident/flight.h"
 #include "host/bpfmaps.h"
 #include "core/hmap.h"
 #include "core/util.h"

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "collect/flight.h"
+#include "incident/flight.h"
 #include "collect/stack_record.h"
 
 #define RECORD_MAX_PIDS 256

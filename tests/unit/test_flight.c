@@ -12,7 +12,7 @@
 #include <cmocka.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include "collect/flight.h"
+#include "incident/flight.h"
 #include "core/hmap.h"
 #include "sbt/sbt.h"
 #include "test_tmpdir.h"

@@ -12,7 +12,7 @@
 #include "core/hmap.h"
 #include "core/util.h"
 #include "core/vec.h"
-#include "flight.h"
+#include "incident/flight.h"
 #include "sbt/sbt.h"
 
 struct fstack {
