@@ -29,6 +29,7 @@ run() {	# SCRIPT ARGS...
 run bash bench/launch_bench.sh "$B"
 
 run bash bench/discover_bench.sh "$B"
+run bash bench/flight_bench.sh "$B"
 run bash bench/ioctl_bench.sh "$B"
 BUILD=$B run bash bench/sbt_bench.sh
 run bash bench/export_bench.sh "$B"

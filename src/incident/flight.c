@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * flight.c - the flight recorder's memory (flight.h): events in a ring
- * that grows up to the memory bound and then overwrites its oldest; the
+ * flight.c - the flight recorder's memory (flight.h): events in a ring of
+ * segments filled up to the memory bound, then overwriting its oldest; the
  * distinct stacks they use; a dump writes the window as a normal .sbt.
  */
 #include <errno.h>
@@ -21,11 +21,20 @@ struct fstack {
 	unsigned mark;		/* dump number that wrote it last */
 };
 
+/*
+ * The events: a ring of fixed-size segments, allocated as it fills and
+ * then reused, so holding the bound never needs a second copy of it (a
+ * doubling array would briefly take one and a half times the bound).
+ */
+#define SEG	4096	/* events per segment */
+
 struct flight {
 	struct flight_opts o;
 	struct intern *strs;
-	struct gb_event *ring;
-	size_t cap, head, n;
+	struct gb_event **seg;	/* nseg segments, NULL until first used */
+	size_t nseg, cap;	/* cap = nseg * SEG slots */
+	size_t head, n;		/* oldest slot, events held */
+	size_t allocated;	/* segments allocated */
 	struct fstack *stk;	/* by id */
 	size_t capstk;
 	uint64_t stack_bytes;
@@ -42,6 +51,15 @@ struct flight *flight_new(const struct flight_opts *o, struct intern *strs)
 	f->o = *o;
 	f->strs = strs;
 	f->next_num = 1;
+	f->nseg = o->mem_bytes / (SEG * sizeof(struct gb_event));
+	if (f->nseg < 1)
+		f->nseg = 1;
+	f->cap = f->nseg * SEG;
+	f->seg = calloc(f->nseg, sizeof(*f->seg));
+	if (!f->seg) {
+		free(f);
+		return NULL;
+	}
 	return f;
 }
 
@@ -54,8 +72,17 @@ void flight_free(struct flight *f)
 	for (i = 0; i < f->capstk; i++)
 		free(f->stk[i].f);
 	free(f->stk);
-	free(f->ring);
+	for (i = 0; i < f->nseg; i++)
+		free(f->seg[i]);
+	free(f->seg);
 	free(f);
+}
+
+static struct gb_event *slot(const struct flight *f, size_t i)
+{
+	size_t k = (f->head + i) % f->cap;
+
+	return &f->seg[k / SEG][k % SEG];
 }
 
 static uint64_t ev_end(const struct gb_event *e)
@@ -66,49 +93,36 @@ static uint64_t ev_end(const struct gb_event *e)
 static void account(struct flight *f)
 {
 	f->st.events = f->n;
-	f->st.bytes = f->cap * sizeof(struct gb_event) + f->stack_bytes;
+	f->st.bytes = f->allocated * SEG * sizeof(struct gb_event) + f->stack_bytes;
 }
 
-/* room for one more: grow while under the bound, else the oldest goes */
-static int make_room(struct flight *f)
+/* the next slot, its segment allocated; the oldest goes when the bound is reached */
+static struct gb_event *next_slot(struct flight *f)
 {
-	size_t max = f->o.mem_bytes > f->stack_bytes ?
-		     (f->o.mem_bytes - f->stack_bytes) / sizeof(struct gb_event) : 0;
-	struct gb_event *r;
-	size_t cap, i;
+	size_t k, sg;
 
-	if (f->n < f->cap)
-		return 0;
-	if (max < 16)
-		max = 16;
-	if (f->cap >= max) {
+	if (f->n == f->cap) {
 		f->head = (f->head + 1) % f->cap;
 		f->n--;
 		f->st.evicted_mem++;
-		return 0;
 	}
-	cap = f->cap ? f->cap * 2 : 4096;
-	if (cap > max)
-		cap = max;
-	r = malloc(cap * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	for (i = 0; i < f->n; i++)
-		r[i] = f->ring[(f->head + i) % f->cap];
-	free(f->ring);
-	f->ring = r;
-	f->cap = cap;
-	f->head = 0;
-	return 0;
+	k = (f->head + f->n) % f->cap;
+	sg = k / SEG;
+	if (!f->seg[sg]) {
+		f->seg[sg] = malloc(SEG * sizeof(struct gb_event));
+		if (!f->seg[sg])
+			return NULL;
+		f->allocated++;
+	}
+	return &f->seg[sg][k % SEG];
 }
 
 int flight_add(struct flight *f, const struct gb_event *ev)
 {
-	struct gb_event *e;
+	struct gb_event *e = next_slot(f);
 
-	if (make_room(f))
+	if (!e)
 		return -ENOMEM;
-	e = &f->ring[(f->head + f->n) % f->cap];
 	*e = *ev;
 	/* producers' strings (the CUPTI join's, the ioctl decoder's) may not
 	 * live as long as the window: interned once, a lookup after */
@@ -163,7 +177,7 @@ void flight_trim(struct flight *f, uint64_t now_ns)
 {
 	uint64_t cut = now_ns > f->o.window_ns ? now_ns - f->o.window_ns : 0;
 
-	while (f->n && ev_end(&f->ring[f->head]) < cut) {
+	while (f->n && ev_end(slot(f, 0)) < cut) {
 		f->head = (f->head + 1) % f->cap;
 		f->n--;
 	}
@@ -225,7 +239,7 @@ int flight_dump(struct flight *f, const struct sbt_meta *meta, uint64_t now, uin
 	if (!sel)
 		return -ENOMEM;
 	for (i = 0; i < f->n; i++) {
-		const struct gb_event *e = &f->ring[(f->head + i) % f->cap];
+		const struct gb_event *e = slot(f, i);
 
 		if (ev_end(e) >= cut)
 			sel[nsel++] = e;

@@ -13,7 +13,8 @@
 
 struct flight_opts {
 	uint64_t window_ns;	/* keep events that ended within this long */
-	uint64_t mem_bytes;	/* and at most this many bytes of them (oldest go first) */
+	uint64_t mem_bytes;	/* and at most this many bytes of them (oldest go first);
+				 * the distinct stacks they use come on top */
 	const char *output;	/* trace.sbt: dumps are trace.1.sbt, trace.2.sbt ... */
 };
 
