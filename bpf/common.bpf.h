@@ -17,6 +17,7 @@
 #define GB_COMMON_BPF_H
 
 #include <bpf/bpf_core_read.h>
+#include "ns.bpf.h"
 
 #ifndef GB_RB_BYTES
 #define GB_RB_BYTES	(8 << 20)
@@ -66,17 +67,6 @@ static __always_inline void count_drop(__u32 what)
 		*d += 1;
 }
 
-/* the id of a task in the pid namespace at level (variable index: a helper read) */
-static __always_inline __u32 ns_nr(struct pid *p, unsigned int level)
-{
-	struct upid up = {};
-	void *at = (void *)p + bpf_core_field_offset(struct pid, numbers) +
-		   (__u64)level * bpf_core_type_size(struct upid);
-
-	bpf_probe_read_kernel(&up, sizeof(up), at);
-	return up.nr;
-}
-
 /*
  * The current task's ids in its own pid namespace. The BTF task pointer
  * gives direct loads instead of helper calls, and tasks in the initial
@@ -84,17 +74,7 @@ static __always_inline __u32 ns_nr(struct pid *p, unsigned int level)
  */
 static __always_inline void gb_ns_ids(__u64 pid_tgid, __u32 *ns_pid, __u32 *ns_tid)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct pid *tp = t->thread_pid;
-	unsigned int level = tp->level;
-
-	if (level == 0) {
-		*ns_pid = pid_tgid >> 32;
-		*ns_tid = (__u32)pid_tgid;
-		return;
-	}
-	*ns_tid = ns_nr(tp, level);
-	*ns_pid = ns_nr(t->group_leader->thread_pid, level);
+	gb_task_ns_ids(bpf_get_current_task_btf(), pid_tgid >> 32, (__u32)pid_tgid, ns_pid, ns_tid);
 }
 
 /* room for one record in the ring; a full ring is counted in drops[what] */

@@ -12,6 +12,7 @@
 #include <bpf/bpf_tracing.h>
 #include "gpubpf.h"
 #include "stuck.h"
+#include "ns.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -29,29 +30,9 @@ static __always_inline __s64 syscall_nr(struct pt_regs *regs)
 #endif
 }
 
-/* a task's id in the pid namespace at level (as common.bpf.h's ns_nr, whose
- * object brings maps this iterator has no use for) */
-static __always_inline __u32 ns_nr(struct pid *p, unsigned int level)
-{
-	struct upid up = {};
-	void *at = (void *)p + bpf_core_field_offset(struct pid, numbers) +
-		   (__u64)level * bpf_core_type_size(struct upid);
-
-	bpf_probe_read_kernel(&up, sizeof(up), at);
-	return up.nr;
-}
-
 static __always_inline void ns_ids(struct task_struct *t, struct stuck_task_rec *r)
 {
-	struct pid *tp = t->thread_pid;
-	unsigned int level = tp ? tp->level : 0;
-
-	r->ns_tid = r->tid;
-	r->ns_pid = r->tgid;
-	if (level == 0)
-		return;
-	r->ns_tid = ns_nr(tp, level);
-	r->ns_pid = ns_nr(t->group_leader->thread_pid, level);
+	gb_task_ns_ids(t, r->tgid, r->tid, &r->ns_pid, &r->ns_tid);
 }
 
 /*

@@ -42,6 +42,16 @@ wait_for() {
 	for ((i = 0; i < n; i++)); do [ -e "$1" ] && return 0; sleep 0.05; done
 	return 1
 }
+# wait_blocked N: until N threads of the fake libcuda said they are about to
+# block (tests/workloads/fake_cuda.c appends each one's tid to $FAKE_CUDA_BLOCKED)
+wait_blocked() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ "$(grep -c . "$FAKE_CUDA_BLOCKED" 2>/dev/null)" = "$1" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
 # Start "gpubpf record ARGS" in the background, wait until attached.
 # Sets REC_PID. Output in $T/rec.log.
 start_record() {

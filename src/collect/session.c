@@ -8,12 +8,10 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include "core/util.h"
 #include "session.h"
@@ -22,17 +20,8 @@
 /* Root, or CAP_BPF with CAP_PERFMON (and CAP_SYS_ADMIN to mount tracefs) */
 int session_check_privileges(void)
 {
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = {};
-	uint64_t eff;
-
-	if (syscall(SYS_capget, &h, d))
-		return 0;	/* cannot tell: let the load say */
-	eff = d[0].effective | ((uint64_t)d[1].effective << 32);
-#define HAS(cap) (eff & (1ull << (cap)))
-	if (HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON)))
+	if (gb_bpf_privileged())	/* -1: cannot tell, let the load say */
 		return 0;
-#undef HAS
 	gb_err("tracing needs root or CAP_BPF+CAP_PERFMON (with CAP_DAC_READ_SEARCH for tracefs and CAP_SYS_PTRACE for other users' processes): run it with sudo");
 	return -1;
 }

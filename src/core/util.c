@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* util.c - array growth, buffers, clocks, messages, safe output files */
 #include <errno.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,4 +280,17 @@ int gb_which(const char *name, char *out, size_t len)
 		path += n + (end != NULL);
 	}
 	return -ENOENT;
+}
+
+int gb_bpf_privileged(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+	uint64_t eff;
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	eff = d[0].effective | ((uint64_t)d[1].effective << 32);
+	return (eff & (1ull << CAP_SYS_ADMIN)) ||
+	       ((eff & (1ull << CAP_BPF)) && (eff & (1ull << CAP_PERFMON)));
 }

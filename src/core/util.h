@@ -50,6 +50,9 @@ void gb_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Parse a non-negative integer / duration ("10", "1.5s", "500ms"); -1 on error */
 int gb_parse_u64(const char *s, uint64_t *out);
+/* loading BPF tracing programs is allowed: root (CAP_SYS_ADMIN) or CAP_BPF with
+ * CAP_PERFMON in the effective set; 1 yes, 0 no, -1 cannot tell */
+int gb_bpf_privileged(void);
 int gb_parse_size(const char *s, uint64_t *out);	/* "4M", "64K", "1G" */
 
 /* Demangle a C++ (Itanium) name; returns malloc'd string or NULL */

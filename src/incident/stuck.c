@@ -6,13 +6,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <linux/capability.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include "core/hmap.h"
@@ -94,17 +92,8 @@ static int check_pid(struct scan *s)
 /* root, or CAP_BPF+CAP_PERFMON for the iterator (CAP_SYS_PTRACE: other users' stacks) */
 static int check_privileges(struct scan *s)
 {
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = {};
-	uint64_t eff;
-
-	if (syscall(SYS_capget, &h, d))
-		return 0;	/* cannot tell: let the load say */
-	eff = d[0].effective | ((uint64_t)d[1].effective << 32);
-#define HAS(cap) (eff & (1ull << (cap)))
-	if (HAS(CAP_SYS_ADMIN) || (HAS(CAP_BPF) && HAS(CAP_PERFMON)))
+	if (gb_bpf_privileged())	/* -1: cannot tell, let the load say */
 		return 0;
-#undef HAS
 	return fail(s, -EPERM, "looking into a running process needs root, or CAP_BPF+CAP_PERFMON (and CAP_SYS_PTRACE for another user's process): run it with sudo");
 }
 

@@ -11,16 +11,6 @@ need_bpf "calls in flight"
 export FAKE_CUDA_RELEASE=$T/release FAKE_CUDA_BLOCKED=$T/blocked
 LIB=$WL/libcuda.so.1
 
-# wait_blocked N: until N threads said they are about to block
-wait_blocked() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ "$(grep -c . "$FAKE_CUDA_BLOCKED" 2>/dev/null)" = "$1" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # check_inflight DESC TRACE: the 2 blocked syncs, in flight, right tids/stream/stack
 check_inflight() {
 	"$GPUBPF" view --json "$2" >"$T/v.json" 2>"$T/v.err" || { fail "$1: view ($(head -1 "$T/v.err"))"; return; }

@@ -17,16 +17,6 @@ LIB=$WL/libcuda.so.1
 
 mono_ns() { python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
 
-# wait_blocked N: until N threads said they are about to block
-wait_blocked() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ "$(grep -c . "$FAKE_CUDA_BLOCKED" 2>/dev/null)" = "$1" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # one_line_err DESC FILE PATTERN RC: a non-zero exit and one line naming the cause
 one_line_err() {
 	local lines

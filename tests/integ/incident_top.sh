@@ -13,15 +13,6 @@ SOCK=gbtopif$$
 tm() { tmux -L "$SOCK" "$@"; }
 trap 'tm kill-server 2>/dev/null; cleanup_test' EXIT
 
-wait_blocked() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ "$(grep -c . "$FAKE_CUDA_BLOCKED" 2>/dev/null)" = "$1" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # --- the screen ---
 tm new-session -d -x 200 -y 50 "$GPUBPF top --ready-file $T/ready1 2>$T/top1.err; sleep 30"
 wait_for "$T/ready1" 60 || { fail "top started ($(cat "$T/top1.err"))"; exit 0; }
