@@ -205,7 +205,9 @@ enum gb_shape {
 	X(cuModuleLoadDataEx,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
 	X(cuLibraryLoadData,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
 	X(hipModuleLoad,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
-	X(hipModuleLoadData,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0)
+	X(hipModuleLoadData,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	/* a traced process ended (ret: the signal of a crash; instant) */	\
+	X(process_exit,			GB_API_GPUBPF, GB_CAT_MARK, GB_SH_PLAIN, 0, 0)
 
 enum gb_type {
 #define GB_X_ENUM(name, api, cat, shape, flags, detail) GB_T_##name,

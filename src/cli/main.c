@@ -17,6 +17,7 @@ static const struct cmd cmds[] = {
 	{ "stuck", cmd_stuck, "which threads of a running process are inside a GPU call now, with stacks" },
 	{ "info", cmd_info, "summarise a trace: duration, events by type, processes, kernels, drops" },
 	{ "view", cmd_view, "print a trace's events, one per line (--json: JSON Lines)" },
+	{ "report", cmd_report, "what a trace says: findings (mistakes, with call site and advice) and tables" },
 	{ "export", cmd_export, "convert a trace to Perfetto protobuf, Chrome JSON or TraceSmith SBT" },
 	{ "merge", cmd_merge, "merge traces of several hosts or ranks onto one clock" },
 	{ "import", cmd_import, "import LLVM XRay logs (xray-log.*) into a trace" },

@@ -31,6 +31,9 @@ struct proc {
 	uint64_t *execs;	/* times it exec'd: a handle means something else after */
 	unsigned nexec, capexec;
 	uint64_t exit_ns;	/* 0 while alive */
+	int exit_sig;		/* the signal of a crash (GB_REC_EXIT), else 0 */
+	const char *exit_comm;	/* its name, from that record */
+	bool exit_said;		/* its process_exit event was emitted */
 };
 
 /* handles and stub addresses belong to one program image: key them by exec generation */
@@ -76,6 +79,7 @@ struct open_call {
 };
 
 static void close_open(struct collector *c, pid_t pid, uint64_t now_ns);
+static void say_exit(struct collector *c, struct proc *p);
 
 static uint64_t open_key(uint32_t tid, uint64_t ts)
 {
@@ -138,6 +142,9 @@ static void clear_proc(struct proc *p)
 	p->have_maps = p->complete = p->seeded = false;
 	p->fork_parent = 0;
 	p->exit_ns = 0;
+	p->exit_sig = 0;
+	p->exit_comm = NULL;
+	p->exit_said = false;
 }
 
 static void free_proc(struct proc *p)
@@ -480,7 +487,13 @@ void collector_tick(struct collector *c, uint64_t now_ns)
 
 void collector_finish(struct collector *c)
 {
+	size_t it = 0;
+	uint64_t k;
+	void *v;
+
 	close_open(c, 0, c->last_ts > gb_now_mono_ns() ? c->last_ts : gb_now_mono_ns());
+	while (hmap_next(&c->procs, &it, &k, &v))
+		say_exit(c, v);
 	if (c->join)
 		cupti_join_flush(c->join, join_out, c);
 }
@@ -767,8 +780,11 @@ static int rec_exit(struct collector *c, const void *data, size_t size)
 	const struct gb_rec *r = data;
 	struct proc *p = hmap_get(&c->procs, r->pid);
 
-	if (p)
+	if (p) {
 		proc_exited(c, p, r->ts_ns);
+		p->exit_sig = r->ret > 0 ? r->ret : 0;
+		p->exit_comm = thread_comm(c, p, r);
+	}
 	/* the ring is in order: nothing more will come from its calls */
 	close_open(c, (pid_t)r->pid, r->ts_ns);
 	if (r->ret > 0 && p && p->has_events && c->ops.crash)
@@ -838,9 +854,29 @@ int collector_handle(void *ctx, void *data, size_t size)
 	return k->decode(c, data, size);
 }
 
+/* the end of a process that made traced calls, as an event (reports: what it left allocated) */
+static void say_exit(struct collector *c, struct proc *p)
+{
+	struct gb_event ev = { .ts_ns = p->exit_ns, .pid = (uint32_t)p->pid, .tid = (uint32_t)p->pid,
+			       .type = GB_T_process_exit, .api = GB_API_GPUBPF, .flags = GB_EF_INSTANT };
+
+	if (!p->has_events || !p->exit_ns || p->exit_said)
+		return;
+	p->exit_said = true;
+	ev.comm = p->exit_comm ? p->exit_comm : hmap_get(&p->comms, (uint64_t)p->pid);
+	if (ev.comm && !ev.comm[0])
+		ev.comm = NULL;
+	if (p->exit_sig) {
+		ev.ret = p->exit_sig;
+		ev.flags |= GB_EF_RET;
+	}
+	collector_emit(c, &ev);
+}
+
 static void drop_proc(struct collector *c, struct proc *p)
 {
 	close_open(c, p->pid, p->exit_ns);
+	say_exit(c, p);
 	if (c->stk)
 		stack_forget_pid(c->stk, p->pid);
 	hmap_del(&c->procs, (uint64_t)p->pid);

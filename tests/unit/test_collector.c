@@ -367,10 +367,16 @@ static void test_open_call_in_flight(void **state)
 	assert_false(got[0].flags & GB_EF_DUR);
 	assert_int_equal(got[0].dur_ns, 5000);	/* until the exit */
 	collector_finish(c);
-	assert_int_equal(ngot, 2);
+	assert_int_equal(ngot, 3);
 	assert_int_equal(got[1].type, GB_T_cuStreamSynchronize);
 	assert_true(got[1].flags & GB_EF_INFLIGHT);
 	assert_true(got[1].dur_ns > 9000);	/* until now */
+	/* and the process that died: when, of which signal */
+	assert_int_equal(got[2].type, GB_T_process_exit);
+	assert_int_equal(got[2].pid, 5000);
+	assert_int_equal(got[2].ts_ns, 7000);
+	assert_int_equal(got[2].ret, 11);
+	assert_true(got[2].flags & GB_EF_INSTANT);
 }
 
 static int crashes, crash_sig;

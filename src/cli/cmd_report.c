@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* cmd_report.c - gpubpf report: what a trace says, in tables and findings (src/report/) */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmds.h"
+#include "core/util.h"
+#include "report/report.h"
+#include "sbt/sbt.h"
+#include "view.h"
+
+static const char usage_text[] =
+"Usage: gpubpf report [OPTIONS] TRACE.sbt\n"
+"\n"
+"What the trace says, read once (memory does not grow with its length):\n"
+"findings (mistakes, each with a rule id, counts, the call site and one line\n"
+"of advice) and tables: API calls (calls, errors, total/mean/median/p99/max\n"
+"host time), kernels (launches, host and device time), copies by kind\n"
+"(count, bytes, time, bandwidth), processes (launches, syncs, copies,\n"
+"allocations and their peak, errors), devices (busy %%, idle gaps, most\n"
+"kernels at once; with device timing).\n"
+"\n"
+"  -j, --json          one JSON object: findings, api, kernels, copies, processes, devices\n"
+"      --csv           the tables as CSV, one section per table (\"# name\" first)\n"
+"      --baseline OLD  compare with an older trace: the tables as changes (+-),\n"
+"                      NEW and GONE functions and kernels\n"
+"      --pid PID       only this process (repeatable)\n"
+"      --from SECS     only events at or after SECS seconds from the trace start\n"
+"      --to SECS       only events before SECS seconds from the trace start\n"
+"      --idle-ms MS    gpu-idle: gaps between kernels longer than MS (default 1)\n"
+"      --symfs DIR     look for the traced binaries under DIR first (call sites)\n"
+"  -h, --help          this text\n"
+"\n"
+"Rules:\n"
+"%s"
+"\n"
+"Exit status: 0, also when there are findings; 1 when the trace cannot be read.\n"
+"\n"
+"EXAMPLES:\n"
+"  gpubpf report trace.sbt\n"
+"  gpubpf report --json trace.sbt | jq '.findings[] | .rule'\n"
+"  gpubpf report --baseline yesterday.sbt today.sbt\n";
+
+enum { OPT_CSV = 256, OPT_BASE, OPT_PID, OPT_FROM, OPT_TO, OPT_IDLE, OPT_SYMFS };
+
+static const struct option long_opts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "baseline", required_argument, NULL, OPT_BASE },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "idle-ms", required_argument, NULL, OPT_IDLE },
+	{ "symfs", required_argument, NULL, OPT_SYMFS },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static void usage(void)
+{
+	struct gb_buf b = { 0 };
+	unsigned i;
+
+	for (i = 0; i < report_nrules; i++)
+		gb_buf_printf(&b, "  %-20s %s\n", report_rules[i].id, report_rules[i].what);
+	printf(usage_text, b.p ? b.p : "");
+	gb_buf_free(&b);
+}
+
+static int parse_secs(const char *s, uint64_t *ns)
+{
+	char *end;
+	double d = strtod(s, &end);
+
+	if (end == s || *end || !(d >= 0) || d > 1e9)
+		return -1;
+	*ns = (uint64_t)(d * 1e9);
+	return 0;
+}
+
+/* one trace through the filters into a finished report; NULL after a one-line error */
+static struct report *build(const char *path, const struct report_opts *ro, const struct view_filter *f)
+{
+	struct sbt_reader *rd;
+	struct report *r;
+	struct gb_event ev;
+	uint64_t t0;
+	int n;
+
+	if (view_open(path, &rd))
+		return NULL;
+	r = report_new(ro);
+	if (!r) {
+		gb_err("out of memory");
+		sbt_reader_close(rd);
+		return NULL;
+	}
+	t0 = sbt_reader_info(rd)->first_ts;
+	if (f->have_from)
+		sbt_reader_seek(rd, t0 + f->from_ns);
+	while ((n = sbt_reader_next(rd, &ev)) > 0) {
+		if (f->have_to && ev.ts_ns >= t0 + f->to_ns)
+			break;
+		if (view_filter_match(f, &ev, t0))
+			report_add(r, &ev);
+	}
+	if (n < 0)
+		gb_warn("%s: %s; the report covers what was read before it", path,
+			sbt_reader_last_error(rd) ? sbt_reader_last_error(rd) : "read error");
+	report_finish(r, rd);
+	sbt_reader_close(rd);
+	return r;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts ro = { 0 };
+	struct view_filter f = { 0 };
+	enum report_fmt fmt = REPORT_TEXT;
+	const char *base_path = NULL;
+	struct report *r = NULL, *base = NULL;
+	struct gb_buf b = { 0 };
+	uint64_t v;
+	int c, ret = 1;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			fmt = REPORT_JSON;
+			break;
+		case OPT_CSV:
+			fmt = REPORT_CSV;
+			break;
+		case OPT_BASE:
+			base_path = optarg;
+			break;
+		case OPT_PID:
+			if (gb_parse_u64(optarg, &v) || !v || v > 0x7fffffff || f.npids >= VIEW_MAX_PIDS) {
+				gb_err("bad --pid '%s': give a process id", optarg);
+				return 2;
+			}
+			f.pids[f.npids++] = (uint32_t)v;
+			break;
+		case OPT_FROM:
+		case OPT_TO:
+			if (parse_secs(optarg, c == OPT_FROM ? &f.from_ns : &f.to_ns)) {
+				gb_err("bad time '%s': give seconds from the trace start, e.g. --from 1.5", optarg);
+				return 2;
+			}
+			*(c == OPT_FROM ? &f.have_from : &f.have_to) = true;
+			break;
+		case OPT_IDLE: {
+			char *end;
+			double ms = strtod(optarg, &end);
+
+			if (end == optarg || *end || !(ms > 0) || ms > 3.6e6) {
+				gb_err("bad --idle-ms '%s': give milliseconds, e.g. --idle-ms 5", optarg);
+				return 2;
+			}
+			ro.idle_ns = (uint64_t)(ms * 1e6);
+			break;
+		}
+		case OPT_SYMFS:
+			ro.symfs = optarg;
+			break;
+		case 'h':
+			usage();
+			return 0;
+		default:
+			fprintf(stderr, "Run 'gpubpf report --help' for usage.\n");
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		gb_err("give one trace file: gpubpf report TRACE.sbt (an older one with --baseline OLD.sbt)");
+		return 2;
+	}
+	if (fmt == REPORT_CSV && base_path) {
+		gb_err("--csv prints one trace's tables: compare with --baseline in text or --json");
+		return 2;
+	}
+	if (base_path && !(base = build(base_path, &ro, &f)))
+		return 1;
+	r = build(argv[optind], &ro, &f);
+	if (!r)
+		goto out;
+	report_print(&b, r, base, fmt);
+	fwrite(b.p, 1, b.len, stdout);
+	ret = fflush(stdout) ? 1 : 0;
+out:
+	gb_buf_free(&b);
+	report_free(r);
+	report_free(base);
+	return ret;
+}

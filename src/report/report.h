@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * report.h - gpubpf report: a trace read once, in time order, into tables
+ * (per API function, kernel, copy kind, process, device) and findings
+ * (mistakes with a stable rule id, counts, the call site and one line of
+ * advice). Memory grows with distinct functions, kernels, processes, call
+ * sites and live allocations, not with the number of events.
+ */
+#ifndef GB_REPORT_H
+#define GB_REPORT_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "core/event.h"
+
+struct report;
+struct sbt_reader;
+struct gb_buf;
+
+struct report_opts {
+	uint64_t idle_ns;	/* gpu-idle: gaps longer than this (default 1 ms) */
+	const char *symfs;	/* where the traced binaries are (symbolize.h) */
+};
+
+struct report *report_new(const struct report_opts *o);
+void report_free(struct report *r);
+/* Every event of the trace that passed the filters, in time order */
+void report_add(struct report *r, const struct gb_event *ev);
+/* End of input: findings are made, call sites named from rd's stacks */
+void report_finish(struct report *r, struct sbt_reader *rd);
+
+enum report_fmt { REPORT_TEXT, REPORT_JSON, REPORT_CSV };
+/* The report; with base (a finished report of an older trace), the tables as deltas */
+void report_print(struct gb_buf *b, struct report *r, const struct report *base, enum report_fmt f);
+/* findings made (after finish) */
+unsigned report_nfindings(const struct report *r);
+
+/* The rules, for --help and the README */
+extern const struct report_rule {
+	const char *id;
+	const char *what;
+} report_rules[];
+extern const unsigned report_nrules;
+#endif

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_report.c - gpubpf report's rules and tables on made-up events:
+ * thresholds (a rule fires at its count and not one below), the device
+ * rules (launch-bound, gpu-idle, which need CUPTI's device timing), the
+ * quantiles, and the JSON it prints.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "core/util.h"
+#include "report/report.h"
+#include "report/report_int.h"
+
+static uint64_t now = 1000000;
+
+static struct gb_event call(uint32_t pid, unsigned type, uint64_t dur)
+{
+	struct gb_event e = { .ts_ns = now, .dur_ns = dur, .pid = pid, .tid = pid, .type = type,
+			      .api = gb_type_info(type)->api, .flags = GB_EF_DUR | GB_EF_RET, .comm = "p" };
+
+	now += dur + 1000;
+	return e;
+}
+
+static struct report *fresh(void)
+{
+	struct report_opts o = { 0 };
+	struct report *r = report_new(&o);
+
+	assert_non_null(r);
+	return r;
+}
+
+static unsigned count_rule(const struct report *r, const char *rule, uint32_t pid, uint64_t *count)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < r->nf; i++)
+		if (!strcmp(r->findings[i].rule, rule) && r->findings[i].pid == pid) {
+			n++;
+			if (count)
+				*count = r->findings[i].count;
+		}
+	return n;
+}
+
+/* 10 launch+sync pairs fire, 9 do not; syncs after fewer than half the launches do not */
+static void test_sync_after_launch(void **state)
+{
+	struct report *r = fresh();
+	struct gb_event e;
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		e = call(1, GB_T_cuLaunchKernel, 100);
+		report_add(r, &e);
+		e = call(1, GB_T_cuStreamSynchronize, 100);
+		report_add(r, &e);
+	}
+	for (i = 0; i < 9; i++) {
+		e = call(2, GB_T_cuLaunchKernel, 100);
+		report_add(r, &e);
+		e = call(2, GB_T_cuStreamSynchronize, 100);
+		report_add(r, &e);
+	}
+	for (i = 0; i < 30; i++) {	/* 10 synced of 30: under half */
+		e = call(3, GB_T_cuLaunchKernel, 100);
+		report_add(r, &e);
+		if (i % 3 == 0) {
+			e = call(3, GB_T_cuStreamSynchronize, 100);
+			report_add(r, &e);
+		}
+	}
+	/* a launch the runtime made inside another call is the same launch */
+	e = call(1, GB_T_cuLaunchKernel, 100);
+	e.flags |= GB_EF_NESTED;
+	report_add(r, &e);
+	report_finish(r, NULL);
+	assert_int_equal(count_rule(r, "sync-after-launch", 1, &n), 1);
+	assert_int_equal(n, 10);
+	assert_int_equal(count_rule(r, "sync-after-launch", 2, NULL), 0);
+	assert_int_equal(count_rule(r, "sync-after-launch", 3, NULL), 0);
+	assert_int_equal(r->api[GB_T_cuLaunchKernel].n, 10 + 9 + 30 + 1);
+	report_free(r);
+}
+
+/* pairs per allocating site; a leak only once the process exited */
+static void test_alloc_and_leak(void **state)
+{
+	struct report *r = fresh();
+	struct gb_event e;
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < 12; i++) {
+		e = call(1, GB_T_cuMemAlloc_v2, 100);
+		e.ptr = 0x1000 + i;
+		e.bytes = 64;
+		e.stack_id = 5;
+		report_add(r, &e);
+		e = call(1, GB_T_cuMemFree_v2, 100);
+		e.ptr = 0x1000 + i;
+		report_add(r, &e);
+	}
+	for (i = 0; i < 3; i++) {	/* pid 2 keeps 3, exits; pid 3 keeps 3, still running */
+		e = call(2, GB_T_cuMemAlloc_v2, 100);
+		e.ptr = 0x9000 + i;
+		e.bytes = 100;
+		report_add(r, &e);
+		e = call(3, GB_T_cuMemAlloc_v2, 100);
+		e.ptr = 0x9000 + i;
+		e.bytes = 100;
+		report_add(r, &e);
+	}
+	e = call(2, GB_T_process_exit, 0);
+	e.flags = GB_EF_INSTANT;
+	e.api = GB_API_GPUBPF;
+	report_add(r, &e);
+	report_finish(r, NULL);
+	assert_int_equal(count_rule(r, "alloc-in-loop", 1, &n), 1);
+	assert_int_equal(n, 12);
+	assert_int_equal(count_rule(r, "device-memory-leak", 1, NULL), 0);
+	assert_int_equal(count_rule(r, "device-memory-leak", 2, &n), 1);
+	assert_int_equal(n, 3);
+	assert_int_equal(count_rule(r, "device-memory-leak", 3, NULL), 0);
+	report_free(r);
+}
+
+/* device timing: kernels shorter than their launch; idle gaps and the host call in them */
+static void test_device_rules(void **state)
+{
+	struct report *r = fresh();
+	struct gb_event e, k;
+	uint64_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < 20; i++) {
+		e = call(1, GB_T_cuLaunchKernel, 5000);
+		e.corr_id = i + 1;
+		report_add(r, &e);
+		k = (struct gb_event){ .ts_ns = now, .dur_ns = i < 15 ? 1000 : 50000, .pid = 1, .type = GB_T_gpu_kernel,
+				       .api = GB_API_CUPTI, .flags = GB_EF_DUR, .corr_id = i + 1, .name = "k" };
+		now += k.dur_ns + 100;
+		report_add(r, &k);
+		if (i == 9) {	/* the host copies for 5 ms: the GPU idles */
+			e = call(1, GB_T_cuMemcpyHtoD_v2, 5000000);
+			e.kind = GB_K_HTOD;
+			report_add(r, &e);
+		}
+	}
+	report_finish(r, NULL);
+	assert_int_equal(count_rule(r, "launch-bound", 1, &n), 1);
+	assert_int_equal(n, 15);
+	assert_int_equal(count_rule(r, "gpu-idle", 1, &n), 1);
+	assert_int_equal(n, 1);
+	for (i = 0; i < r->nf; i++)
+		if (!strcmp(r->findings[i].rule, "gpu-idle"))
+			assert_string_equal(r->findings[i].func, "cuMemcpyHtoD_v2");
+	assert_int_equal(r->nd, 1);
+	assert_int_equal(r->dlist[0]->kernels, 20);
+	assert_int_equal(r->klist[0]->device_n, 20);
+	report_free(r);
+}
+
+static void test_quantiles_and_json(void **state)
+{
+	struct report *r = fresh();
+	struct gb_buf b = { 0 };
+	struct gb_event e;
+	uint64_t med, p99;
+	int i;
+
+	for (i = 1; i <= 1000; i++) {
+		e = call(1, GB_T_cuCtxSynchronize, (uint64_t)i * 1000);
+		report_add(r, &e);
+	}
+	report_finish(r, NULL);
+	med = rep_quantile(r->api[GB_T_cuCtxSynchronize].h, 1000, 0.5);
+	p99 = rep_quantile(r->api[GB_T_cuCtxSynchronize].h, 1000, 0.99);
+	assert_in_range(med, 470000, 530000);	/* 500 us, within a bucket (6%) */
+	assert_in_range(p99, 930000, 1060000);
+	report_print(&b, r, NULL, REPORT_JSON);
+	assert_non_null(strstr(b.p, "\"findings\":[]"));
+	assert_non_null(strstr(b.p, "\"name\":\"cuCtxSynchronize\""));
+	gb_buf_free(&b);
+	report_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sync_after_launch),
+		cmocka_unit_test(test_alloc_and_leak),
+		cmocka_unit_test(test_device_rules),
+		cmocka_unit_test(test_quantiles_and_json),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
