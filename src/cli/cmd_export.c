@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* cmd_export.c - gpubpf export: a .sbt trace to Perfetto, Chrome JSON or TraceSmith */
+/* cmd_export.c - gpubpf export: a .sbt trace to Perfetto, Chrome JSON, TraceSmith or pprof */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -21,8 +21,16 @@ static const char usage_text[] =
 "slices, one group per GPU with a track per stream, device memory counters,\n"
 "launch -> kernel flow arrows (when device timing was recorded) and drops.\n"
 "\n"
-"  -f, --format FMT   perfetto (default), json or tracesmith\n"
-"  -o, --output OUT   output file (default: TRACE with .pftrace/.json/.ts.sbt)\n"
+"With -f pprof: a gzipped pprof profile of the call stacks behind GPU API\n"
+"calls, for 'go tool pprof' and flame graphs: sample types calls, host_ns\n"
+"(call durations), device_ns (CUPTI device time joined by correlation id;\n"
+"0 without --cupti) and bytes (copies, memsets, allocations); labels pid,\n"
+"comm, api, call and kernel. A driver call made inside a runtime call\n"
+"counts as part of it. Calls without a recorded stack get one frame: the\n"
+"API function.\n"
+"\n"
+"  -f, --format FMT   perfetto (default), json, tracesmith or pprof\n"
+"  -o, --output OUT   output file (default: TRACE with .pftrace/.json/.ts.sbt/.pb.gz)\n"
 "      --split-mb N   start a new file after about N MiB: OUT.0.pftrace,\n"
 "                     OUT.1.pftrace ..., each a complete trace on its own\n"
 "  -q, --quiet        no summary line on stderr\n"
@@ -31,7 +39,10 @@ static const char usage_text[] =
 "  gpubpf export trace.sbt -o trace.pftrace\n"
 "  gpubpf export trace.sbt -f json -o trace.json\n"
 "  gpubpf export big.sbt --split-mb 256 -o big.pftrace   # big.0.pftrace, big.1.pftrace ...\n"
-"  gpubpf export trace.sbt -f tracesmith -o trace.ts.sbt\n";
+"  gpubpf export trace.sbt -f tracesmith -o trace.ts.sbt\n"
+"  gpubpf export trace.sbt -f pprof -o trace.pb.gz\n"
+"  go tool pprof -http=:8080 trace.pb.gz                 # flame graph in a browser\n"
+"  go tool pprof -top -sample_index=device_ns trace.pb.gz\n";
 
 static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -158,7 +169,7 @@ static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt f
 static char *default_out(const char *in, enum gb_export_fmt fmt)
 {
 	const char *ext = fmt == GB_FMT_JSON ? ".json" : fmt == GB_FMT_TRACESMITH ? ".ts.sbt"
-										   : ".pftrace";
+			: fmt == GB_FMT_PPROF ? ".pb.gz" : ".pftrace";
 	size_t n = strlen(in);
 	char *s;
 
@@ -167,6 +178,28 @@ static char *default_out(const char *in, enum gb_export_fmt fmt)
 	if (asprintf(&s, "%.*s%s", (int)n, in, ext) < 0)
 		return NULL;
 	return s;
+}
+
+/* pprof: frames named by the symbolizer, hosts of a merged trace as labels */
+static int run_pprof(struct sbt_reader *r, const char *out, struct gb_export_stats *st,
+		     char *err, size_t errlen)
+{
+	struct gb_export_opts o = { .path = out };
+	struct stack_namer *namer;
+	struct hosts h;
+	int rc;
+
+	read_hosts(r, &h);
+	o.pid_shift = h.shift;
+	o.hosts = h.name;
+	o.nhosts = h.n;
+	namer = stack_namer_new(r, getenv("GPUBPF_SYMFS"));
+	o.frame_name = namer ? stack_namer_frame : NULL;
+	o.frame_ctx = namer;
+	rc = gb_export_pprof(r, NULL, &o, st, err, errlen);
+	stack_namer_free(namer);
+	free(h.buf);
+	return rc;
 }
 
 static int export_one(const char *in, const char *format, const char *out, uint64_t split,
@@ -178,7 +211,8 @@ static int export_one(const char *in, const char *format, const char *out, uint6
 
 	*err = 0;
 	if (fmt == GB_FMT_NONE) {
-		snprintf(err, errlen, "unknown format '%s'; use perfetto, json or tracesmith", format);
+		snprintf(err, errlen, "unknown format '%s'; use perfetto, json, tracesmith or pprof",
+			 format);
 		return -EINVAL;
 	}
 	rc = sbt_reader_open(&r, in, err, errlen);
@@ -186,6 +220,8 @@ static int export_one(const char *in, const char *format, const char *out, uint6
 		return rc;
 	if (fmt == GB_FMT_TRACESMITH)
 		rc = gb_export_tracesmith(r, out, err, errlen);
+	else if (fmt == GB_FMT_PPROF)
+		rc = run_pprof(r, out, st, err, errlen);
 	else
 		rc = run_export(r, in, fmt, out, split, st, err, errlen);
 	sbt_reader_close(r);
@@ -200,6 +236,15 @@ int gb_export_file(const char *sbt_path, const char *format, const char *out_pat
 
 static void summary(const char *out, enum gb_export_fmt fmt, const struct gb_export_stats *st)
 {
+	if (fmt == GB_FMT_PPROF) {
+		fprintf(stderr, "gpubpf: wrote %s: %" PRIu64 " events -> %" PRIu64 " API calls (%" PRIu64
+			" with a stack, %" PRIu64 " nested inside them) in %" PRIu64 " samples, %" PRIu64
+			" locations, %" PRIu64 " functions; %" PRIu64 " device records joined to their"
+			" call, %" PRIu64 " without one; %" PRIu64 " bytes\n", out, st->events, st->calls,
+			st->calls_stacked, st->nested, st->samples, st->locations, st->functions,
+			st->device_joined, st->device_unjoined, st->bytes);
+		return;
+	}
 	fprintf(stderr, "gpubpf: wrote %s: %" PRIu64 " events -> %" PRIu64 " slices, %" PRIu64
 		" instants, %" PRIu64 " counter values, %" PRIu64 " flows on %u tracks; %" PRIu64
 		" bytes in %u file%s (%.1f B/event)\n", out, st->events, st->slices, st->instants,
@@ -211,7 +256,6 @@ static void summary(const char *out, enum gb_export_fmt fmt, const struct gb_exp
 	if (st->reordered)
 		fprintf(stderr, "gpubpf: %" PRIu64 " events were out of time order and were moved"
 			" to the time of the event before\n", st->reordered);
-	(void)fmt;
 }
 
 int cmd_export(int argc, char **argv)
@@ -255,10 +299,11 @@ int cmd_export(int argc, char **argv)
 		return 2;
 	}
 	if (gb_export_fmt_parse(format) == GB_FMT_NONE) {
-		gb_err("unknown format '%s'; use perfetto, json or tracesmith", format);
+		gb_err("unknown format '%s'; use perfetto, json, tracesmith or pprof", format);
 		return 2;
 	}
-	if (split && gb_export_fmt_parse(format) == GB_FMT_TRACESMITH) {
+	if (split && (gb_export_fmt_parse(format) == GB_FMT_TRACESMITH ||
+		      gb_export_fmt_parse(format) == GB_FMT_PPROF)) {
 		gb_err("--split-mb works with perfetto and json only");
 		return 2;
 	}

@@ -34,6 +34,8 @@ enum gb_export_fmt gb_export_fmt_parse(const char *s)
 		return GB_FMT_JSON;
 	if (!strcmp(s, "tracesmith") || !strcmp(s, "sbt"))
 		return GB_FMT_TRACESMITH;
+	if (!strcmp(s, "pprof"))
+		return GB_FMT_PPROF;
 	return GB_FMT_NONE;
 }
 

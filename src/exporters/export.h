@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * export.h - streaming exporters: Perfetto protobuf and Chrome JSON.
+ * export.h - exporters: streaming Perfetto protobuf and Chrome JSON (below),
+ * TraceSmith SBT and pprof profiles (whole-trace functions at the end).
  *
  * Feed events in time order, one at a time; memory stays bounded by what
  * is open at once (per-track slice stacks, live allocations, flows in
@@ -27,9 +28,10 @@ enum gb_export_fmt {
 	GB_FMT_PERFETTO,	/* Perfetto TracePacket stream (.pftrace) */
 	GB_FMT_JSON,		/* Chrome trace event JSON */
 	GB_FMT_TRACESMITH,	/* TraceSmith SBT v0.1 (gb_export_tracesmith) */
+	GB_FMT_PPROF,		/* gzipped pprof profile (gb_export_pprof) */
 };
 
-/* "perfetto"/"pftrace"/"protobuf", "json"/"chrome", "tracesmith"; NONE if unknown */
+/* "perfetto"/"pftrace"/"protobuf", "json"/"chrome", "tracesmith", "pprof"; NONE if unknown */
 enum gb_export_fmt gb_export_fmt_parse(const char *s);
 
 struct gb_export_opts {
@@ -53,6 +55,13 @@ struct gb_export_opts {
 	 */
 	const char *(*stack_text)(void *ctx, uint32_t stack_id);
 	void *stack_ctx;
+	/*
+	 * pprof: the function name of frame i of a stored stack (i > 0: a
+	 * return address), NULL if unknown. Without it, frames keep the
+	 * symbol stored with them (gb_frame.sym) or get "module+0xOFFSET".
+	 */
+	const char *(*frame_name)(void *ctx, const struct gb_frame *f, unsigned i);
+	void *frame_ctx;
 };
 
 struct gb_export_stats {
@@ -64,6 +73,13 @@ struct gb_export_stats {
 	uint64_t bytes;		/* written, all files */
 	unsigned files;
 	unsigned tracks;
+	/* pprof */
+	uint64_t calls;		/* API calls counted (outermost) */
+	uint64_t calls_stacked;	/* of those, with a stored call stack */
+	uint64_t nested;	/* calls inside another call: part of its sample */
+	uint64_t samples, locations, functions;
+	uint64_t device_joined;	/* device records added to their launch's sample */
+	uint64_t device_unjoined; /* device records without their launch: a sample of their own */
 };
 
 struct gb_exporter;
@@ -114,5 +130,15 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev);
 /* the trace as TraceSmith SBT v0.1 at path (clean finish only, as that format requires); 0 or -errno with err set */
 struct sbt_reader;
 int gb_export_tracesmith(struct sbt_reader *r, const char *path, char *err, size_t errlen);
+
+/*
+ * The trace as a gzipped pprof profile (github.com/google/pprof
+ * proto/profile.proto; what a sample is: pprof.c) to f (not closed) or,
+ * when f is NULL, to opts->path (removed again on failure). Stack frames
+ * are named through opts->frame_name; opts->pid_shift/hosts as above.
+ * 0, or -errno with a one-line message in err; st may be NULL.
+ */
+int gb_export_pprof(struct sbt_reader *r, FILE *f, const struct gb_export_opts *opts,
+		    struct gb_export_stats *st, char *err, size_t errlen);
 
 #endif

@@ -244,6 +244,13 @@ const char *stack_namer_text(void *namer, uint32_t id)
 	return text;
 }
 
+const char *stack_namer_frame(void *namer, const struct gb_frame *f, unsigned i)
+{
+	struct stack_namer *n = namer;
+
+	return symbolize_frame(n->sy, f, i);
+}
+
 void stack_namer_free(struct stack_namer *n)
 {
 	if (!n)

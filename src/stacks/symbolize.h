@@ -36,5 +36,7 @@ struct sbt_reader;
 struct stack_namer;
 struct stack_namer *stack_namer_new(struct sbt_reader *r, const char *symfs);
 const char *stack_namer_text(void *namer, uint32_t stack_id);
+/* one frame's name, as symbolize_frame (gb_export_opts.frame_name) */
+const char *stack_namer_frame(void *namer, const struct gb_frame *f, unsigned i);
 void stack_namer_free(struct stack_namer *n);
 #endif
