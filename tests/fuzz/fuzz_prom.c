@@ -21,7 +21,7 @@
  * equal to the body received (no body for HEAD). At the end every client
  * closes its write side, and the server must then end every connection.
  */
-// FUZZ_SRCS: src/top/top_prom.c src/top/top_model.c src/core/util.c src/core/hmap.c
+// FUZZ_SRCS: src/top/top_prom.c src/core/http.c src/top/top_model.c src/core/util.c src/core/hmap.c src/core/event.c
 // FUZZ_LIBS: -lstdc++ -lm
 #include <errno.h>
 #include <poll.h>
