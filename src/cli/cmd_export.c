@@ -14,7 +14,7 @@
 #include "exporters/ui_serve.h"
 
 static const char usage_text[] =
-"Usage: gpubpf export TRACE.sbt [-f FORMAT] [-o OUT] [--split-mb N] [--open [--open-port N]]\n"
+"Usage: gpubpf export TRACE.sbt [-f FORMAT] [-o OUT] [--split-mb N] [--open] [--open-port N]\n"
 "\n"
 "Convert a trace for viewing: Perfetto's protobuf trace (open it in\n"
 "https://ui.perfetto.dev or trace_processor), Chrome trace event JSON, or\n"

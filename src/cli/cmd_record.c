@@ -37,10 +37,10 @@ static const char usage_text[] =
 "      --lean             no return probes on launches: lowest overhead, launches\n"
 "                         lose their duration and return code\n"
 "      --perfetto FILE    also export a Perfetto trace to FILE at the end\n"
-"      --open             with --perfetto: then serve FILE once on 127.0.0.1:9001 and\n"
-"                         print the https://ui.perfetto.dev link that opens it (and,\n"
-"                         over ssh, the ssh -L line for your machine; sudo drops\n"
-"                         $SSH_CONNECTION unless kept: sudo --preserve-env=SSH_CONNECTION);\n"
+"      --open             with --perfetto: then serve FILE once on 127.0.0.1:9001,\n"
+"                         print the https://ui.perfetto.dev link that opens it and,\n"
+"                         over ssh, the ssh -L line for your machine (sudo keeps\n"
+"                         $SSH_CONNECTION with --preserve-env=SSH_CONNECTION);\n"
 "                         exits once the UI fetched it whole, or on Ctrl-C\n"
 "      --open-port N      serve on port N instead (implies --open); ui.perfetto.dev\n"
 "                         fetches from 127.0.0.1:9001 only: forward 9001 to N\n"
@@ -95,7 +95,7 @@ static const char usage_text[] =
 "  sudo gpubpf record -a -o trace.sbt                   # every process, until Ctrl-C\n"
 "  sudo gpubpf record -p 4242 -p 4250 -d 30 -o job.sbt  # running processes, 30 s\n"
 "  sudo gpubpf record -o run.sbt -- ./train --epochs 1  # a command and its children\n"
-"  sudo gpubpf record --perfetto run.pftrace --open -- ./train   # then open it in the UI\n"
+"  sudo gpubpf record --perfetto run.pftrace --open -- ./train  # then view it\n"
 "  sudo gpubpf record -a --flight 30 --trigger-on-error -o incident.sbt  # always on\n";
 
 enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR,
