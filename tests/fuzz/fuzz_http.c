@@ -29,7 +29,8 @@
  * bytes for GET. At the end every client closes its write side, and the
  * server must then end every connection; the --open server must count a
  * whole fetch for every client that received the whole file, and none for
- * a request that was not a GET of its path.
+ * a request that was not a GET of its path. Last, the --open server's
+ * announcement takes the input as $SSH_CONNECTION and user name.
  */
 // FUZZ_SRCS: src/core/http.c src/top/top_prom.c src/top/top_model.c src/exporters/ui_serve.c src/core/util.c src/core/hmap.c src/core/event.c
 // FUZZ_LIBS: -lstdc++ -lm
@@ -372,6 +373,21 @@ static void finish(struct script *s)
 	abort();
 }
 
+/* The input's bytes as $SSH_CONNECTION and user name too: the ssh line takes words from the environment */
+static void announce(struct script *s, const uint8_t *data, size_t size)
+{
+	static FILE *null;
+	char env[256];
+	size_t n = size < sizeof(env) - 1 ? size : sizeof(env) - 1;
+
+	if (!null)
+		null = fopen("/dev/null", "w");
+	require(null != NULL);
+	memcpy(env, data, n);
+	env[n] = 0;
+	ui_serve_announce(s->u, null, env, env + n / 2);
+}
+
 static void start(struct script *s)
 {
 	char err[256];
@@ -417,6 +433,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* every whole file received was counted, and nothing but GETs of it */
 		require(http_server_done(s->h) >= s->whole);
 		require(http_server_done(s->h) <= s->gets);
+		announce(s, data, size);
 		ui_serve_free(s->u);
 	} else {
 		top_prom_free(s->p);
