@@ -35,7 +35,7 @@ endif
 DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
 	libncurses-dev libunwind-dev libcmocka-dev protobuf-compiler \
 	systemtap-sdt-dev libclang-rt-14-dev llvm-14 python3 tmux libcap2-bin \
-	util-linux iproute2 valgrind prometheus libamdhip64-dev bpftrace gcc g++ make pkg-config \
+	util-linux iproute2 valgrind prometheus libamdhip64-dev bpftrace gcc g++ make pkg-config curl \
 	golang-go
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

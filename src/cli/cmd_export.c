@@ -11,9 +11,10 @@
 #include "stacks/symbolize.h"
 #include "core/util.h"
 #include "exporters/export.h"
+#include "exporters/ui_serve.h"
 
 static const char usage_text[] =
-"Usage: gpubpf export TRACE.sbt [-f FORMAT] [-o OUT] [--split-mb N]\n"
+"Usage: gpubpf export TRACE.sbt [-f FORMAT] [-o OUT] [--split-mb N] [--open] [--open-port N]\n"
 "\n"
 "Convert a trace for viewing: Perfetto's protobuf trace (open it in\n"
 "https://ui.perfetto.dev or trace_processor), Chrome trace event JSON, or\n"
@@ -33,10 +34,18 @@ static const char usage_text[] =
 "  -o, --output OUT   output file (default: TRACE with .pftrace/.json/.ts.sbt/.pb.gz)\n"
 "      --split-mb N   start a new file after about N MiB: OUT.0.pftrace,\n"
 "                     OUT.1.pftrace ..., each a complete trace on its own\n"
+"      --open         then serve OUT once on 127.0.0.1:9001 and print the\n"
+"                     https://ui.perfetto.dev/#!/?url=... link that opens it (and,\n"
+"                     over ssh, the ssh -L line to run first on your machine);\n"
+"                     exits once the UI has fetched the whole file, or on Ctrl-C\n"
+"                     (the file stays). perfetto or json, without --split-mb\n"
+"      --open-port N  serve on port N instead (implies --open); ui.perfetto.dev\n"
+"                     fetches from 127.0.0.1:9001 only: forward 9001 to N\n"
 "  -q, --quiet        no summary line on stderr\n"
 "\n"
 "EXAMPLES:\n"
 "  gpubpf export trace.sbt -o trace.pftrace\n"
+"  gpubpf export trace.sbt --open            # then click the printed link\n"
 "  gpubpf export trace.sbt -f json -o trace.json\n"
 "  gpubpf export big.sbt --split-mb 256 -o big.pftrace   # big.0.pftrace, big.1.pftrace ...\n"
 "  gpubpf export trace.sbt -f tracesmith -o trace.ts.sbt\n"
@@ -44,10 +53,14 @@ static const char usage_text[] =
 "  go tool pprof -http=:8080 trace.pb.gz                 # flame graph in a browser\n"
 "  go tool pprof -top -sample_index=device_ns trace.pb.gz\n";
 
+enum { OPT_OPEN = 256, OPT_OPEN_PORT };
+
 static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "split-mb", required_argument, NULL, 'S' },
+	{ "open", no_argument, NULL, OPT_OPEN },
+	{ "open-port", required_argument, NULL, OPT_OPEN_PORT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -258,13 +271,20 @@ static void summary(const char *out, enum gb_export_fmt fmt, const struct gb_exp
 			" to the time of the event before\n", st->reordered);
 }
 
+/* the exported file's media type for --open */
+static const char *open_type(enum gb_export_fmt fmt)
+{
+	return fmt == GB_FMT_JSON ? "application/json" : "application/octet-stream";
+}
+
 int cmd_export(int argc, char **argv)
 {
 	const char *format = "perfetto", *out = NULL;
 	struct gb_export_stats st = { 0 };
 	uint64_t split = 0, mb;
 	char err[512], *def = NULL;
-	bool quiet = false;
+	unsigned open_port = UI_SERVE_PORT;
+	bool quiet = false, open_ui = false;
 	int c, rc;
 
 	optind = 1;
@@ -285,6 +305,14 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case OPT_OPEN:
+			open_ui = true;
+			break;
+		case OPT_OPEN_PORT:
+			if (ui_serve_parse_port(optarg, &open_port))
+				return 2;
+			open_ui = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -307,6 +335,14 @@ int cmd_export(int argc, char **argv)
 		gb_err("--split-mb works with perfetto and json only");
 		return 2;
 	}
+	if (open_ui && gb_export_fmt_parse(format) == GB_FMT_TRACESMITH) {
+		gb_err("--open serves a trace the Perfetto UI reads: use -f perfetto or -f json");
+		return 2;
+	}
+	if (open_ui && split) {
+		gb_err("--open serves one file and --split-mb writes several: drop one of them");
+		return 2;
+	}
 	if (!out) {
 		def = default_out(argv[optind], gb_export_fmt_parse(format));
 		out = def;
@@ -317,6 +353,8 @@ int cmd_export(int argc, char **argv)
 	} else if (!quiet && gb_export_fmt_parse(format) != GB_FMT_TRACESMITH) {
 		summary(out, gb_export_fmt_parse(format), &st);
 	}
+	if (!rc && open_ui)
+		rc = ui_serve_file(out, open_type(gb_export_fmt_parse(format)), open_port);
 	free(def);
 	return rc ? 1 : 0;
 }

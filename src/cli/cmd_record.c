@@ -12,6 +12,7 @@
 #include "collect/recorder.h"
 #include "cupti/cupti_attach.h"
 #include "exporters/export.h"
+#include "exporters/ui_serve.h"
 #include "core/util.h"
 
 static const char usage_text[] =
@@ -36,6 +37,13 @@ static const char usage_text[] =
 "      --lean             no return probes on launches: lowest overhead, launches\n"
 "                         lose their duration and return code\n"
 "      --perfetto FILE    also export a Perfetto trace to FILE at the end\n"
+"      --open             with --perfetto: then serve FILE once on 127.0.0.1:9001,\n"
+"                         print the https://ui.perfetto.dev link that opens it and,\n"
+"                         over ssh, the ssh -L line for your machine (sudo keeps\n"
+"                         $SSH_CONNECTION with --preserve-env=SSH_CONNECTION);\n"
+"                         exits once the UI fetched it whole, or on Ctrl-C\n"
+"      --open-port N      serve on port N instead (implies --open); ui.perfetto.dev\n"
+"                         fetches from 127.0.0.1:9001 only: forward 9001 to N\n"
 "      --stack MODE       call stack of each GPU call: fp (frame pointers, default),\n"
 "                         dwarf[=BYTES] (copy BYTES of stack, default 8K, max 64K, and\n"
 "                         unwind with .eh_frame: works without frame pointers), none\n"
@@ -87,11 +95,12 @@ static const char usage_text[] =
 "  sudo gpubpf record -a -o trace.sbt                   # every process, until Ctrl-C\n"
 "  sudo gpubpf record -p 4242 -p 4250 -d 30 -o job.sbt  # running processes, 30 s\n"
 "  sudo gpubpf record -o run.sbt -- ./train --epochs 1  # a command and its children\n"
+"  sudo gpubpf record --perfetto run.pftrace --open -- ./train  # then view it\n"
 "  sudo gpubpf record -a --flight 30 --trigger-on-error -o incident.sbt  # always on\n";
 
 enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR,
        OPT_STACK, OPT_PYTHON, OPT_IOCTL, OPT_IOCTL_DEV, OPT_FLIGHT, OPT_FLIGHT_MEM, OPT_TRIG_ERR,
-       OPT_TRIG_STUCK };
+       OPT_TRIG_STUCK, OPT_OPEN, OPT_OPEN_PORT };
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -103,6 +112,8 @@ static const struct option long_opts[] = {
 	{ "lean", no_argument, NULL, OPT_LEAN },
 	{ "ready-file", required_argument, NULL, OPT_READY },
 	{ "perfetto", required_argument, NULL, OPT_PERFETTO },
+	{ "open", no_argument, NULL, OPT_OPEN },
+	{ "open-port", required_argument, NULL, OPT_OPEN_PORT },
 	{ "cupti-lib", required_argument, NULL, OPT_CUPTI_LIB },
 	{ "cupti", no_argument, NULL, OPT_CUPTI },
 	{ "xray-dir", required_argument, NULL, OPT_XRAY_DIR },
@@ -155,7 +166,13 @@ static int parse_codes(struct record_opts *o, const char *arg)
 	return 0;
 }
 
-static int parse_args(struct record_opts *o, int argc, char **argv)
+/* --open: serving the export is the command's business, not the recorder's */
+struct open_opts {
+	bool open;
+	unsigned port;
+};
+
+static int parse_args(struct record_opts *o, struct open_opts *op, int argc, char **argv)
 {
 	int c;
 
@@ -213,6 +230,14 @@ static int parse_args(struct record_opts *o, int argc, char **argv)
 			break;
 		case OPT_PERFETTO:
 			o->perfetto = optarg;
+			break;
+		case OPT_OPEN:
+			op->open = true;
+			break;
+		case OPT_OPEN_PORT:
+			if (ui_serve_parse_port(optarg, &op->port))
+				return -1;
+			op->open = true;
 			break;
 		case OPT_CUPTI_LIB:
 			o->cupti_lib = optarg;
@@ -293,6 +318,10 @@ static int parse_args(struct record_opts *o, int argc, char **argv)
 		gb_err("--perfetto exports the trace at the end, and --flight writes none then: export a dump with gpubpf export");
 		return -1;
 	}
+	if (op->open && !o->perfetto) {
+		gb_err("--open serves the Perfetto export: add --perfetto FILE");
+		return -1;
+	}
 	if (o->trigger_error && !o->nerror_codes) {
 		unsigned i;
 
@@ -310,10 +339,11 @@ static int parse_args(struct record_opts *o, int argc, char **argv)
 
 int cmd_record(int argc, char **argv)
 {
+	struct open_opts op = { .port = UI_SERVE_PORT };
 	struct record_opts o = { 0 };
 	int ret;
 
-	if (parse_args(&o, argc, argv))
+	if (parse_args(&o, &op, argc, argv))
 		return 2;
 	ret = recorder_run(&o, argc, argv);
 	if (!ret && o.perfetto) {
@@ -324,5 +354,7 @@ int cmd_record(int argc, char **argv)
 			ret = 1;
 		}
 	}
+	if (!ret && op.open)
+		ret = ui_serve_file(o.perfetto, "application/octet-stream", op.port);
 	return ret;
 }

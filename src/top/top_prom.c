@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* top_prom.c - Prometheus exposition and the /metrics server of gpubpf top */
-#include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include "core/event.h"
+#include "core/http.h"
 #include "top_prom.h"
 
 void top_prom_escape(struct gb_buf *b, const char *s)
@@ -284,132 +281,62 @@ void top_prom_render(struct gb_buf *b, struct top_model *m, unsigned topn)
 	free(g);
 }
 
-/* --- the request head: any bytes from the network, parsed without C strings --- */
+/* --- the /metrics endpoint on the shared HTTP loop (core/http.c) --- */
 
-/*
- * Length of the head, up to and including the empty line that ends it, when
- * that whole line lies in buf[0, n); else 0. Lines end with LF or CRLF, and
- * both can be mixed: only the length bounds the search, never a NUL.
- */
-static size_t head_len(const char *buf, size_t n)
+/* GET or HEAD of /metrics (a query is ignored); the method first, then the path */
+static int route(const struct http_req *req)
 {
-	const char *p = buf, *end = buf + n, *nl;
-
-	while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
-		if (end - nl > 1 && nl[1] == '\n')
-			return (size_t)(nl + 2 - buf);
-		if (end - nl > 2 && nl[1] == '\r' && nl[2] == '\n')
-			return (size_t)(nl + 3 - buf);
-		p = nl + 1;
-	}
-	return 0;
-}
-
-/* RFC 9110 token characters: what a method may be made of */
-static bool is_tchar(char ch)
-{
-	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
-}
-
-/* visible ASCII: what a request target may be made of */
-static bool is_vchar(char ch)
-{
-	return ch > ' ' && ch < 0x7f;
-}
-
-static size_t span(const char *s, size_t n, bool (*ok)(char))
-{
-	size_t i = 0;
-
-	while (i < n && ok(s[i]))
-		i++;
-	return i;
-}
-
-static bool is_digit(char ch)
-{
-	return ch >= '0' && ch <= '9';
-}
-
-/*
- * "METHOD SP TARGET SP HTTP/d.d", nothing else: one space each, no tabs, no
- * control bytes. HTTP/0.9's "GET /path" is refused; no scraper sends it.
- */
-static int parse_request_line(const char *line, size_t n, bool *head_only)
-{
-	const char *t, *v;
-	size_t ml, tl;
-
-	ml = span(line, n, is_tchar);
-	if (!ml || ml == n || line[ml] != ' ')
-		return 400;
-	t = line + ml + 1;
-	tl = span(t, n - ml - 1, is_vchar);
-	if (!tl || ml + 1 + tl == n || t[tl] != ' ')
-		return 400;
-	v = t + tl + 1;
-	if ((size_t)(line + n - v) != 8 || memcmp(v, "HTTP/", 5) || !is_digit(v[5]) || v[6] != '.' ||
-	    !is_digit(v[7]))
-		return 400;
-	*head_only = ml == 4 && !memcmp(line, "HEAD", 4);
-	if (!*head_only && !(ml == 3 && !memcmp(line, "GET", 3)))
+	if (req->method != HTTP_GET && req->method != HTTP_HEAD)
 		return 405;
-	if ((tl == 8 && !memcmp(t, "/metrics", 8)) || (tl > 8 && !memcmp(t, "/metrics?", 9)))
-		return 200;
-	return 404;
+	return http_path_is(req, "/metrics") ? 200 : 404;
 }
 
 int top_prom_parse_request(const char *buf, size_t len, bool *head_only)
 {
-	size_t n = len < TOP_PROM_REQ_MAX ? len : TOP_PROM_REQ_MAX, hl, ll;
-	bool head = false;
-	int status;
+	struct http_req req;
+	int status = http_parse_head(buf, len, &req);
 
-	hl = head_len(buf, n);
-	if (!hl) {
-		status = len >= TOP_PROM_REQ_MAX ? 431 : 0;
-		goto out;
-	}
-	/* headers are not read, but a NUL in them is no HTTP at all */
-	if (memchr(buf, 0, hl)) {
-		status = 400;
-		goto out;
-	}
-	ll = (size_t)((const char *)memchr(buf, '\n', hl) - buf);
-	if (ll && buf[ll - 1] == '\r')
-		ll--;
-	status = parse_request_line(buf, ll, &head);
-out:
+	if (status == 200)
+		status = route(&req);
 	if (head_only)
-		*head_only = head;
+		*head_only = req.method == HTTP_HEAD;	/* set only for a well-formed head */
 	return status;
 }
 
-/* --- the /metrics server --- */
-
-enum client_state {
-	CL_READ,	/* collecting the request head */
-	CL_WRITE,	/* the answer goes out as the socket takes it */
-	CL_DRAIN,	/* answered and half-closed: read and drop until the peer closes */
-};
-
-struct client {
-	int fd;			/* -1: free slot */
-	enum client_state state;
-	uint64_t deadline_ns;	/* the whole connection, whatever its state */
-	char req[TOP_PROM_REQ_MAX];
-	size_t len;
-	struct gb_buf out;	/* the answer, written as the socket accepts it */
-	size_t sent;
-};
-
 struct top_prom {
-	int lfd;		/* -1: not listening, clients come from top_prom_adopt() */
+	struct http_server *h;
 	unsigned topn;
 	uint64_t scrapes;
-	struct client c[TOP_PROM_CLIENTS];
+	struct top_model *m;	/* the model of the serve call under way */
 };
+
+static const char text_type[] = "text/plain; charset=utf-8";
+
+static void handle(void *ctx, const struct http_req *req, struct http_answer *a)
+{
+	struct top_prom *p = ctx;
+
+	a->status = route(req);
+	a->head_only = req->method == HTTP_HEAD;
+	a->type = text_type;
+	switch (a->status) {
+	case 405:
+		a->hdrs = "Allow: GET, HEAD\r\n";
+		a->body = "only GET and HEAD\n";
+		break;
+	case 404:
+		a->body = "try /metrics\n";
+		break;
+	default:
+		a->type = "text/plain; version=0.0.4; charset=utf-8";
+		top_prom_render(&a->buf, p->m, p->topn);
+		a->body = a->buf.p;
+		a->len = a->buf.len;
+		p->scrapes++;
+		return;
+	}
+	a->len = strlen(a->body);
+}
 
 int top_prom_split(const char *spec, char *host, size_t hostlen, char *port, size_t portlen)
 {
@@ -441,47 +368,25 @@ int top_prom_split(const char *spec, char *host, size_t hostlen, char *port, siz
 	return 0;
 }
 
-static int listen_on(const char *host, const char *port, char *err, size_t errlen)
+static struct http_opts opts_for(struct top_prom *p)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE };
-	struct addrinfo *res = NULL, *ai;
-	int fd = -1, one = 1, rc, saved = 0;
-
-	rc = getaddrinfo(host, port, &hints, &res);
-	if (rc) {
-		snprintf(err, errlen, "--prometheus: cannot resolve '%s': %s; give ADDR:PORT, e.g. 127.0.0.1:9400",
-			 host, gai_strerror(rc));
-		return -1;
-	}
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			continue;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 16) == 0)
-			break;
-		saved = errno;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		snprintf(err, errlen, "--prometheus: cannot listen on %s:%s: %s; choose a free port or address",
-			 host, port, strerror(saved ? saved : EADDRNOTAVAIL));
-	return fd;
+	return (struct http_opts){ .handle = handle, .ctx = p, .timeout_ns = TOP_PROM_TIMEOUT_NS };
 }
 
 struct top_prom *top_prom_new_unbound(unsigned topn)
 {
 	struct top_prom *p = calloc(1, sizeof(*p));
-	unsigned i;
+	struct http_opts o;
 
 	if (!p)
 		return NULL;
-	p->lfd = -1;
 	p->topn = topn;
-	for (i = 0; i < TOP_PROM_CLIENTS; i++)
-		p->c[i].fd = -1;
+	o = opts_for(p);
+	p->h = http_server_new(&o);
+	if (!p->h) {
+		free(p);
+		return NULL;
+	}
 	return p;
 }
 
@@ -489,217 +394,50 @@ struct top_prom *top_prom_new(const char *spec, unsigned topn, char *err, size_t
 {
 	char host[256], port[16];
 	struct top_prom *p;
+	struct http_opts o;
 
 	if (top_prom_split(spec, host, sizeof(host), port, sizeof(port))) {
 		snprintf(err, errlen, "bad --prometheus '%s': give [ADDR]:PORT with PORT 1-65535, e.g. :9400", spec);
 		return NULL;
 	}
-	p = top_prom_new_unbound(topn);
+	p = calloc(1, sizeof(*p));
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	p->lfd = listen_on(host, port, err, errlen);
-	if (p->lfd < 0) {
+	p->topn = topn;
+	o = opts_for(p);
+	p->h = http_server_listen(host, port, "--prometheus", "choose a free port or address", &o, err,
+				  errlen);
+	if (!p->h) {
 		free(p);
 		return NULL;
 	}
 	return p;
 }
 
-int top_prom_adopt(struct top_prom *p, int fd, uint64_t now_ns)
+struct http_server *top_prom_http(struct top_prom *p)
 {
-	struct client *c;
-	unsigned i;
-
-	for (i = 0; i < TOP_PROM_CLIENTS && p->c[i].fd >= 0; i++)
-		;
-	if (i == TOP_PROM_CLIENTS)
-		return -1;
-	c = &p->c[i];
-	c->fd = fd;
-	c->state = CL_READ;
-	c->len = 0;
-	c->sent = 0;
-	c->deadline_ns = now_ns + TOP_PROM_TIMEOUT_NS;
-	return 0;
+	return p->h;
 }
 
-static void drop_client(struct client *c)
+int top_prom_adopt(struct top_prom *p, int fd, uint64_t now_ns)
 {
-	close(c->fd);
-	c->fd = -1;
-	c->len = 0;
-	c->sent = 0;
-	gb_buf_free(&c->out);
+	return http_server_adopt(p->h, fd, now_ns);
 }
 
 int top_prom_fds(struct top_prom *p, struct pollfd *fds, int max)
 {
-	int n = 0;
-	unsigned i;
-
-	if (!p)
-		return 0;
-	if (p->lfd >= 0 && n < max)
-		fds[n++] = (struct pollfd){ .fd = p->lfd, .events = POLLIN };
-	for (i = 0; i < TOP_PROM_CLIENTS && n < max; i++)
-		if (p->c[i].fd >= 0)
-			fds[n++] = (struct pollfd){ .fd = p->c[i].fd,
-						    .events = p->c[i].state == CL_WRITE ? POLLOUT : POLLIN };
-	return n;
-}
-
-struct status {
-	int code;
-	const char *line, *hdrs, *type, *body;	/* body NULL: the metrics */
-};
-
-static const char text_type[] = "text/plain; charset=utf-8";
-
-static const struct status statuses[] = {
-	{ 200, "200 OK", "", "text/plain; version=0.0.4; charset=utf-8", NULL },
-	{ 400, "400 Bad Request", "", text_type, "bad request\n" },
-	{ 404, "404 Not Found", "", text_type, "try /metrics\n" },
-	{ 405, "405 Method Not Allowed", "Allow: GET, HEAD\r\n", text_type, "only GET and HEAD\n" },
-	{ 431, "431 Request Header Fields Too Large", "", text_type, "request too large\n" },
-};
-
-/* Queue the whole answer; HEAD gets the headers GET would get */
-static void respond(struct client *c, const struct status *s, const char *body, size_t blen, bool head_only)
-{
-	gb_buf_reset(&c->out);
-	gb_buf_printf(&c->out, "HTTP/1.0 %s\r\n%sContent-Type: %s\r\nContent-Length: %zu\r\n"
-		      "Connection: close\r\n\r\n", s->line, s->hdrs, s->type, blen);
-	if (!head_only)
-		gb_buf_put(&c->out, body, blen);
-	c->sent = 0;
-	c->state = CL_WRITE;
-}
-
-static void answer(struct top_prom *p, struct client *c, struct top_model *m, int status, bool head_only)
-{
-	const struct status *s = &statuses[1];	/* 400 unless known */
-	struct gb_buf body = { 0 };
-	size_t i;
-
-	for (i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
-		if (statuses[i].code == status)
-			s = &statuses[i];
-	if (s->body) {
-		respond(c, s, s->body, strlen(s->body), head_only);
-		return;
-	}
-	top_prom_render(&body, m, p->topn);
-	respond(c, s, body.p, body.len, head_only);
-	gb_buf_free(&body);
-	p->scrapes++;
-}
-
-static void on_readable(struct top_prom *p, struct client *c, struct top_model *m)
-{
-	ssize_t r = read(c->fd, c->req + c->len, sizeof(c->req) - c->len);
-	bool head_only;
-	int status;
-
-	if (r < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (r <= 0) {
-		drop_client(c);	/* gone before a whole head: nobody to answer */
-		return;
-	}
-	c->len += (size_t)r;
-	status = top_prom_parse_request(c->req, c->len, &head_only);
-	if (status)
-		answer(p, c, m, status, head_only);
-}
-
-static void on_writable(struct client *c)
-{
-	ssize_t w = send(c->fd, c->out.p + c->sent, c->out.len - c->sent, MSG_NOSIGNAL);
-
-	if (w < 0) {
-		if (errno != EAGAIN && errno != EINTR)
-			drop_client(c);
-		return;
-	}
-	c->sent += (size_t)w;
-	if (c->sent < c->out.len)
-		return;
-	/*
-	 * HTTP/1.0: one answer per connection. Closing with unread bytes from
-	 * the client would reset the connection and could lose the answer, so
-	 * end our side and read until the client closes (or the deadline).
-	 */
-	if (shutdown(c->fd, SHUT_WR)) {
-		drop_client(c);
-		return;
-	}
-	gb_buf_free(&c->out);
-	c->state = CL_DRAIN;
-}
-
-static void on_drain(struct client *c)
-{
-	ssize_t r = read(c->fd, c->req, sizeof(c->req));	/* the request is answered: req is scratch */
-
-	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-		drop_client(c);
-}
-
-static void accept_all(struct top_prom *p, uint64_t now_ns)
-{
-	int fd;
-
-	while ((fd = accept4(p->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
-		if (top_prom_adopt(p, fd, now_ns))
-			close(fd);	/* full: the scraper retries */
-}
-
-static void serve_client(struct top_prom *p, struct client *c, struct top_model *m)
-{
-	switch (c->state) {
-	case CL_READ:
-		on_readable(p, c, m);
-		break;
-	case CL_WRITE:
-		on_writable(c);
-		break;
-	case CL_DRAIN:
-		on_drain(c);
-		break;
-	}
+	return p ? http_server_fds(p->h, fds, max) : 0;
 }
 
 void top_prom_serve(struct top_prom *p, const struct pollfd *fds, int n, struct top_model *m, uint64_t now_ns)
 {
-	unsigned i;
-	int k;
-
 	if (!p)
 		return;
-	for (k = 0; k < n; k++) {
-		if (!fds[k].revents)
-			continue;
-		/*
-		 * top_prom_fds() puts the listen socket first: no client fd
-		 * is closed yet when new ones are accepted, so the fd numbers
-		 * matched below still name the clients they were polled for.
-		 */
-		if (p->lfd >= 0 && fds[k].fd == p->lfd) {
-			accept_all(p, now_ns);
-			continue;
-		}
-		for (i = 0; i < TOP_PROM_CLIENTS; i++) {
-			if (p->c[i].fd == fds[k].fd) {
-				serve_client(p, &p->c[i], m);
-				break;
-			}
-		}
-	}
-	for (i = 0; i < TOP_PROM_CLIENTS; i++)
-		if (p->c[i].fd >= 0 && now_ns > p->c[i].deadline_ns)
-			drop_client(&p->c[i]);
+	p->m = m;
+	http_server_serve(p->h, fds, n, now_ns);
+	p->m = NULL;
 }
 
 uint64_t top_prom_scrapes(const struct top_prom *p)
@@ -709,14 +447,8 @@ uint64_t top_prom_scrapes(const struct top_prom *p)
 
 void top_prom_free(struct top_prom *p)
 {
-	unsigned i;
-
 	if (!p)
 		return;
-	for (i = 0; i < TOP_PROM_CLIENTS; i++)
-		if (p->c[i].fd >= 0)
-			drop_client(&p->c[i]);
-	if (p->lfd >= 0)
-		close(p->lfd);
+	http_server_free(p->h);
 	free(p);
 }

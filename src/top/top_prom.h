@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * top_prom.h - Prometheus text exposition of the top model, and a tiny
- * single-threaded HTTP/1.0 server for GET /metrics driven by the caller's
+ * top_prom.h - Prometheus text exposition of the top model, and GET /metrics
+ * on the shared single-threaded HTTP/1.0 loop (core/http.h) driven by top's
  * poll() loop: bounded clients, request size and time.
  */
 #ifndef GB_TOP_PROM_H
@@ -11,10 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "top_model.h"
+#include "core/http.h"
 #include "core/util.h"
 
-#define TOP_PROM_CLIENTS	16
-#define TOP_PROM_REQ_MAX	4096
+#define TOP_PROM_CLIENTS	HTTP_CLIENTS
+#define TOP_PROM_REQ_MAX	HTTP_HEAD_MAX
 #define TOP_PROM_TIMEOUT_NS	5000000000ull
 
 /* A label value with \ " and newline escaped (no quotes added) */
@@ -33,15 +34,10 @@ int top_prom_split(const char *spec, char *host, size_t hostlen, char *port, siz
 
 /*
  * The status to answer a request head with, from the bytes read so far
- * (buf[0, len): any bytes, NULs included, no terminator needed). Returns 0
- * while the head is incomplete (read more); else 200 for GET or HEAD of
- * /metrics or /metrics?QUERY, 405 for another method, 404 for another
- * target, 400 for anything malformed, 431 when no empty line ends the head
- * within its first TOP_PROM_REQ_MAX bytes. The head ends at the first empty
- * line (lines end in LF or CRLF); its first line must be exactly
- * "METHOD SP TARGET SP HTTP/d.d" (single spaces, no tabs: HTTP/0.9's
- * versionless "GET /metrics" is 400); a NUL anywhere in the head is 400;
- * other header lines are not read. *head_only (if not NULL) is set for a
+ * (buf[0, len): any bytes, NULs included, no terminator needed): what
+ * http_parse_head() says (0: read more; 400; 431), else 200 for GET or HEAD
+ * of /metrics or /metrics?QUERY (the path percent-decoded), 405 for another
+ * method, 404 for another target. *head_only (if not NULL) is set for a
  * well-formed HEAD request: the answer carries no body.
  */
 int top_prom_parse_request(const char *buf, size_t len, bool *head_only);
@@ -51,6 +47,8 @@ struct top_prom;
 struct top_prom *top_prom_new(const char *spec, unsigned topn, char *err, size_t errlen);
 /* A server that does not listen: clients come only from top_prom_adopt() (tests, fuzzing) */
 struct top_prom *top_prom_new_unbound(unsigned topn);
+/* The HTTP loop underneath (fuzzing); serve through top_prom_serve(), which brings the model */
+struct http_server *top_prom_http(struct top_prom *p);
 /*
  * Serve fd, a connected non-blocking stream socket, as a client accepted at
  * now_ns. Returns 0 (the server owns and closes fd) or -1 when all
