@@ -62,8 +62,26 @@ static void usage(void)
 	struct gb_buf b = { 0 };
 	unsigned i;
 
-	for (i = 0; i < report_nrules; i++)
-		gb_buf_printf(&b, "  %-20s %s\n", report_rules[i].id, report_rules[i].what);
+	for (i = 0; i < report_nrules; i++) {
+		const char *w = report_rules[i].what;
+		int col = 0;
+
+		gb_buf_printf(&b, "  %-20s", report_rules[i].id);
+		while (*w) {	/* wrapped at 80 columns, under the description */
+			size_t n = strcspn(w, " ");
+
+			if (col && col + n + 1 > 57) {
+				gb_buf_printf(&b, "\n  %-20s", "");
+				col = 0;
+			}
+			gb_buf_printf(&b, " %.*s", (int)n, w);
+			col += (int)n + 1;
+			w += n;
+			while (*w == ' ')
+				w++;
+		}
+		gb_buf_putc(&b, '\n');
+	}
 	printf(usage_text, b.p ? b.p : "");
 	gb_buf_free(&b);
 }
