@@ -32,6 +32,7 @@ struct proc {
 	unsigned nexec, capexec;
 	uint64_t exit_ns;	/* 0 while alive */
 	int exit_sig;		/* the signal of a crash (GB_REC_EXIT), else 0 */
+	uint32_t ns_pid;	/* its id in its own pid namespace (from its calls) */
 	const char *exit_comm;	/* its name, from that record */
 	bool exit_said;		/* its process_exit event was emitted */
 };
@@ -678,6 +679,7 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 		p->has_events = true;
 		c->st.procs_seen++;
 	}
+	p->ns_pid = r->ns_pid;
 	ev.comm = thread_comm(c, p, r);
 	if (r->flags & GB_RF_END) {
 		/* the entry had the stack; a call whose entry we never read has none */
@@ -863,6 +865,7 @@ static void say_exit(struct collector *c, struct proc *p)
 	if (!p->has_events || !p->exit_ns || p->exit_said)
 		return;
 	p->exit_said = true;
+	ev.ns_pid = ev.ns_tid = p->ns_pid ? p->ns_pid : (uint32_t)p->pid;
 	ev.comm = p->exit_comm ? p->exit_comm : hmap_get(&p->comms, (uint64_t)p->pid);
 	if (ev.comm && !ev.comm[0])
 		ev.comm = NULL;
