@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Issue 20 (collectives), acceptance 2: four processes, one job, on the fake
+# libnccl (tests/workloads/fake_nccl.c): per rank the exact collectives with
+# rank/nranks, the same communicator id on every rank, sequence numbers 1..N.
+source "$(dirname "$0")/../lib.sh"
+need_bpf "collectives of a 4-rank job"
+N=12
+export FAKE_NCCL_DIR=$T FAKE_NCCL_US=500
+start_record -a -o "$T/t.sbt" --lib "$WL/libnccl.so.2" || { fail "record started"; exit 0; }
+pids=()
+for r in 0 1 2 3; do
+	"$WL/nccl_work" $r 4 "$T/id" $N >"$T/wl$r.out" 2>&1 &
+	pids+=($!)
+done
+wait "${pids[@]}"
+stop_record
+"$GPUBPF" info "$T/t.sbt" >"$T/info.txt" 2>&1 || fail "info"
+PYTHONPATH=$ROOT/tests/py python3 - "$T/t.sbt" "$T" $N <<'PY'
+import sys
+from events import load, produced, info, Checker
+c = Checker()
+trace, d, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+evs = load(trace)
+cycle = [("ncclAllReduce", 4096, "float32", 16384, "sum", None),
+         ("ncclAllGather", 1024, "int8", 1024, None, None),
+         ("ncclReduceScatter", 256, "float64", 2048, "max", None),
+         ("ncclBroadcast", 100, "int32", 400, None, 0)]
+ids = set()
+for r in range(4):
+    p = produced(f"{d}/wl{r}.out")
+    c.true(f"rank {r} ran its {n} collectives without errors", p.get("n") == n and p.get("errors") == 0, str(p))
+    ev = [e for e in evs if e["pid"] == p.get("pid")]
+    init = [e for e in ev if e["type"] == "ncclCommInitRank"]
+    c.true(f"rank {r}: init recorded once with rank {r} of 4 and a communicator",
+           len(init) == 1 and init[0].get("rank") == r and init[0].get("nranks") == 4 and init[0].get("comm")
+           and init[0].get("ret") == 0, str(init))
+    coll = sorted((e for e in ev if e.get("op")), key=lambda e: e["ts_ns"])
+    c.true(f"rank {r}: exactly {n} collectives", len(coll) == n, f"({len(coll)})")
+    ok = len(coll) == n
+    for i, e in enumerate(coll):
+        t, cnt, dt, b, op, root = cycle[i % 4]
+        good = (e["type"] == t and e.get("count") == cnt and e.get("datatype") == dt and e.get("bytes") == b
+                and e.get("redop") == op and e.get("root") == root and e.get("rank") == r
+                and e.get("nranks") == 4 and e.get("seq") == i + 1 and e.get("ret") == 0
+                and e.get("comm") == init[0].get("comm") and "dur_ns" in e and "state" not in e)
+        if not good:
+            ok = False
+            c.true(f"rank {r}: collective {i + 1} as made", False, str(e))
+            break
+        ids.add(e.get("comm_id"))
+    c.true(f"rank {r}: op, count, datatype, bytes, redop/root, rank/nranks, seq 1..{n} in order", ok)
+    if init:
+        ids.add(init[0].get("comm_id"))
+c.true("one communicator id, the same on every rank", len(ids) == 1 and None not in ids, str(ids))
+s = info(trace)
+cs = {x["op"]: x for x in s.get("collectives", [])}
+c.true("info --json: collectives by op with calls and bytes",
+       cs.get("ncclAllReduce", {}).get("calls") == 4 * n // 4 and cs["ncclAllReduce"]["bytes"] == 16384 * n
+       and cs["ncclAllReduce"]["bytes_per_s"] > 0, str(cs))
+PY
+grep -q "collectives by op" "$T/info.txt" && pass "info: collectives by op" || fail "info: collectives by op"
