@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "cmds.h"
+#include "coll_skew.h"
 #include "core/hmap.h"
 #include "core/json.h"
 #include "sbt/sbt.h"
@@ -39,14 +40,17 @@ struct info_acc {
 		uint64_t calls, bytes, ns, errors;
 	} coll[GB_T__COUNT];
 	bool any_coll;
+	struct coll_skew *skew;	/* collectives matched across ranks */
 };
 
 static const char usage_text[] =
 "Usage: gpubpf info [--json] TRACE.sbt\n"
 "\n"
 "Summarise a trace: how it was made, duration, events by type and API, processes,\n"
-"the busiest kernels, collectives by op (calls, bytes, host time, bytes/s), drops,\n"
-"and whether the file was finalized.\n"
+"the busiest kernels, collectives by op (calls, bytes, host time, bytes/s) and\n"
+"stragglers (collectives matched across ranks by communicator id and sequence\n"
+"number: the rank that came last, by how much), drops, and whether the file\n"
+"was finalized. Give it one trace of a job's ranks, or 'gpubpf merge' of theirs.\n"
 "\n"
 "  -j, --json   one JSON object\n"
 "\n"
@@ -79,6 +83,8 @@ static int acc_add(struct info_acc *a, const struct gb_event *ev)
 		struct coll_stat *cs = &a->coll[ev->type];
 
 		a->any_coll = true;
+		if (coll_skew_add(a->skew, ev))
+			return -1;
 		cs->calls++;
 		cs->bytes += ev->bytes;
 		if (ev->flags & GB_EF_DUR)
@@ -166,6 +172,7 @@ static void print_coll_text(const struct info_acc *a)
 			printf("  %-20s %10" PRIu64 " %14" PRIu64 " %12.3f %14.0f %8" PRIu64 "\n",
 			       gb_type_name(i), cs->calls, cs->bytes, cs->ns / 1e6, coll_rate(cs), cs->errors);
 	}
+	coll_skew_print(a->skew);
 }
 
 static void print_coll_json(struct gb_json *j, const struct info_acc *a)
@@ -189,6 +196,7 @@ static void print_coll_json(struct gb_json *j, const struct info_acc *a)
 		gb_json_end_object(j);
 	}
 	gb_json_end_array(j);
+	coll_skew_json(a->skew, j);
 }
 
 static void fmt_time(char *buf, size_t n, uint64_t real_ns)
@@ -385,6 +393,7 @@ static void acc_free(struct info_acc *a)
 	hmap_free(&a->procs);
 	hmap_free(&a->kerns);
 	intern_free(a->names);
+	coll_skew_free(a->skew);
 }
 
 int cmd_info(int argc, char **argv)
@@ -419,7 +428,8 @@ int cmd_info(int argc, char **argv)
 	if (view_open(argv[optind], &r))
 		return 1;
 	a.names = intern_new();
-	if (!a.names)
+	a.skew = coll_skew_new();
+	if (!a.names || !a.skew)
 		goto cleanup;
 	while ((n = sbt_reader_next(r, &ev)) > 0)
 		if (acc_add(&a, &ev))

@@ -2,7 +2,7 @@
  * fake libnccl.so.2: the NCCL ABI without GPUs. A communicator is the
  * ranks of one unique id; every collective is a barrier among them
  * (a counter in a shared file named by the id, under $FAKE_NCCL_DIR or
- * /tmp) followed by a set time ($FAKE_NCCL_US, default 1000 us), so a rank
+ * /tmp; init is one too) followed by a set time ($FAKE_NCCL_US, default 1000 us), so a rank
  * that arrives late makes the others wait, as with the real library.
  * Built -O0: every function starts with push %rbp (see the Makefile).
  */
@@ -24,6 +24,8 @@ struct fake_comm {
 	uint64_t seq;
 	volatile uint32_t *arrived;	/* shared by the ranks: one count per arrival */
 };
+
+static void barrier(struct fake_comm *c);
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
 {
@@ -64,6 +66,7 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int
 	c->rank = rank;
 	c->nranks = nranks;
 	c->arrived = m;
+	barrier(c);	/* like the real one: init returns when every rank has joined */
 	*comm = c;
 	return 0;
 }
@@ -77,20 +80,27 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm)
 	return 0;
 }
 
-/* every rank's n-th call returns once all have made it, then takes the set time */
-static ncclResult_t coll(ncclComm_t c)
+/* round seq (init is round 0) returns once every rank has arrived */
+static void barrier(ncclComm_t c)
 {
-	const char *us = getenv("FAKE_NCCL_US");
-	uint32_t want, v;
+	uint32_t want = (uint32_t)((c->seq + 1) * c->nranks), v;
 
-	if (!c)
-		return 4;
-	want = (uint32_t)(++c->seq * c->nranks);
 	__atomic_add_fetch(c->arrived, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, c->arrived, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	/* a futex on the shared word: no spinning ranks to delay the late one on few cores */
 	while ((v = __atomic_load_n(c->arrived, __ATOMIC_SEQ_CST)) < want)
 		syscall(SYS_futex, c->arrived, FUTEX_WAIT, v, NULL, NULL, 0);
+}
+
+/* every rank's n-th call returns once all have made it, then takes the set time */
+static ncclResult_t coll(ncclComm_t c)
+{
+	const char *us = getenv("FAKE_NCCL_US");
+
+	if (!c)
+		return 4;
+	c->seq++;
+	barrier(c);
 	usleep(us ? atoi(us) : 1000);
 	return 0;
 }
