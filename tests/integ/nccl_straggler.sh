@@ -40,6 +40,9 @@ c.true("info --json: rank 2 is the straggler", st and st[0]["rank"] == 2, str(st
 if st:
     c.true(f"rank 2 late on every 5th collective ({n // 5})", st[0]["late"] == n // 5 and st[0]["matched"] == n, str(st[0]))
     c.true("its skew is 3 ms within 10%", abs(st[0]["mean_skew_ns"] - 3e6) <= 3e5, str(st[0]))
-    c.true("no other rank counted late", all(x["rank"] == 2 for x in st), str(st))
+    # scheduling noise on a busy machine may make another rank last once or twice, never by as much
+    c.true("other ranks: late at most twice, far less in all",
+           all(x["late"] <= 2 and x["late"] * x["mean_skew_ns"] < st[0]["late"] * st[0]["mean_skew_ns"] / 2
+               for x in st[1:]), str(st))
 PY
 grep -q "rank 2 of communicator" "$T/info.txt" && pass "info names rank 2" || fail "info names rank 2 ($(grep -A3 stragglers "$T/info.txt"))"
