@@ -59,3 +59,11 @@ c.true("info --json: collectives by op with calls and bytes",
        and cs["ncclAllReduce"]["bytes_per_s"] > 0, str(cs))
 PY
 grep -q "collectives by op" "$T/info.txt" && pass "info: collectives by op" || fail "info: collectives by op"
+# every consumer of the event model takes the new category
+for f in perfetto json tracesmith pprof; do
+	"$GPUBPF" export -f $f -o "$T/out.$f" "$T/t.sbt" >/dev/null 2>"$T/exp.err" && [ -s "$T/out.$f" ] &&
+		pass "export -f $f" || fail "export -f $f ($(head -1 "$T/exp.err"))"
+done
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/out.json" && pass "export -f json: valid JSON" ||
+	fail "export -f json: valid JSON"
+"$GPUBPF" report "$T/t.sbt" >"$T/report.txt" 2>&1 && pass "report" || fail "report ($(tail -1 "$T/report.txt"))"
