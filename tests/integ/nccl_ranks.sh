@@ -64,6 +64,20 @@ for f in perfetto json tracesmith pprof; do
 	"$GPUBPF" export -f $f -o "$T/out.$f" "$T/t.sbt" >/dev/null 2>"$T/exp.err" && [ -s "$T/out.$f" ] &&
 		pass "export -f $f" || fail "export -f $f ($(head -1 "$T/exp.err"))"
 done
+D=$SHARED/perfetto
+if command -v protoc >/dev/null && [ -f "$D/perfetto_trace.proto" ]; then
+	protoc --proto_path="$D" --decode=perfetto.protos.Trace "$D/perfetto_trace.proto" <"$T/out.perfetto" >"$T/pf.txt" 2>&1
+	if python3 "$ROOT/tests/tools/perfetto_check.py" "$T/pf.txt" >"$T/chk.out" 2>&1; then
+		pass "perfetto: the checker accepts the trace"
+	else
+		fail "perfetto: the checker accepts the trace ($(head -1 "$T/chk.out"))"
+	fi
+	for a in datatype redop comm_id rank nranks seq; do
+		grep -q "\"$a\"" "$T/pf.txt" && pass "perfetto: collectives carry $a" || fail "perfetto: collectives carry $a"
+	done
+else
+	skip "perfetto annotations of collectives" "no protoc or $D/perfetto_trace.proto"
+fi
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/out.json" && pass "export -f json: valid JSON" ||
 	fail "export -f json: valid JSON"
 "$GPUBPF" report "$T/t.sbt" >"$T/report.txt" 2>&1 && pass "report" || fail "report ($(tail -1 "$T/report.txt"))"
