@@ -78,6 +78,13 @@ if command -v protoc >/dev/null && [ -f "$D/perfetto_trace.proto" ]; then
 else
 	skip "perfetto annotations of collectives" "no protoc or $D/perfetto_trace.proto"
 fi
-python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/out.json" && pass "export -f json: valid JSON" ||
-	fail "export -f json: valid JSON"
+python3 - "$T/out.json" <<'PY' && pass "export -f json: valid JSON, collectives with comm_id/rank/seq" ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+c = [e for e in ev if e.get("name") == "ncclAllReduce" and e.get("ph") == "X"]
+sys.exit(0 if c and all("comm_id" in e["args"] and "seq" in e["args"] and e["args"].get("datatype") == "float32"
+                        for e in c) else 1)
+PY
+	fail "export -f json: valid JSON, collectives with comm_id/rank/seq"
 "$GPUBPF" report "$T/t.sbt" >"$T/report.txt" 2>&1 && pass "report" || fail "report ($(tail -1 "$T/report.txt"))"
