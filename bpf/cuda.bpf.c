@@ -644,10 +644,10 @@ static __always_inline void complete(struct pt_regs *ctx, struct gb_rec *r, __u6
 	if (shape == GB_SH_OUT0 || shape == GB_SH_NAME) {
 		read_user(&out, sizeof(out), r->a[0], r);
 		r->x[0] = out;
-	} else if (shape == GB_SH_NCCL_INIT) {
-		/* the new communicator (NULL-safe: init can fail before writing it) */
+	} else if (shape == GB_SH_NCCL_INIT || shape == GB_SH_NCCL_SPLIT) {
+		/* the new communicator (only on success: a failed call may not write it) */
 		if (r->ret == 0)
-			read_user(&out, sizeof(out), r->a[0], r);
+			read_user(&out, sizeof(out), shape == GB_SH_NCCL_INIT ? r->a[0] : r->a[3], r);
 		r->x[1] = out;
 	}
 }

@@ -70,6 +70,7 @@ enum gb_shape {
 	GB_SH_NCCL_INIT,	/* ncclCommInitRank*: comm* a[0] | x: 0 hash of the ncclUniqueId
 				 * (by value: on the stack on x86-64), 1 *a[0] at return,
 				 * 2 nranks, 3 rank */
+	GB_SH_NCCL_SPLIT,	/* ncclCommSplit(comm, color, key, newcomm *, config) | x: 1 *a[3] at return */
 	GB_SH__COUNT,
 };
 
@@ -235,7 +236,7 @@ enum gb_shape {
 	X(ncclCommInitRank,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_INIT, GB_TF_RET | GB_TF_BLOCKS, 0) \
 	X(ncclCommInitRankConfig,	GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_INIT, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
 	X(ncclCommInitAll,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
-	X(ncclCommSplit,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
+	X(ncclCommSplit,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_SPLIT, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
 	X(ncclCommDestroy,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS, 0) \
 	X(ncclCommAbort,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
 	X(ncclCommFinalize,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0)

@@ -12,6 +12,7 @@
 #include "host/procmaps.h"
 #include "host/sideband.h"
 #include "stacks/stack.h"
+#include "core/hash.h"
 #include "core/util.h"
 #include "core/vec.h"
 
@@ -730,6 +731,22 @@ static void nccl_stamp(struct proc *p, struct gb_event *ev, const struct nccl_he
 		nc->id = ev->aux[1];
 		nc->rank_nranks = ev->ptr;
 		nc->seq = 0;
+	} else if (ti->shape == GB_SH_NCCL_SPLIT && ev->src) {
+		/* every rank of one color names the child alike: parent id and color */
+		struct nccl_comm *parent = hmap_get(&p->nccl, ev->handle);
+
+		nc = hmap_get(&p->nccl, ev->src);
+		if (!nc) {
+			nc = calloc(1, sizeof(*nc));
+			if (!nc || hmap_put(&p->nccl, ev->src, nc)) {
+				free(nc);
+				return;
+			}
+		}
+		nc->rank_nranks = 0;
+		nc->seq = 0;
+		nc->id = parent && parent->id ? gb_mix64(parent->id ^ gb_mix64(ev->arg + 1)) | 1 : 0;
+		ev->aux[1] = nc->id;
 	} else if (ev->type == GB_T_ncclCommDestroy || ev->type == GB_T_ncclCommAbort) {
 		free(hmap_del(&p->nccl, ev->handle));
 	}

@@ -30,6 +30,10 @@
  *                 call's sequence number on its communicator (1, 2, ...; 0: none)
  *   ncclCommInitRank*  handle = the new communicator (0 if init failed), aux[1] = id,
  *                 ptr = rank | nranks << 32, arg = nranks
+ *   ncclCommSplit handle = the parent communicator, arg = color (int64: -1 NCCL_SPLIT_NOCOLOR),
+ *                 src = the new communicator (0: none); the collector names it aux[1] =
+ *                 a hash of the parent's id and the color (the same in every rank that
+ *                 chose that color); its rank and size are not known (ptr = 0)
  *   ncclCommInitAll handle = the first communicator, arg = ndev; other nccl calls:
  *                 handle = the communicator (a[0])
  */
@@ -325,6 +329,12 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 		ev->aux[1] = x[0];
 		ev->ptr = (uint32_t)x[3] | (x[2] << 32);
 		ev->arg = x[2];
+		ev->flags |= GB_EF_ARG;
+		break;
+	case GB_SH_NCCL_SPLIT:
+		ev->handle = a[0];
+		ev->arg = (uint64_t)(int64_t)(int32_t)a[1];
+		ev->src = x[1];
 		ev->flags |= GB_EF_ARG;
 		break;
 	case GB_SH_REGFUNC:

@@ -27,6 +27,10 @@ static void coll_json(struct gb_json *j, const struct gb_event *ev, unsigned cat
 	const char *s;
 
 	gb_json_uint_field(j, "comm", ev->handle);
+	if (gb_type_info(ev->type)->shape == GB_SH_NCCL_SPLIT) {
+		gb_json_int_field(j, "color", (int64_t)ev->arg);
+		gb_json_uint_field(j, "new_comm", ev->src);
+	}
 	if (cat == GB_CAT_COLL) {
 		gb_json_string_field(j, "op", gb_type_name(ev->type) + 4);	/* "AllReduce" */
 		gb_json_uint_field(j, "count", ev->arg);
@@ -131,7 +135,8 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 	if (cat == GB_CAT_IOCTL)
 		ioctl_event_json(j, ev);
 	if (cat == GB_CAT_COLL || (gb_type_info(ev->type) &&
-				   gb_type_info(ev->type)->shape == GB_SH_NCCL_INIT))
+				   (gb_type_info(ev->type)->shape == GB_SH_NCCL_INIT ||
+				    gb_type_info(ev->type)->shape == GB_SH_NCCL_SPLIT)))
 		coll_json(j, ev, cat);
 }
 

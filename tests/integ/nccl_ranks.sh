@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Issue 20 (collectives), acceptance 2: four processes, one job, on the fake
 # libnccl (tests/workloads/fake_nccl.c): per rank the exact collectives with
-# rank/nranks, the same communicator id on every rank, sequence numbers 1..N.
+# rank/nranks, the same communicator id on every rank, sequence numbers 1..N;
+# then ncclCommSplit by rank parity: one child id per color, alike in its ranks.
 source "$(dirname "$0")/../lib.sh"
 need_bpf "collectives of a 4-rank job"
 N=12
-export FAKE_NCCL_DIR=$T FAKE_NCCL_US=500
+export FAKE_NCCL_DIR=$T FAKE_NCCL_US=500 NCCL_WORK_SPLIT=1
 start_record -a -o "$T/t.sbt" --lib "$WL/libnccl.so.2" || { fail "record started"; exit 0; }
 pids=()
 for r in 0 1 2 3; do
@@ -26,6 +27,7 @@ cycle = [("ncclAllReduce", 4096, "float32", 16384, "sum", None),
          ("ncclReduceScatter", 256, "float64", 2048, "max", None),
          ("ncclBroadcast", 100, "int32", 400, None, 0)]
 ids = set()
+child = {}
 for r in range(4):
     p = produced(f"{d}/wl{r}.out")
     c.true(f"rank {r} ran its {n} collectives without errors", p.get("n") == n and p.get("errors") == 0, str(p))
@@ -34,7 +36,18 @@ for r in range(4):
     c.true(f"rank {r}: init recorded once with rank {r} of 4 and a communicator",
            len(init) == 1 and init[0].get("rank") == r and init[0].get("nranks") == 4 and init[0].get("comm")
            and init[0].get("ret") == 0, str(init))
-    coll = sorted((e for e in ev if e.get("op")), key=lambda e: e["ts_ns"])
+    coll = sorted((e for e in ev if e.get("op") and init and e.get("comm") == init[0].get("comm")),
+                  key=lambda e: e["ts_ns"])
+    sp = [e for e in ev if e["type"] == "ncclCommSplit"]
+    c.true(f"rank {r}: ncclCommSplit once, color {r % 2}, a new communicator named",
+           len(sp) == 1 and sp[0].get("color") == r % 2 and sp[0].get("new_comm") and sp[0].get("comm_id")
+           and sp[0].get("ret") == 0, str(sp))
+    if sp:
+        cc = [e for e in ev if e.get("op") and e.get("comm") == sp[0].get("new_comm")]
+        c.true(f"rank {r}: the child's AllReduce carries its id, seq 1",
+               len(cc) == 1 and cc[0].get("comm_id") == sp[0].get("comm_id") and cc[0].get("seq") == 1
+               and cc[0].get("datatype") == "float64" and cc[0].get("redop") == "min", str(cc))
+        child[r] = sp[0].get("comm_id")
     c.true(f"rank {r}: exactly {n} collectives", len(coll) == n, f"({len(coll)})")
     ok = len(coll) == n
     for i, e in enumerate(coll):
@@ -52,10 +65,13 @@ for r in range(4):
     if init:
         ids.add(init[0].get("comm_id"))
 c.true("one communicator id, the same on every rank", len(ids) == 1 and None not in ids, str(ids))
+c.true("split: ranks of one color name the child alike, the colors differ, neither is the parent",
+       len(child) == 4 and child[0] == child[2] and child[1] == child[3] and child[0] != child[1]
+       and not ids & {child[0], child[1]}, str(child))
 s = info(trace)
 cs = {x["op"]: x for x in s.get("collectives", [])}
 c.true("info --json: collectives by op with calls and bytes",
-       cs.get("ncclAllReduce", {}).get("calls") == 4 * n // 4 and cs["ncclAllReduce"]["bytes"] == 16384 * n
+       cs.get("ncclAllReduce", {}).get("calls") == 4 * n // 4 + 4 and cs["ncclAllReduce"]["bytes"] == 16384 * n + 4 * 64
        and cs["ncclAllReduce"]["bytes_per_s"] > 0, str(cs))
 PY
 grep -q "collectives by op" "$T/info.txt" && pass "info: collectives by op" || fail "info: collectives by op"
@@ -83,7 +99,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 ev = d["traceEvents"] if isinstance(d, dict) else d
 c = [e for e in ev if e.get("name") == "ncclAllReduce" and e.get("ph") == "X"]
-sys.exit(0 if c and all("comm_id" in e["args"] and "seq" in e["args"] and e["args"].get("datatype") == "float32"
+sys.exit(0 if c and all("comm_id" in e["args"] and "seq" in e["args"] and e["args"].get("datatype") in ("float32", "float64")
                         for e in c) else 1)
 PY
 	fail "export -f json: valid JSON, collectives with comm_id/rank/seq"

@@ -4,6 +4,8 @@
  * every rank makes N collectives, cycling AllReduce(4096 float32, sum),
  * AllGather(1024 int8), ReduceScatter(256 float64, max), Broadcast(100 int32,
  * root 0). LATE_RANK sleeps LATE_US before every 5th collective.
+ * $NCCL_WORK_SPLIT=1: then ncclCommSplit(color = rank % 2, key = rank) and
+ * one AllReduce on the child communicator.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +59,13 @@ int main(int argc, char **argv)
 		default: ret = ncclBroadcast(sb, rb, 100, ncclInt32, 0, comm, NULL); break;
 		}
 		errs += ret != 0;
+	}
+	if (getenv("NCCL_WORK_SPLIT")) {
+		ncclComm_t child = NULL;
+
+		errs += ncclCommSplit(comm, rank % 2, rank, &child, NULL) != 0;
+		errs += ncclAllReduce(sb, rb, 8, ncclFloat64, ncclMin, child, NULL) != 0;
+		ncclCommDestroy(child);
 	}
 	ncclCommDestroy(comm);
 	printf("produced rank=%d nranks=%d n=%d errors=%d pid=%d\n", rank, nranks, n, errs, getpid());
