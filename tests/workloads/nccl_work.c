@@ -4,6 +4,8 @@
  * every rank makes N collectives, cycling AllReduce(4096 float32, sum),
  * AllGather(1024 int8), ReduceScatter(256 float64, max), Broadcast(100 int32,
  * root 0). LATE_RANK sleeps LATE_US before every 5th collective.
+ * $NCCL_WORK_WAIT=FILE: wait for FILE to exist before the first call (the
+ * tracer attaches to a library when it sees it mapped).
  * $NCCL_WORK_SPLIT=1: then ncclCommSplit(color = rank % 2, key = rank) and
  * one AllReduce on the child communicator.
  */
@@ -31,6 +33,8 @@ int main(int argc, char **argv)
 		late = atoi(argv[5]);
 		late_us = atoi(argv[6]);
 	}
+	while (getenv("NCCL_WORK_WAIT") && access(getenv("NCCL_WORK_WAIT"), F_OK))
+		usleep(2000);
 	if (rank == 0) {
 		ncclGetUniqueId(&id);
 		snprintf(tmp, sizeof(tmp), "%s.tmp", argv[3]);
