@@ -12,8 +12,8 @@
 #include "host/procmaps.h"
 #include "host/sideband.h"
 #include "stacks/stack.h"
-#include "core/hash.h"
 #include "core/util.h"
+#include "nccl_comms.h"
 #include "core/vec.h"
 
 struct proc {
@@ -21,7 +21,7 @@ struct proc {
 	struct hmap names;	/* name_key(handle or stub address) -> interned name */
 	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
-	struct hmap nccl;	/* NCCL communicator handle -> struct nccl_comm */
+	struct hmap nccl;	/* NCCL communicator handle -> state (nccl_comms.c) */
 	struct gb_maps maps;	/* file mappings: timeline (side-band) + /proc snapshot */
 	bool have_maps;		/* maps holds something */
 	bool complete;		/* seen from its fork or exec: the timeline has everything */
@@ -46,29 +46,6 @@ static uint64_t name_key(const struct proc *p, uint64_t handle, uint64_t ts)
 	while (gen < p->nexec && p->execs[gen] <= ts)
 		gen++;
 	return handle ^ ((uint64_t)gen * 0x9e3779b97f4a7c15ull);
-}
-
-/* what a communicator's init said, and how many calls it has carried */
-struct nccl_comm {
-	uint64_t id;		/* hash of its ncclUniqueId: the same in every rank; 0 unknown */
-	uint64_t rank_nranks;	/* rank | nranks << 32, as event.c packs it */
-	uint64_t seq;		/* collectives and point-to-point calls so far */
-};
-
-/* the stamp an announced call's entry got, for its end */
-struct nccl_held {
-	uint64_t id, rank_nranks, seq;
-};
-
-static void free_nccl(struct hmap *m)
-{
-	size_t it = 0;
-	uint64_t k;
-	void *v;
-
-	while (hmap_next(m, &it, &k, &v))
-		free(v);
-	hmap_free(m);
 }
 
 struct elf_entry {
@@ -160,7 +137,7 @@ static void clear_proc(struct proc *p)
 	hmap_free(&p->names);
 	hmap_free(&p->rt_launch);
 	hmap_free(&p->comms);
-	free_nccl(&p->nccl);
+	nccl_comms_free(&p->nccl);
 	procmaps_free(&p->maps);
 	free(p->execs);
 	p->execs = NULL;
@@ -686,72 +663,6 @@ bool collector_stuck_call(struct collector *c, uint64_t now_ns, uint64_t min_ns,
 	return true;
 }
 
-/*
- * NCCL: a communicator's init gives its id, rank and size; every
- * collective on it is stamped with them and its sequence number, so the
- * traces of all ranks can be matched call by call (merge, info). The end
- * of a call announced at entry keeps the number its entry got (held).
- */
-static void nccl_stamp(struct proc *p, struct gb_event *ev, const struct nccl_held *held)
-{
-	const struct gb_type_info *ti = gb_type_info(ev->type);
-	struct nccl_comm *nc;
-
-	if (ti->cat == GB_CAT_COLL) {
-		if (held) {
-			ev->aux[1] = held->id;
-			ev->ptr = held->rank_nranks;
-			ev->src = held->seq;
-			return;
-		}
-		nc = hmap_get(&p->nccl, ev->handle);
-		if (!nc) {	/* made before we were there: numbered from here, id unknown */
-			nc = calloc(1, sizeof(*nc));
-			if (!nc || hmap_put(&p->nccl, ev->handle, nc)) {
-				free(nc);
-				return;
-			}
-		}
-		ev->aux[1] = nc->id;
-		ev->ptr = nc->rank_nranks;
-		ev->src = ++nc->seq;
-		return;
-	}
-	if (!(ev->flags & GB_EF_RET) || ev->ret)
-		return;
-	if (ti->shape == GB_SH_NCCL_INIT && ev->handle) {
-		nc = hmap_get(&p->nccl, ev->handle);
-		if (!nc) {
-			nc = calloc(1, sizeof(*nc));
-			if (!nc || hmap_put(&p->nccl, ev->handle, nc)) {
-				free(nc);
-				return;
-			}
-		}
-		nc->id = ev->aux[1];
-		nc->rank_nranks = ev->ptr;
-		nc->seq = 0;
-	} else if (ti->shape == GB_SH_NCCL_SPLIT && ev->src) {
-		/* every rank of one color names the child alike: parent id and color */
-		struct nccl_comm *parent = hmap_get(&p->nccl, ev->handle);
-
-		nc = hmap_get(&p->nccl, ev->src);
-		if (!nc) {
-			nc = calloc(1, sizeof(*nc));
-			if (!nc || hmap_put(&p->nccl, ev->src, nc)) {
-				free(nc);
-				return;
-			}
-		}
-		nc->rank_nranks = 0;
-		nc->seq = 0;
-		nc->id = parent && parent->id ? gb_mix64(parent->id ^ gb_mix64(ev->arg + 1)) | 1 : 0;
-		ev->aux[1] = nc->id;
-	} else if (ev->type == GB_T_ncclCommDestroy || ev->type == GB_T_ncclCommAbort) {
-		free(hmap_del(&p->nccl, ev->handle));
-	}
-}
-
 static int handle_call(struct collector *c, const struct gb_rec *r, const char *name_str,
 		       const uint64_t *ips, unsigned nips)
 {
@@ -792,7 +703,7 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 	}
 	mark_lean_nested(p, r, &ev);
 	if (ev.api == GB_API_NCCL)
-		nccl_stamp(p, &ev, have_held ? &held : NULL);
+		nccl_stamp(&p->nccl, &ev, have_held ? &held : NULL);
 	cat = gb_event_cat(&ev);
 	if (cat == GB_CAT_LAUNCH) {
 		ev.name = kernel_name(c, p, &ev);
