@@ -185,6 +185,37 @@ static __always_inline void stack_args(struct pt_regs *ctx, struct gb_rec *r,
 #endif
 }
 
+/*
+ * ncclCommInitRank(comm *, nranks, ncclUniqueId id, rank ...): the 128-byte
+ * id is passed by value (x86-64: in memory above the return address, so
+ * rank is the third register argument; arm64: by reference). Its hash
+ * names the communicator the same way in every rank's trace. Read into
+ * the thread's stack window (st), which the fp walk is done with by now.
+ */
+static __always_inline void nccl_init_args(struct pt_regs *ctx, struct gb_rec *r,
+					   struct inflight_stack *st)
+{
+	__u64 h = 0xcbf29ce484222325ull, src;
+	int i;
+
+	r->x[2] = (__u32)r->a[1];
+#if defined(__TARGET_ARCH_x86)
+	src = PT_REGS_SP(ctx) + STACK_ARG0_OFF;
+	r->x[3] = (__u32)r->a[2];
+#else
+	src = r->a[2];
+	r->x[3] = (__u32)r->a[3];
+#endif
+	if (!st || read_user(st->win, 128, src, r))
+		return;
+	st->win_len = 0;
+	for (i = 0; i < 16; i++) {
+		h ^= st->win[i];
+		h *= 0x100000001b3ull;
+	}
+	r->x[0] = h ? h : 1;
+}
+
 static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r, __u32 shape,
 					  struct inflight_stack *st)
 {
@@ -227,6 +258,12 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 		break;
 	case GB_SH_HIP_MEMCPY2D:	/* ..., width, height, kind on the stack */
 		r->x[0] = call_arg(ctx, 6, r);
+		break;
+	case GB_SH_NCCL_COLL:	/* a collective's 7th/8th arguments (comm, stream) */
+		stack_args(ctx, r, st, 2);
+		break;
+	case GB_SH_NCCL_INIT:
+		nccl_init_args(ctx, r, st);
 		break;
 	}
 }
@@ -607,6 +644,11 @@ static __always_inline void complete(struct pt_regs *ctx, struct gb_rec *r, __u6
 	if (shape == GB_SH_OUT0 || shape == GB_SH_NAME) {
 		read_user(&out, sizeof(out), r->a[0], r);
 		r->x[0] = out;
+	} else if (shape == GB_SH_NCCL_INIT || shape == GB_SH_NCCL_SPLIT) {
+		/* the new communicator (only on success: a failed call may not write it) */
+		if (r->ret == 0)
+			read_user(&out, sizeof(out), shape == GB_SH_NCCL_INIT ? r->a[0] : r->a[3], r);
+		r->x[1] = out;
 	}
 }
 

@@ -27,6 +27,7 @@ enum gb_api {
 	GB_API_CUPTI,		/* device activity: "cupti" */
 	GB_API_NVTX,		/* NVTX ranges: "nvtx" */
 	GB_API_GPUBPF,		/* the collector itself: "gpubpf" */
+	GB_API_NCCL,		/* libnccl / librccl: "nccl" */
 	GB_API__COUNT,
 };
 
@@ -44,6 +45,7 @@ enum gb_cat {
 	GB_CAT_FUNC,		/* an application function (XRay) */
 	GB_CAT_MARK,		/* instants and ranges (NVTX, custom events) */
 	GB_CAT_DEVICE,		/* device-side activity (CUPTI) */
+	GB_CAT_COLL,		/* collective and point-to-point communication (NCCL/RCCL) */
 	GB_CAT__COUNT,
 };
 
@@ -64,6 +66,11 @@ enum gb_shape {
 	GB_SH_OUT0,		/* a[0] is an out pointer | x[0] = *a[0] at return */
 	GB_SH_NAME,		/* out handle a[0], name string a[2] at return */
 	GB_SH_REGFUNC,		/* __cudaRegisterFunction: host stub a[1] is device function a[2] (string) */
+	GB_SH_NCCL_COLL,	/* a[0..5] | x: the 7th and 8th arguments (stack); detail: GB_NC_* layout */
+	GB_SH_NCCL_INIT,	/* ncclCommInitRank*: comm* a[0] | x: 0 hash of the ncclUniqueId
+				 * (by value: on the stack on x86-64), 1 *a[0] at return,
+				 * 2 nranks, 3 rank */
+	GB_SH_NCCL_SPLIT,	/* ncclCommSplit(comm, color, key, newcomm *, config) | x: 1 *a[3] at return */
 	GB_SH__COUNT,
 };
 
@@ -87,6 +94,13 @@ enum gb_shape {
 #define GB_K_HTOH	4
 #define GB_K_DEFAULT	5	/* unified addressing, direction decided by the driver */
 #define GB_K_ARG	6	/* the call has a cudaMemcpyKind argument */
+
+/* argument layouts of the NCCL calls (detail of GB_CAT_COLL types) */
+#define GB_NC_ALLREDUCE	1	/* send, recv, count, dtype, op, comm | stream */
+#define GB_NC_REDUCE	2	/* send, recv, count, dtype, op, root | comm, stream */
+#define GB_NC_BCAST	3	/* send, recv, count, dtype, root, comm | stream */
+#define GB_NC_GATHER	4	/* send, recv, count, dtype, comm, stream (AllGather, AlltoAll) */
+#define GB_NC_P2P	5	/* buf, count, dtype, peer, comm, stream (Send, Recv) */
 
 #define GB_TYPES(X)								\
 	X(none,				GB_API_NONE,	GB_CAT_OTHER,  GB_SH_PLAIN, 0, 0) \
@@ -207,7 +221,25 @@ enum gb_shape {
 	X(hipModuleLoad,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
 	X(hipModuleLoadData,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
 	/* a traced process ended (ret: the signal of a crash; instant) */	\
-	X(process_exit,			GB_API_GPUBPF, GB_CAT_MARK, GB_SH_PLAIN, 0, 0)
+	X(process_exit,			GB_API_GPUBPF, GB_CAT_MARK, GB_SH_PLAIN, 0, 0) \
+	/* NCCL / RCCL (same API): collectives can wait for every rank */	\
+	X(ncclAllReduce,		GB_API_NCCL, GB_CAT_COLL, GB_SH_NCCL_COLL, GB_TF_RET | GB_TF_BLOCKS, GB_NC_ALLREDUCE) \
+	X(ncclBroadcast,		GB_API_NCCL, GB_CAT_COLL, GB_SH_NCCL_COLL, GB_TF_RET | GB_TF_BLOCKS, GB_NC_BCAST) \
+	X(ncclReduce,			GB_API_NCCL, GB_CAT_COLL, GB_SH_NCCL_COLL, GB_TF_RET | GB_TF_BLOCKS, GB_NC_REDUCE) \
+	X(ncclAllGather,		GB_API_NCCL, GB_CAT_COLL, GB_SH_NCCL_COLL, GB_TF_RET | GB_TF_BLOCKS, GB_NC_GATHER) \
+	X(ncclReduceScatter,		GB_API_NCCL, GB_CAT_COLL, GB_SH_NCCL_COLL, GB_TF_RET | GB_TF_BLOCKS, GB_NC_ALLREDUCE) \
+	X(ncclAlltoAll,			GB_API_NCCL, GB_CAT_COLL, GB_SH_NCCL_COLL, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_NC_GATHER) \
+	X(ncclSend,			GB_API_NCCL, GB_CAT_COLL, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS, GB_NC_P2P) \
+	X(ncclRecv,			GB_API_NCCL, GB_CAT_COLL, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS, GB_NC_P2P) \
+	X(ncclGroupStart,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET, 0) \
+	X(ncclGroupEnd,			GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS, 0) \
+	X(ncclCommInitRank,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_INIT, GB_TF_RET | GB_TF_BLOCKS, 0) \
+	X(ncclCommInitRankConfig,	GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_INIT, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
+	X(ncclCommInitAll,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
+	X(ncclCommSplit,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_SPLIT, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
+	X(ncclCommDestroy,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS, 0) \
+	X(ncclCommAbort,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
+	X(ncclCommFinalize,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0)
 
 enum gb_type {
 #define GB_X_ENUM(name, api, cat, shape, flags, detail) GB_T_##name,

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "cmds.h"
+#include "coll_skew.h"
 #include "core/hmap.h"
 #include "core/json.h"
 #include "sbt/sbt.h"
@@ -35,13 +36,21 @@ struct info_acc {
 	uint64_t events;
 	uint64_t launches;	/* device work asked for: the outermost launch calls */
 	uint64_t nested;	/* launch calls made inside another (a runtime's driver call) */
+	struct coll_stat {	/* collectives by op (type): calls, bytes, host time */
+		uint64_t calls, bytes, ns, errors;
+	} coll[GB_T__COUNT];
+	bool any_coll;
+	struct coll_skew *skew;	/* collectives matched across ranks */
 };
 
 static const char usage_text[] =
 "Usage: gpubpf info [--json] TRACE.sbt\n"
 "\n"
 "Summarise a trace: how it was made, duration, events by type and API, processes,\n"
-"the busiest kernels, drops, and whether the file was finalized.\n"
+"the busiest kernels, collectives by op (calls, bytes, host time, bytes/s) and\n"
+"stragglers (collectives matched across ranks by communicator id and sequence\n"
+"number: the rank that came last, by how much), drops, and whether the file\n"
+"was finalized. Give it one trace of a job's ranks, or 'gpubpf merge' of theirs.\n"
 "\n"
 "  -j, --json   one JSON object\n"
 "\n"
@@ -70,6 +79,19 @@ static int acc_add(struct info_acc *a, const struct gb_event *ev)
 	if (!p->comm && ev->comm)
 		p->comm = intern_str(a->names, ev->comm);
 	p->events++;
+	if (gb_event_cat(ev) == GB_CAT_COLL && ev->type < GB_T__COUNT) {
+		struct coll_stat *cs = &a->coll[ev->type];
+
+		a->any_coll = true;
+		if (coll_skew_add(a->skew, ev))
+			return -1;
+		cs->calls++;
+		cs->bytes += ev->bytes;
+		if (ev->flags & GB_EF_DUR)
+			cs->ns += ev->dur_ns;
+		if ((ev->flags & GB_EF_RET) && ev->ret)
+			cs->errors++;
+	}
 	if (gb_event_cat(ev) != GB_CAT_LAUNCH)
 		return 0;
 	if (!gb_event_outermost(ev)) {
@@ -129,6 +151,54 @@ static void **sorted(struct hmap *m, int (*cmp)(const void *, const void *))
 	return v;
 }
 
+/* bytes per second of host time in the call (0 when none was measured) */
+static double coll_rate(const struct coll_stat *cs)
+{
+	return cs->ns ? cs->bytes * 1e9 / cs->ns : 0;
+}
+
+static void print_coll_text(const struct info_acc *a)
+{
+	unsigned i;
+
+	if (!a->any_coll)
+		return;
+	printf("\ncollectives by op:\n  %-20s %10s %14s %12s %14s %8s\n", "OP", "CALLS", "BYTES", "TIME_MS",
+	       "BYTES/S", "ERRORS");
+	for (i = 0; i < GB_T__COUNT; i++) {
+		const struct coll_stat *cs = &a->coll[i];
+
+		if (cs->calls)
+			printf("  %-20s %10" PRIu64 " %14" PRIu64 " %12.3f %14.0f %8" PRIu64 "\n",
+			       gb_type_name(i), cs->calls, cs->bytes, cs->ns / 1e6, coll_rate(cs), cs->errors);
+	}
+	coll_skew_print(a->skew);
+}
+
+static void print_coll_json(struct gb_json *j, const struct info_acc *a)
+{
+	unsigned i;
+
+	gb_json_name(j, "collectives");
+	gb_json_start_array(j);
+	for (i = 0; i < GB_T__COUNT; i++) {
+		const struct coll_stat *cs = &a->coll[i];
+
+		if (!cs->calls)
+			continue;
+		gb_json_start_object(j);
+		gb_json_string_field(j, "op", gb_type_name(i));
+		gb_json_uint_field(j, "calls", cs->calls);
+		gb_json_uint_field(j, "bytes", cs->bytes);
+		gb_json_uint_field(j, "time_ns", cs->ns);
+		gb_json_uint_field(j, "bytes_per_s", (uint64_t)coll_rate(cs));
+		gb_json_uint_field(j, "errors", cs->errors);
+		gb_json_end_object(j);
+	}
+	gb_json_end_array(j);
+	coll_skew_json(a->skew, j);
+}
+
 static void fmt_time(char *buf, size_t n, uint64_t real_ns)
 {
 	time_t t = (time_t)(real_ns / 1000000000ull);
@@ -183,6 +253,7 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 		for (i = 0; ks && ks[i] && i < TOP_N; i++)
 			printf("  %12" PRIu64 "  %s\n", ks[i]->launches, ks[i]->name);
 	}
+	print_coll_text(a);
 }
 
 /* groups of the trace's notes info shows: the ioctl tracer's, discovery's, a flight dump's */
@@ -301,6 +372,7 @@ static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc
 		gb_json_end_object(j);
 	}
 	gb_json_end_array(j);
+	print_coll_json(j, a);
 	print_notes_json(j, r);
 	gb_json_end_object(j);
 	gb_json_raw(j, "\n");
@@ -321,6 +393,7 @@ static void acc_free(struct info_acc *a)
 	hmap_free(&a->procs);
 	hmap_free(&a->kerns);
 	intern_free(a->names);
+	coll_skew_free(a->skew);
 }
 
 int cmd_info(int argc, char **argv)
@@ -355,7 +428,8 @@ int cmd_info(int argc, char **argv)
 	if (view_open(argv[optind], &r))
 		return 1;
 	a.names = intern_new();
-	if (!a.names)
+	a.skew = coll_skew_new();
+	if (!a.names || !a.skew)
 		goto cleanup;
 	while ((n = sbt_reader_next(r, &ev)) > 0)
 		if (acc_add(&a, &ev))

@@ -117,6 +117,28 @@ static void print_dur(struct gb_buf *b, uint64_t ns)
 		gb_buf_printf(b, " dur=%.2fms", ns / 1e6);
 }
 
+/* a collective: count datatype redop root/peer comm=id rank/nranks #seq */
+static void coll_text(struct gb_buf *b, const struct gb_event *ev)
+{
+	const char *dt = gb_nccl_dtype_name(gb_coll_dtype(ev)), *op = gb_nccl_redop_name(gb_coll_redop(ev));
+
+	gb_buf_printf(b, " count=%" PRIu64, ev->arg);
+	if (dt)
+		gb_buf_printf(b, " %s", dt);
+	if (op)
+		gb_buf_printf(b, " %s", op);
+	if (gb_coll_peer(ev) >= 0)
+		gb_buf_printf(b, " %s=%d", ev->type == GB_T_ncclSend || ev->type == GB_T_ncclRecv ?
+			      "peer" : "root", gb_coll_peer(ev));
+	gb_buf_printf(b, " comm=0x%" PRIx64, ev->handle);
+	if (gb_coll_comm_id(ev))
+		gb_buf_printf(b, " id=%016" PRIx64, gb_coll_comm_id(ev));
+	if (gb_coll_nranks(ev))
+		gb_buf_printf(b, " rank=%u/%u", gb_coll_rank(ev), gb_coll_nranks(ev));
+	if (gb_coll_seq(ev))
+		gb_buf_printf(b, " seq=%" PRIu64, gb_coll_seq(ev));
+}
+
 void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
 {
 	uint64_t rel = ev->ts_ns >= t0 ? ev->ts_ns - t0 : 0;
@@ -140,7 +162,9 @@ void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
 		gb_buf_printf(b, " ptr=0x%" PRIx64, ev->ptr);
 	if (ev->flags & GB_EF_STREAM)
 		gb_buf_printf(b, " stream=0x%" PRIx64, ev->stream);
-	if (ev->flags & GB_EF_ARG)
+	if (cat == GB_CAT_COLL)
+		coll_text(b, ev);
+	else if (ev->flags & GB_EF_ARG)
 		gb_buf_printf(b, " arg=%" PRIu64, ev->arg);
 	if (ev->detail)
 		gb_buf_printf(b, " %s", ev->detail);

@@ -13,6 +13,7 @@
 #include "host/sideband.h"
 #include "stacks/stack.h"
 #include "core/util.h"
+#include "nccl_comms.h"
 #include "core/vec.h"
 
 struct proc {
@@ -20,6 +21,7 @@ struct proc {
 	struct hmap names;	/* name_key(handle or stub address) -> interned name */
 	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
+	struct hmap nccl;	/* NCCL communicator handle -> state (nccl_comms.c) */
 	struct gb_maps maps;	/* file mappings: timeline (side-band) + /proc snapshot */
 	bool have_maps;		/* maps holds something */
 	bool complete;		/* seen from its fork or exec: the timeline has everything */
@@ -136,6 +138,7 @@ static void clear_proc(struct proc *p)
 	hmap_free(&p->names);
 	hmap_free(&p->rt_launch);
 	hmap_free(&p->comms);
+	nccl_comms_free(&p->nccl);
 	procmaps_free(&p->maps);
 	free(p->execs);
 	p->execs = NULL;
@@ -664,7 +667,9 @@ bool collector_stuck_call(struct collector *c, uint64_t now_ns, uint64_t min_ns,
 static int handle_call(struct collector *c, const struct gb_rec *r, const char *name_str,
 		       const uint64_t *ips, unsigned nips)
 {
+	struct nccl_held held = { 0 };
 	struct gb_event ev;
+	bool have_held = false;
 	struct proc *p;
 	unsigned cat;
 
@@ -689,12 +694,18 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 			hmap_del(&c->open, open_key(r->tid, r->ts_ns));
 			c->nopen--;
 			ev.stack_id = oc->ev.stack_id;
+			held.id = oc->ev.aux[1];
+			held.rank_nranks = oc->ev.ptr;
+			held.seq = oc->ev.src;
+			have_held = true;
 			free(oc);
 		}
 	} else {
 		ev.stack_id = event_stack(c, p, r, ips, nips);
 	}
 	mark_lean_nested(p, r, &ev);
+	if (ev.api == GB_API_NCCL)
+		nccl_stamp(&p->nccl, &ev, have_held ? &held : NULL);
 	cat = gb_event_cat(&ev);
 	if (cat == GB_CAT_LAUNCH) {
 		ev.name = kernel_name(c, p, &ev);

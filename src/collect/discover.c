@@ -69,7 +69,7 @@ static struct gb_libs *attach_now(const struct discover_opts *o, const struct li
 	for (i = 0; i < o->nlib_paths; i++) {
 		err = libs_add_path(l, o->lib_paths[i], true);
 		if (err < 0) {
-			gb_err("cannot trace --lib %s: %s; give the path of a libcuda/libcudart/libamdhip64 file",
+			gb_err("cannot trace --lib %s: %s; give the path of a libcuda/libcudart/libamdhip64/libnccl file",
 			       o->lib_paths[i], strerror(-err));
 			libs_free(l);
 			return NULL;
@@ -110,7 +110,7 @@ int discover_start(const struct discover_opts *o, struct libs_opts *lo, struct d
 	if (*d)
 		(*d)->libs = *libs;
 	if (!libs_count(*libs) && !o->allow_none && !*d) {
-		gb_err("no libcuda, libcudart or libamdhip64 found (looked in %s): install the GPU driver/runtime or name the library with --lib PATH",
+		gb_err("no libcuda, libcudart, libamdhip64 or libnccl found (looked in %s): install the GPU driver/runtime or name the library with --lib PATH",
 		       libs_searched(*libs));
 		goto fail;
 	}

@@ -56,14 +56,18 @@ static const struct {
 	{ "libamdhip64.so", LIB_HIP },
 	{ "libhsa-runtime64.so", LIB_HSA },
 	{ "ld-linux", LIB_LDSO },
+	{ "libnccl.so", LIB_NCCL },
+	{ "librccl.so", LIB_NCCL },	/* ROCm's RCCL: NCCL's API and names */
 };
 
 static const char *const kind_names[LIB__COUNT] = {
 	"libcuda", "libcudart", "libamdhip64", "libhsa-runtime64", "ld.so", "static cudart",
+	"libnccl",
 };
 
 static const unsigned kind_api[LIB__COUNT] = {
 	GB_API_CUDA_DRV, GB_API_CUDA_RT, GB_API_HIP, GB_API_HSA, GB_API_NONE, GB_API_CUDA_RT,
+	GB_API_NCCL,
 };
 
 /* sections nvcc puts in every file with device code (a static runtime's sign) */

@@ -15,6 +15,7 @@ struct bpf_program;
 enum gb_lib_kind {
 	LIB_CUDA_DRV, LIB_CUDA_RT, LIB_HIP, LIB_HSA, LIB_LDSO,
 	LIB_CUDA_RT_STATIC,	/* an executable or library with nvcc's static runtime inside */
+	LIB_NCCL,		/* libnccl / librccl (collectives) */
 	LIB__COUNT
 };
 

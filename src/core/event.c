@@ -19,6 +19,23 @@
  *                 halves), bytes, ptr and device as the table in ioctl_names.c says;
  *                 KFD alloc/free: aux[1] = the process's live device memory after the
  *                 call, best-effort (only allocations seen while recording)
+ *   collectives   (GB_CAT_COLL: ncclAllReduce ... ncclSend/ncclRecv) handle = communicator,
+ *                 stream, arg = element count (GB_EF_ARG), bytes = count x datatype size
+ *                 (GB_EF_BYTES, only for a known datatype); aux[0] packs the call:
+ *                 bits 0-7 ncclDataType_t, 8-15 ncclRedOp_t (0xff: none, or a dynamic
+ *                 op), 32-63 root or peer (int32, -1: none) - see gb_coll_*() in event.h;
+ *                 stamped by the collector from the communicator's init:
+ *                 aux[1] = communicator id (hash of its ncclUniqueId, equal in every rank;
+ *                 0: init not seen), ptr = rank | nranks << 32 (no GB_EF_PTR), src = the
+ *                 call's sequence number on its communicator (1, 2, ...; 0: none)
+ *   ncclCommInitRank*  handle = the new communicator (0 if init failed), aux[1] = id,
+ *                 ptr = rank | nranks << 32, arg = nranks
+ *   ncclCommSplit handle = the parent communicator, arg = color (int64: -1 NCCL_SPLIT_NOCOLOR),
+ *                 src = the new communicator (0: none); the collector names it aux[1] =
+ *                 a hash of the parent's id and the color (the same in every rank that
+ *                 chose that color); its rank and size are not known (ptr = 0)
+ *   ncclCommInitAll handle = the first communicator, arg = ndev; other nccl calls:
+ *                 handle = the communicator (a[0])
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,6 +54,7 @@ static const char *const api_names[GB_API__COUNT] = {
 	[GB_API_CUDA_RT] = "cuda-runtime", [GB_API_HIP] = "hip",
 	[GB_API_HSA] = "hsa", [GB_API_IOCTL] = "ioctl", [GB_API_XRAY] = "xray",
 	[GB_API_CUPTI] = "cupti", [GB_API_NVTX] = "nvtx", [GB_API_GPUBPF] = "gpubpf",
+	[GB_API_NCCL] = "nccl",
 };
 
 static const char *const cat_names[GB_CAT__COUNT] = {
@@ -44,7 +62,35 @@ static const char *const cat_names[GB_CAT__COUNT] = {
 	[GB_CAT_MEMSET] = "memset", [GB_CAT_ALLOC] = "alloc", [GB_CAT_FREE] = "free",
 	[GB_CAT_SYNC] = "sync", [GB_CAT_NAME] = "name", [GB_CAT_IOCTL] = "ioctl",
 	[GB_CAT_FUNC] = "func", [GB_CAT_MARK] = "mark", [GB_CAT_DEVICE] = "device",
+	[GB_CAT_COLL] = "collective",
 };
+
+/* ncclDataType_t (nccl.h): name and size in bytes */
+static const struct {
+	const char *name;
+	uint8_t size;
+} nccl_dtypes[] = {
+	{ "int8", 1 }, { "uint8", 1 }, { "int32", 4 }, { "uint32", 4 }, { "int64", 8 },
+	{ "uint64", 8 }, { "float16", 2 }, { "float32", 4 }, { "float64", 8 },
+	{ "bfloat16", 2 }, { "float8e4m3", 1 }, { "float8e5m2", 1 },
+};
+
+const char *gb_nccl_dtype_name(unsigned dt)
+{
+	return dt < sizeof(nccl_dtypes) / sizeof(nccl_dtypes[0]) ? nccl_dtypes[dt].name : NULL;
+}
+
+unsigned gb_nccl_dtype_size(unsigned dt)
+{
+	return dt < sizeof(nccl_dtypes) / sizeof(nccl_dtypes[0]) ? nccl_dtypes[dt].size : 0;
+}
+
+const char *gb_nccl_redop_name(unsigned op)
+{
+	static const char *const n[] = { "sum", "prod", "max", "min", "avg" };
+
+	return op < sizeof(n) / sizeof(n[0]) ? n[op] : NULL;
+}
 
 const struct gb_type_info *gb_type_info(unsigned type)
 {
@@ -278,6 +324,19 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 		ev->handle = x[0];
 		ev->arg = a[1];
 		break;
+	case GB_SH_NCCL_INIT:
+		ev->handle = x[1];
+		ev->aux[1] = x[0];
+		ev->ptr = (uint32_t)x[3] | (x[2] << 32);
+		ev->arg = x[2];
+		ev->flags |= GB_EF_ARG;
+		break;
+	case GB_SH_NCCL_SPLIT:
+		ev->handle = a[0];
+		ev->arg = (uint64_t)(int64_t)(int32_t)a[1];
+		ev->src = x[1];
+		ev->flags |= GB_EF_ARG;
+		break;
 	case GB_SH_REGFUNC:
 		ev->handle = a[1];	/* the host stub a launch passes */
 		ev->arg = a[0];		/* the fat binary handle */
@@ -286,6 +345,47 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 	default:
 		decode_plain(ev, ti, r);
 		break;
+	}
+}
+
+static uint64_t coll_aux(uint64_t dt, uint64_t op, int64_t root)
+{
+	return (dt & 0xff) | ((op > 0xfe ? 0xff : op) << 8) | ((uint64_t)(uint32_t)(int32_t)root << 32);
+}
+
+/* collectives and point-to-point calls, by argument layout (ti->detail) */
+static void decode_coll(struct gb_event *ev, const struct gb_type_info *ti, const struct gb_rec *r)
+{
+	const __u64 *a = r->a, *x = r->x;
+	uint64_t count = a[2], dt = a[3], op = 0xff, comm = 0, stream = 0;
+	int64_t root = -1;
+
+	switch (ti->detail) {
+	case GB_NC_ALLREDUCE:
+		op = (uint32_t)a[4], comm = a[5], stream = x[0];
+		break;
+	case GB_NC_REDUCE:
+		op = (uint32_t)a[4], root = (int32_t)a[5], comm = x[0], stream = x[1];
+		break;
+	case GB_NC_BCAST:
+		root = (int32_t)a[4], comm = a[5], stream = x[0];
+		break;
+	case GB_NC_GATHER:
+		comm = a[4], stream = a[5];
+		break;
+	case GB_NC_P2P:
+		count = a[1], dt = a[2], root = (int32_t)a[3], comm = a[4], stream = a[5];
+		break;
+	}
+	dt = (uint32_t)dt;
+	ev->handle = comm;
+	ev->stream = stream;
+	ev->arg = count;
+	ev->aux[0] = coll_aux(dt, op, root);
+	ev->flags |= GB_EF_STREAM | GB_EF_ARG;
+	if (gb_nccl_dtype_size(dt)) {
+		ev->bytes = count * gb_nccl_dtype_size(dt);
+		ev->flags |= GB_EF_BYTES;
 	}
 }
 
@@ -320,7 +420,9 @@ int gb_event_from_rec(struct gb_event *ev, const struct gb_rec *r)
 		ev->flags |= GB_EF_XFAULT;
 	if (r->flags & GB_RF_NESTED)
 		ev->flags |= GB_EF_NESTED;
-	if (ti->shape == GB_SH_PLAIN)
+	if (ti->cat == GB_CAT_COLL)
+		decode_coll(ev, ti, r);
+	else if (ti->shape == GB_SH_PLAIN)
 		decode_plain(ev, ti, r);
 	else
 		decode_shaped(ev, ti, r);

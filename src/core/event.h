@@ -108,6 +108,19 @@ const char *gb_api_name(unsigned api);			/* "cuda-driver" ... */
 const char *gb_cat_name(unsigned cat);			/* "launch" ... */
 const char *gb_kind_name(unsigned kind);		/* "HtoD" ... or NULL */
 const char *gb_prov_name(unsigned prov);		/* "device" ... or NULL */
+/* NCCL: ncclDataType_t name/size ("float32", 4; NULL/0 unknown), ncclRedOp_t name ("sum") */
+const char *gb_nccl_dtype_name(unsigned dt);
+unsigned gb_nccl_dtype_size(unsigned dt);
+const char *gb_nccl_redop_name(unsigned op);
+
+/* the fields of a collective event (GB_CAT_COLL, see event.c) */
+static inline unsigned gb_coll_dtype(const struct gb_event *e) { return e->aux[0] & 0xff; }
+static inline unsigned gb_coll_redop(const struct gb_event *e) { return (e->aux[0] >> 8) & 0xff; }
+static inline int32_t gb_coll_peer(const struct gb_event *e) { return (int32_t)(e->aux[0] >> 32); }
+static inline uint64_t gb_coll_comm_id(const struct gb_event *e) { return e->aux[1]; }
+static inline uint32_t gb_coll_rank(const struct gb_event *e) { return (uint32_t)e->ptr; }
+static inline uint32_t gb_coll_nranks(const struct gb_event *e) { return (uint32_t)(e->ptr >> 32); }
+static inline uint64_t gb_coll_seq(const struct gb_event *e) { return e->src; }
 /* device work is counted once: at the outermost call that asked for it */
 static inline bool gb_event_outermost(const struct gb_event *e)
 {

@@ -3,6 +3,8 @@
  * event_json.c - one event as one JSON object (view --json, import --json):
  * the fields of core/event.h, plus the decoded fields of ioctl events.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include "core/event.h"
 #include "core/json.h"
 #include "core/util.h"
@@ -17,6 +19,49 @@ static void dim3(struct gb_json *j, const char *name, const uint32_t v[3])
 	gb_json_uint(j, v[1]);
 	gb_json_uint(j, v[2]);
 	gb_json_end_array(j);
+}
+
+/* a collective (and a communicator's init): see event.c for where each field lives */
+static void coll_json(struct gb_json *j, const struct gb_event *ev, unsigned cat)
+{
+	const char *s;
+
+	gb_json_uint_field(j, "comm", ev->handle);
+	if (gb_type_info(ev->type)->shape == GB_SH_NCCL_SPLIT) {
+		gb_json_int_field(j, "color", (int64_t)ev->arg);
+		gb_json_uint_field(j, "new_comm", ev->src);
+	}
+	if (cat == GB_CAT_COLL) {
+		gb_json_string_field(j, "op", gb_type_name(ev->type) + 4);	/* "AllReduce" */
+		gb_json_uint_field(j, "count", ev->arg);
+		s = gb_nccl_dtype_name(gb_coll_dtype(ev));
+		if (s)
+			gb_json_string_field(j, "datatype", s);
+		else
+			gb_json_uint_field(j, "datatype", gb_coll_dtype(ev));
+		if (gb_coll_redop(ev) != 0xff) {
+			s = gb_nccl_redop_name(gb_coll_redop(ev));
+			if (s)
+				gb_json_string_field(j, "redop", s);
+			else
+				gb_json_uint_field(j, "redop", gb_coll_redop(ev));
+		}
+		if (gb_coll_peer(ev) >= 0)
+			gb_json_int_field(j, ev->type == GB_T_ncclSend || ev->type == GB_T_ncclRecv ?
+					  "peer" : "root", gb_coll_peer(ev));
+		if (gb_coll_seq(ev))
+			gb_json_uint_field(j, "seq", gb_coll_seq(ev));
+	}
+	if (gb_coll_comm_id(ev)) {
+		char id[24];
+
+		snprintf(id, sizeof(id), "%016" PRIx64, gb_coll_comm_id(ev));
+		gb_json_string_field(j, "comm_id", id);
+	}
+	if (gb_coll_nranks(ev)) {
+		gb_json_uint_field(j, "rank", gb_coll_rank(ev));
+		gb_json_uint_field(j, "nranks", gb_coll_nranks(ev));
+	}
 }
 
 void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
@@ -89,6 +134,10 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 		gb_json_int_field(j, "ret", ev->ret);
 	if (cat == GB_CAT_IOCTL)
 		ioctl_event_json(j, ev);
+	if (cat == GB_CAT_COLL || (gb_type_info(ev->type) &&
+				   (gb_type_info(ev->type)->shape == GB_SH_NCCL_INIT ||
+				    gb_type_info(ev->type)->shape == GB_SH_NCCL_SPLIT)))
+		coll_json(j, ev, cat);
 }
 
 void gb_event_json(struct gb_buf *b, const struct gb_event *ev)

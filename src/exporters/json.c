@@ -244,6 +244,31 @@ static void drops_args(struct gb_exporter *ex, struct args *a, const struct gb_e
 	gb_buf_putc(a->b, '}');
 }
 
+/* a collective: as in view --json (see event.c for the fields) */
+static void coll_args(struct gb_exporter *ex, struct args *a, const struct gb_event *ev)
+{
+	const char *s = gb_nccl_dtype_name(gb_coll_dtype(ev));
+
+	arg_u(a, "count", ev->arg);
+	if (s)
+		arg_s(ex, a, "datatype", s);
+	s = gb_nccl_redop_name(gb_coll_redop(ev));
+	if (s)
+		arg_s(ex, a, "redop", s);
+	if (gb_coll_peer(ev) >= 0)
+		arg_u(a, ev->type == GB_T_ncclSend || ev->type == GB_T_ncclRecv ? "peer" : "root",
+		      (uint64_t)gb_coll_peer(ev));
+	arg_hex(a, "comm", ev->handle);
+	if (gb_coll_comm_id(ev))
+		arg_hex(a, "comm_id", gb_coll_comm_id(ev));
+	if (gb_coll_nranks(ev)) {
+		arg_u(a, "rank", gb_coll_rank(ev));
+		arg_u(a, "nranks", gb_coll_nranks(ev));
+	}
+	if (gb_coll_seq(ev))
+		arg_u(a, "seq", gb_coll_seq(ev));
+}
+
 static void args(struct gb_exporter *ex, const struct gb_event *ev)
 {
 	struct args a = { &ex->out, false };
@@ -258,7 +283,9 @@ static void args(struct gb_exporter *ex, const struct gb_event *ev)
 		arg_s(ex, &a, "kernel", ev->name);
 	if (cat == GB_CAT_FUNC)
 		arg_u(&a, "func_id", ev->handle);
-	if (ev->flags & GB_EF_ARG)
+	if (cat == GB_CAT_COLL)
+		coll_args(ex, &a, ev);
+	else if (ev->flags & GB_EF_ARG)
 		arg_u(&a, "arg", ev->arg);
 	if (ev->flags & GB_EF_GRID) {
 		key(&a, "grid");

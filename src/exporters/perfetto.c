@@ -66,13 +66,15 @@ enum ann {
 	A_KERNEL, A_FUNC_ID, A_ARG, A_GRID, A_BLOCK, A_SHMEM, A_STREAM, A_BYTES,
 	A_KIND, A_PTR, A_SRC, A_HANDLE, A_CORR_ID, A_TIMING, A_DETAIL, A_DEVICE,
 	A_PID, A_RET, A_ARG_FAULT, A_STACK_ID, A_COUNT, A_CPU, A_CUPTI_DROPPED,
-	A_RATE_LIMITED, A_STACK, A_STATE, A_IN_FLIGHT_NS, A__N
+	A_RATE_LIMITED, A_STACK, A_STATE, A_IN_FLIGHT_NS,
+	A_DATATYPE, A_REDOP, A_ROOT, A_PEER, A_COMM, A_COMM_ID, A_RANK, A_NRANKS, A_SEQ, A__N
 };
 static const char *const ann_names[A__N] = {
 	"kernel", "func_id", "arg", "grid", "block", "shmem", "stream", "bytes",
 	"kind", "ptr", "src", "handle", "corr_id", "timing", "detail", "device",
 	"pid", "ret", "arg_fault", "stack_id", "count", "cpu", "cupti_dropped",
 	"rate_limited", "stack", "state", "in_flight_ns",
+	"datatype", "redop", "root", "peer", "comm", "comm_id", "rank", "nranks", "seq",
 };
 
 struct pf {
@@ -201,6 +203,31 @@ static void annotate_drops(struct gb_exporter *ex, struct pf *pf, const struct g
 	da_u(ex, pf, A_CPU, DA_UINT, ev->cpu);
 }
 
+/* a collective: count, datatype, op, root/peer, communicator and its place in the job */
+static void annotate_coll(struct gb_exporter *ex, struct pf *pf, const struct gb_event *ev)
+{
+	const char *s = gb_nccl_dtype_name(gb_coll_dtype(ev));
+
+	da_u(ex, pf, A_COUNT, DA_UINT, ev->arg);
+	if (s)
+		da_istr(ex, pf, A_DATATYPE, s);
+	s = gb_nccl_redop_name(gb_coll_redop(ev));
+	if (s)
+		da_istr(ex, pf, A_REDOP, s);
+	if (gb_coll_peer(ev) >= 0)
+		da_u(ex, pf, ev->type == GB_T_ncclSend || ev->type == GB_T_ncclRecv ? A_PEER : A_ROOT,
+		     DA_INT, (uint64_t)(int64_t)gb_coll_peer(ev));
+	da_u(ex, pf, A_COMM, DA_POINTER, ev->handle);
+	if (gb_coll_comm_id(ev))
+		da_u(ex, pf, A_COMM_ID, DA_POINTER, gb_coll_comm_id(ev));
+	if (gb_coll_nranks(ev)) {
+		da_u(ex, pf, A_RANK, DA_UINT, gb_coll_rank(ev));
+		da_u(ex, pf, A_NRANKS, DA_UINT, gb_coll_nranks(ev));
+	}
+	if (gb_coll_seq(ev))
+		da_u(ex, pf, A_SEQ, DA_UINT, gb_coll_seq(ev));
+}
+
 static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_event *ev)
 {
 	unsigned cat = gb_event_cat(ev);
@@ -215,7 +242,9 @@ static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_even
 		da_istr(ex, pf, A_KERNEL, ev->name);
 	if (cat == GB_CAT_FUNC)
 		da_u(ex, pf, A_FUNC_ID, DA_UINT, ev->handle);
-	if (ev->flags & GB_EF_ARG)
+	if (cat == GB_CAT_COLL)
+		annotate_coll(ex, pf, ev);
+	else if (ev->flags & GB_EF_ARG)
 		da_u(ex, pf, A_ARG, DA_UINT, ev->arg);
 	if (ev->flags & GB_EF_GRID) {
 		/* launch shapes repeat: interned */

@@ -419,6 +419,55 @@ static void test_crash_notice(void **state)
 	collector_free(c);
 }
 
+/* NCCL: init names the communicator; collectives decoded, stamped, numbered once */
+static void test_nccl_stamp(void **state)
+{
+	struct collector *c = *state;
+	struct gb_rec r;
+
+	hdr(&r, GB_REC_CALL, GB_T_ncclCommInitRank, 1000);
+	r.flags = GB_RF_RET;
+	r.x[0] = 0xc0ffee;	/* hash of the unique id */
+	r.x[1] = 0xc0;		/* the communicator, read at return */
+	r.x[2] = 4;
+	r.x[3] = 2;
+	collector_handle(c, &r, sizeof(r));
+	/* ncclReduce(send, recv, 33, float16, prod, root 1 | comm, stream): announced, then ended */
+	hdr(&r, GB_REC_CALL, GB_T_ncclReduce, 2000);
+	r.a[2] = 33, r.a[3] = 6, r.a[4] = 1, r.a[5] = 1, r.x[0] = 0xc0, r.x[1] = 0x5e;
+	r.flags = GB_RF_OPEN;
+	collector_handle(c, &r, sizeof(r));
+	r.flags = GB_RF_END | GB_RF_RET;
+	r.dur_ns = 10;
+	collector_handle(c, &r, sizeof(r));
+	/* ncclSend(buf, 10, int64, peer 3, comm, stream) */
+	hdr(&r, GB_REC_CALL, GB_T_ncclSend, 3000);
+	r.a[1] = 10, r.a[2] = 4, r.a[3] = 3, r.a[4] = 0xc0, r.a[5] = 0x5e;
+	r.flags = GB_RF_RET;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(ngot, 3);
+	assert_int_equal(got[0].handle, 0xc0);
+	assert_int_equal(gb_coll_comm_id(&got[0]), 0xc0ffee);
+	assert_int_equal(got[1].type, GB_T_ncclReduce);
+	assert_int_equal(got[1].arg, 33);
+	assert_int_equal(got[1].bytes, 66);
+	assert_int_equal(gb_coll_dtype(&got[1]), 6);
+	assert_int_equal(gb_coll_redop(&got[1]), 1);
+	assert_int_equal(gb_coll_peer(&got[1]), 1);
+	assert_int_equal(got[1].handle, 0xc0);
+	assert_int_equal(got[1].stream, 0x5e);
+	assert_int_equal(gb_coll_comm_id(&got[1]), 0xc0ffee);
+	assert_int_equal(gb_coll_rank(&got[1]), 2);
+	assert_int_equal(gb_coll_nranks(&got[1]), 4);
+	assert_int_equal(gb_coll_seq(&got[1]), 1);	/* its entry's number, not a second one */
+	assert_int_equal(got[2].bytes, 80);
+	assert_int_equal(gb_coll_peer(&got[2]), 3);
+	assert_int_equal(gb_coll_redop(&got[2]), 0xff);
+	assert_int_equal(gb_coll_seq(&got[2]), 2);
+	assert_string_equal(gb_cat_name(GB_CAT_COLL), "collective");
+	assert_string_equal(gb_api_name(GB_API_NCCL), "nccl");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +480,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_call_ends, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_call_in_flight, setup, teardown),
 		cmocka_unit_test(test_crash_notice),
+		cmocka_unit_test_setup_teardown(test_nccl_stamp, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,79 @@
+/*
+ * nccl_work RANK NRANKS IDFILE N [LATE_RANK LATE_US]: one rank of a job on
+ * the fake libnccl. Rank 0 makes the unique id and publishes it in IDFILE;
+ * every rank makes N collectives, cycling AllReduce(4096 float32, sum),
+ * AllGather(1024 int8), ReduceScatter(256 float64, max), Broadcast(100 int32,
+ * root 0). LATE_RANK sleeps LATE_US before every 5th collective.
+ * $NCCL_WORK_WAIT=FILE: wait for FILE to exist before the first call (the
+ * tracer attaches to a library when it sees it mapped).
+ * $NCCL_WORK_SPLIT=1: then ncclCommSplit(color = rank % 2, key = rank) and
+ * one AllReduce on the child communicator.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "fake_nccl.h"
+
+static char sb[1 << 16], rb[1 << 16];
+
+int main(int argc, char **argv)
+{
+	int rank, nranks, n, late = -1, late_us = 0, i, ret, errs = 0;
+	ncclUniqueId id;
+	ncclComm_t comm;
+	char tmp[512];
+	FILE *f;
+
+	if (argc < 5)
+		return 2;
+	rank = atoi(argv[1]);
+	nranks = atoi(argv[2]);
+	n = atoi(argv[4]);
+	if (argc > 6) {
+		late = atoi(argv[5]);
+		late_us = atoi(argv[6]);
+	}
+	while (getenv("NCCL_WORK_WAIT") && access(getenv("NCCL_WORK_WAIT"), F_OK))
+		usleep(2000);
+	if (rank == 0) {
+		ncclGetUniqueId(&id);
+		snprintf(tmp, sizeof(tmp), "%s.tmp", argv[3]);
+		f = fopen(tmp, "w");
+		if (!f || fwrite(&id, sizeof(id), 1, f) != 1 || fclose(f) || rename(tmp, argv[3]))
+			return 1;
+	} else {
+		for (i = 0; !(f = fopen(argv[3], "r")); i++) {
+			if (i > 2000)
+				return 1;
+			usleep(5000);
+		}
+		if (fread(&id, sizeof(id), 1, f) != 1)
+			return 1;
+		fclose(f);
+	}
+	if (ncclCommInitRank(&comm, nranks, id, rank))
+		return 1;
+	for (i = 0; i < n; i++) {
+		if (rank == late && (i + 1) % 5 == 0)
+			usleep(late_us);
+		switch (i % 4) {
+		case 0: ret = ncclAllReduce(sb, rb, 4096, ncclFloat32, ncclSum, comm, NULL); break;
+		case 1: ret = ncclAllGather(sb, rb, 1024, ncclInt8, comm, NULL); break;
+		case 2: ret = ncclReduceScatter(sb, rb, 256, ncclFloat64, ncclMax, comm, NULL); break;
+		default: ret = ncclBroadcast(sb, rb, 100, ncclInt32, 0, comm, NULL); break;
+		}
+		errs += ret != 0;
+	}
+	if (getenv("NCCL_WORK_SPLIT")) {
+		ncclComm_t child = NULL;
+
+		errs += ncclCommSplit(comm, rank % 2, rank, &child, NULL) != 0;
+		errs += ncclAllReduce(sb, rb, 8, ncclFloat64, ncclMin, child, NULL) != 0;
+		ncclCommDestroy(child);
+	}
+	ncclCommDestroy(comm);
+	printf("produced rank=%d nranks=%d n=%d errors=%d pid=%d\n", rank, nranks, n, errs, getpid());
+	fflush(stdout);
+	usleep(300000);	/* mappings are read while the process lives */
+	return 0;
+}
