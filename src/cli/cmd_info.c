@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "cmds.h"
-#include "coll_skew.h"
+#include "coll/coll_skew.h"
 #include "core/hmap.h"
 #include "core/json.h"
 #include "sbt/sbt.h"

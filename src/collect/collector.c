@@ -13,7 +13,7 @@
 #include "host/sideband.h"
 #include "stacks/stack.h"
 #include "core/util.h"
-#include "nccl_comms.h"
+#include "coll/nccl_comms.h"
 #include "core/vec.h"
 
 struct proc {

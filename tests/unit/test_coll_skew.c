@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "cli/coll_skew.h"
+#include "coll/coll_skew.h"
 #include "core/json.h"
 
 static struct gb_event coll(uint64_t id, uint64_t seq, uint32_t rank, uint32_t nranks, uint64_t ts)
