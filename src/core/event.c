@@ -132,6 +132,80 @@ static bool is_async(const char *name)
 	return strstr(name, "Async") != NULL;
 }
 
+/*
+ * GB_SH_ARGS: register index + 1 of each field, 0 = not there. One table
+ * instead of per-name code: a new entry point with a known layout is a
+ * table line in gpubpf.h.
+ */
+struct argmap {
+	uint8_t ptr, bytes, stream, handle, arg;
+};
+
+static const struct argmap argmaps[GB_AM__COUNT] = {
+	[GB_AM_PTR]		= { .ptr = 1 },
+	[GB_AM_RANGE]		= { .ptr = 1, .bytes = 2 },
+	[GB_AM_RANGE_ARG]	= { .ptr = 1, .bytes = 2, .arg = 3 },
+	[GB_AM_MAP]		= { .ptr = 1, .bytes = 2, .arg = 3, .handle = 4 },
+	[GB_AM_SETACCESS]	= { .ptr = 1, .bytes = 2, .handle = 3, .arg = 4 },
+	[GB_AM_PREFETCH]	= { .ptr = 1, .bytes = 2, .arg = 3, .stream = 4 },
+	[GB_AM_PREFETCH_LOC]	= { .ptr = 1, .bytes = 2, .arg = 3, .stream = 5 },
+	[GB_AM_ADVISE]		= { .ptr = 1, .bytes = 2, .arg = 3, .handle = 4 },
+	[GB_AM_EVREC]		= { .handle = 1, .stream = 2, .arg = 3 },
+	[GB_AM_HOSTFN]		= { .stream = 1, .handle = 2, .arg = 3 },
+	[GB_AM_HANDLE0]		= { .handle = 1 },
+	[GB_AM_HANDLE1]		= { .handle = 2 },
+	[GB_AM_GRID]		= { .handle = 1, .arg = 2 },
+	[GB_AM_GRID_ASYNC]	= { .handle = 1, .arg = 2, .stream = 4 },
+	[GB_AM_MULTIDEV]	= { .handle = 1, .arg = 2 },
+};
+
+static void decode_args(struct gb_event *ev, const struct gb_type_info *ti, const __u64 *a)
+{
+	const struct argmap *m = ti->detail < GB_AM__COUNT ? &argmaps[ti->detail] : &argmaps[0];
+
+	if (m->ptr) {
+		ev->ptr = a[m->ptr - 1];
+		ev->flags |= GB_EF_PTR;
+	}
+	if (m->bytes) {
+		ev->bytes = a[m->bytes - 1];
+		ev->flags |= GB_EF_BYTES;
+	}
+	if (m->stream) {
+		ev->stream = a[m->stream - 1];
+		ev->flags |= GB_EF_STREAM;
+	}
+	if (m->handle)
+		ev->handle = a[m->handle - 1];
+	if (m->arg)
+		ev->arg = a[m->arg - 1];
+}
+
+/* GB_SH_OUT0 allocations: *a[0] at return, size a[1], the rest by detail */
+static void decode_out0_alloc(struct gb_event *ev, const struct gb_type_info *ti, const __u64 *a,
+			      const __u64 *x)
+{
+	ev->ptr = x[0];
+	ev->bytes = a[1];
+	ev->flags |= GB_EF_PTR | GB_EF_BYTES;
+	switch (ti->detail) {
+	case GB_D_OUT0_POOL:
+		ev->arg = a[2];
+		ev->stream = a[3];
+		ev->flags |= GB_EF_STREAM;
+		break;
+	case GB_D_OUT0_ARG2:
+		ev->arg = a[2];
+		break;
+	default:
+		if (is_async(ti->name)) {
+			ev->stream = a[2];
+			ev->flags |= GB_EF_STREAM;
+		}
+		break;
+	}
+}
+
 static void set_grid(struct gb_event *ev, uint64_t gx, uint64_t gy, uint64_t gz,
 		     uint64_t bx, uint64_t by, uint64_t bz, uint64_t shmem)
 {
@@ -262,13 +336,11 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 		break;
 	case GB_SH_OUT0:
 		if (ti->cat == GB_CAT_ALLOC) {
+			decode_out0_alloc(ev, ti, a, x);
+		} else if (ti->detail == GB_D_OUT0_RANGE) {	/* reserved address range */
 			ev->ptr = x[0];
 			ev->bytes = a[1];
 			ev->flags |= GB_EF_PTR | GB_EF_BYTES;
-			if (is_async(ti->name)) {
-				ev->stream = a[2];
-				ev->flags |= GB_EF_STREAM;
-			}
 		} else {
 			ev->handle = x[0];
 			ev->arg = a[1];
@@ -277,6 +349,9 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 	case GB_SH_NAME:
 		ev->handle = x[0];
 		ev->arg = a[1];
+		break;
+	case GB_SH_ARGS:
+		decode_args(ev, ti, a);
 		break;
 	case GB_SH_REGFUNC:
 		ev->handle = a[1];	/* the host stub a launch passes */
