@@ -129,7 +129,7 @@ static uint8_t kind_from_memtypes(uint64_t src, uint64_t dst)
 
 static bool is_async(const char *name)
 {
-	return strstr(name, "Async") != NULL;
+	return strstr(name, "Async") || strstr(name, "WithStream");	/* hipMemcpyWithStream */
 }
 
 /*
