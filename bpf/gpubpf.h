@@ -103,13 +103,14 @@ enum gb_argmap {
 	GB_AM_PREFETCH,		/* ptr a0, bytes a1, arg a2 (device), stream a3 */
 	GB_AM_PREFETCH_LOC,	/* ptr a0, bytes a1, arg a2 (location), stream a4 (flags a3) */
 	GB_AM_ADVISE,		/* ptr a0, bytes a1, arg a2 (advice), handle a3 (device/location) */
-	GB_AM_EVREC,		/* handle a0 (event), stream a1, arg a2 (flags) */
+	GB_AM_EVREC,		/* handle a0 (event), stream a1 */
 	GB_AM_HOSTFN,		/* stream a0, handle a1 (host function), arg a2 (user data) */
 	GB_AM_HANDLE0,		/* handle a0 (cuLaunch) */
 	GB_AM_HANDLE1,		/* handle a1 (cuKernelGetName: CUkernel) */
 	GB_AM_GRID,		/* handle a0, arg a1 (grid width) (cuLaunchGrid) */
 	GB_AM_GRID_ASYNC,	/* handle a0, arg a1 (grid width), stream a3 */
 	GB_AM_MULTIDEV,		/* handle a0 (launch parameter list), arg a1 (devices) */
+	GB_AM_EVREC_FLAGS,	/* handle a0 (event), stream a1, arg a2 (flags) */
 	GB_AM__COUNT,
 };
 
@@ -266,8 +267,8 @@ enum gb_argmap {
 	/* events recorded into streams */					\
 	X(cuEventRecord,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
 	X(cuEventRecord_ptsz,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
-	X(cuEventRecordWithFlags,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
-	X(cuEventRecordWithFlags_ptsz,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
+	X(cuEventRecordWithFlags,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC_FLAGS) \
+	X(cuEventRecordWithFlags_ptsz,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC_FLAGS) \
 	/* virtual memory management: cuMemCreate/cuMemRelease are the physical	\
 	 * memory (counted as allocation/free by handle); reserve/map/unmap/	\
 	 * access only move address space */					\
@@ -325,8 +326,8 @@ enum gb_argmap {
 	X(cudaStreamWaitEvent_ptsz,	GB_API_CUDA_RT, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
 	X(cudaEventRecord,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
 	X(cudaEventRecord_ptsz,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
-	X(cudaEventRecordWithFlags,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
-	X(cudaEventRecordWithFlags_ptsz, GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
+	X(cudaEventRecordWithFlags,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC_FLAGS) \
+	X(cudaEventRecordWithFlags_ptsz, GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC_FLAGS) \
 	X(cudaLaunchHostFunc,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HOSTFN) \
 	X(cudaLaunchHostFunc_ptsz,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HOSTFN) \
 	X(cudaLaunchCooperativeKernel_ptsz, GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \

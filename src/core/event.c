@@ -150,7 +150,8 @@ static const struct argmap argmaps[GB_AM__COUNT] = {
 	[GB_AM_PREFETCH]	= { .ptr = 1, .bytes = 2, .arg = 3, .stream = 4 },
 	[GB_AM_PREFETCH_LOC]	= { .ptr = 1, .bytes = 2, .arg = 3, .stream = 5 },
 	[GB_AM_ADVISE]		= { .ptr = 1, .bytes = 2, .arg = 3, .handle = 4 },
-	[GB_AM_EVREC]		= { .handle = 1, .stream = 2, .arg = 3 },
+	[GB_AM_EVREC]		= { .handle = 1, .stream = 2 },
+	[GB_AM_EVREC_FLAGS]	= { .handle = 1, .stream = 2, .arg = 3 },
 	[GB_AM_HOSTFN]		= { .stream = 1, .handle = 2, .arg = 3 },
 	[GB_AM_HANDLE0]		= { .handle = 1 },
 	[GB_AM_HANDLE1]		= { .handle = 2 },
@@ -177,8 +178,10 @@ static void decode_args(struct gb_event *ev, const struct gb_type_info *ti, cons
 	}
 	if (m->handle)
 		ev->handle = a[m->handle - 1];
-	if (m->arg)
+	if (m->arg) {
 		ev->arg = a[m->arg - 1];
+		ev->flags |= GB_EF_ARG;
+	}
 }
 
 /* GB_SH_OUT0 allocations: *a[0] at return, size a[1], the rest by detail */
@@ -192,10 +195,11 @@ static void decode_out0_alloc(struct gb_event *ev, const struct gb_type_info *ti
 	case GB_D_OUT0_POOL:
 		ev->arg = a[2];
 		ev->stream = a[3];
-		ev->flags |= GB_EF_STREAM;
+		ev->flags |= GB_EF_STREAM | GB_EF_ARG;
 		break;
 	case GB_D_OUT0_ARG2:
 		ev->arg = a[2];
+		ev->flags |= GB_EF_ARG;
 		break;
 	default:
 		if (is_async(ti->name)) {
