@@ -4,7 +4,7 @@
 # device memory (bytes live per process) following every allocator:
 # cuMemAlloc, async and pool allocations, cuMemCreate/cuMemRelease (physical
 # memory, by handle), pinned host memory, in the Chrome/Perfetto counter and
-# in top -b --json.
+# in top -b --json and info --json.
 source "$(dirname "$0")/../lib.sh"
 need_bpf "API coverage workload"
 LIB=$WL/libcuda.so.1
@@ -16,7 +16,7 @@ stop_record
 "$GPUBPF" export -q "$T/t.sbt" -f json -o "$T/t.json" 2>"$T/export.err" || fail "export -f json ($(head -1 "$T/export.err"))"
 GPUBPF=$GPUBPF PYTHONPATH=$ROOT/tests/py python3 - "$T/t.sbt" "$T/wl.out" "$T/t.json" <<'PY'
 import sys, json
-from events import load, produced, Checker
+from events import load, produced, info, Checker
 c = Checker()
 trace, wl, cj = sys.argv[1:4]
 p = produced(wl)
@@ -113,6 +113,12 @@ if cnt:
          p["live"], last["args"]["bytes"])
     c.eq("export: peak bytes live", MIB + 2 * MIB + 4 * MIB + 8 * MIB + 256 * KIB + 16 * MIB + 32 * MIB + 64 * KIB + 128 * KIB,
          max(e["args"]["bytes"] for e in cnt))
+# info: the same accounting per process
+inf = [q for q in info(trace)["processes"] if q["pid"] == p["pid"]]
+c.eq("info --json: device_memory_bytes at the end", p["live"], inf[0].get("device_memory_bytes") if inf else None)
+c.eq("info --json: device_memory_peak_bytes",
+     MIB + 2 * MIB + 4 * MIB + 8 * MIB + 256 * KIB + 16 * MIB + 32 * MIB + 64 * KIB + 128 * KIB,
+     inf[0].get("device_memory_peak_bytes") if inf else None)
 PY
 
 # top: the same bytes live per process
