@@ -139,3 +139,61 @@ print(v)
 PY
 )
 check_eq "top -b --json: device_memory_bytes follows every allocator" "$(sed -n 's/.*live=\([0-9]*\).*/\1/p' "$T/wl2.out")" "$live"
+
+# HIP: the same families through the fake libamdhip64
+HIPLIB=$WL/libamdhip64.so.5
+start_record -a -o "$T/h.sbt" --lib "$HIPLIB" || { fail "record (HIP) started"; exit 0; }
+"$WL/apicov_work" -H "$HIPLIB" >"$T/hwl.out"
+stop_record
+GPUBPF=$GPUBPF PYTHONPATH=$ROOT/tests/py python3 - "$T/h.sbt" "$T/hwl.out" <<'PY'
+import sys
+from events import load, produced, info, Checker
+c = Checker()
+trace, wl = sys.argv[1:3]
+p = produced(wl)
+outs = {}
+for l in open(wl):
+    if l.startswith("out "):
+        k, v = l.split()[1].split("=")
+        outs[k] = int(v)
+ev = [e for e in load(trace) if e["pid"] == p["pid"] and e["type"] != "process_exit"]
+c.eq("HIP: every call of the workload recorded once", p["calls"], len(ev))
+c.true("HIP: every event labelled api hip, ret 0", all(e["api"] == "hip" and e.get("ret") == 0 for e in ev))
+by = {}
+for e in ev:
+    by.setdefault(e["type"], []).append(e)
+S, EV, D, H, MIB, KIB = 0x5151, 0xe7e7, 0x7e0000001000, 0x4000, 1 << 20, 1 << 10
+KEYS = ("ptr", "bytes", "stream", "handle", "arg", "kind", "grid", "block")
+def want(t, exp, i=0):
+    got = by.get(t, [])
+    c.eq(f"HIP {t}: fields", exp, {k: got[i][k] for k in KEYS if k in got[i]} if len(got) > i else None)
+want("hipMemcpy_spt", dict(ptr=D, bytes=4096, kind="HtoD"))
+want("hipMemcpyAsync_spt", dict(ptr=D, bytes=4097, kind="HtoD", stream=S))
+want("hipMemcpyWithStream", dict(ptr=H, bytes=4098, kind="DtoH", stream=S))
+want("hipMemset_spt", dict(ptr=D, bytes=100))
+want("hipMemsetD32Async", dict(ptr=D, bytes=400, stream=S))
+want("hipStreamSynchronize_spt", dict(stream=S))
+want("hipStreamWaitEvent", dict(stream=S, handle=EV))
+want("hipStreamWaitEvent_spt", dict(stream=S, handle=EV))
+want("hipCtxSynchronize", dict())
+want("hipEventRecord", dict(handle=EV, stream=S))
+want("hipLaunchKernel_spt", dict(handle=0xf1, grid=[16, 2, 1], block=[256, 1, 1], stream=S))
+want("hipLaunchCooperativeKernelMultiDevice", dict(handle=0x1157, arg=2))
+want("hipModuleLoadDataEx", dict(handle=outs["module"]))
+want("hipMallocFromPoolAsync", dict(ptr=outs["a1"], bytes=4 * MIB, stream=S, arg=0x9001))
+want("hipMemCreate", dict(ptr=outs["h1"], bytes=16 * MIB, arg=by["hipMemCreate"][0].get("arg")))
+want("hipMemAddressReserve", dict(ptr=outs["va"], bytes=64 * MIB))
+want("hipMemMap", dict(ptr=outs["va"], bytes=32 * MIB, arg=0, handle=outs["h2"]))
+want("hipMemSetAccess", dict(ptr=outs["va"], bytes=32 * MIB, arg=1, handle=by["hipMemSetAccess"][0].get("handle")))
+want("hipHostAlloc", dict(ptr=outs["p2"], bytes=128 * KIB, arg=2), 1)
+want("hipHostRegister", dict(ptr=H, bytes=12288, arg=1))
+want("hipHostUnregister", dict(ptr=H))
+want("hipMemPrefetchAsync", dict(ptr=D, bytes=8192, arg=3, stream=S))
+want("hipMemAdvise", dict(ptr=D, bytes=8192, arg=5, handle=2))
+want("hipMemRelease", dict(ptr=outs["h1"]))
+want("hipHostFree", dict(ptr=outs["p1"]))
+want("hipMemUnmap", dict(ptr=outs["va"], bytes=32 * MIB))
+want("hipMemAddressFree", dict(ptr=outs["va"], bytes=64 * MIB))
+inf = [q for q in info(trace)["processes"] if q["pid"] == p["pid"]]
+c.eq("HIP info --json: device_memory_bytes at the end", p["live"], inf[0].get("device_memory_bytes") if inf else None)
+PY

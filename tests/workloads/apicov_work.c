@@ -5,9 +5,10 @@
  * launches, module loads) once, with known arguments, through a libcuda
  * (the fake one: tests/integ/record_apicov.sh checks the fields exactly).
  *
- *   apicov_work [-l LIB] [-w FILE] [-s SECS]
+ *   apicov_work [-l LIB] [-H HIPLIB] [-w FILE] [-s SECS]
  *
  * -w  wait for FILE before the calls   -s  sleep SECS after them (top)
+ * -H  instead, the HIP families through a libamdhip64 (the fake one)
  * Prints "produced calls=N live=BYTES pid=P" and, per out pointer,
  * "out NAME=VALUE" (decimal).
  */
@@ -149,15 +150,62 @@ static void memory(void)
 	CALL(cuMemAddressFree, (CUdeviceptr, size_t), va, 64 * MIB);
 }
 
+typedef struct { unsigned int x, y, z; } dim3;
+
+/* HIP: live afterwards = pool 4 MiB + hipMemCreate 32 MiB + host 128 KiB */
+static unsigned long long hip(void)
+{
+	unsigned long long h1, h2;
+	void *a1, *p1, *p2, *va, *m;
+	char desc[16] = { 0 };
+
+	CALL(hipMemcpy_spt, (void *, const void *, size_t, int), (void *)DPTR, HPTR, 4096, 1);
+	CALL(hipMemcpyAsync_spt, (void *, const void *, size_t, int, void *), (void *)DPTR, HPTR, 4097, 1, S);
+	CALL(hipMemcpyWithStream, (void *, const void *, size_t, int, void *), HPTR, (void *)DPTR, 4098, 2, S);
+	CALL(hipMemset_spt, (void *, int, size_t), (void *)DPTR, 7, 100);
+	CALL(hipMemsetD32Async, (void *, int, size_t, void *), (void *)DPTR, 7, 100, S);
+	CALL(hipStreamSynchronize_spt, (void *), S);
+	CALL(hipStreamWaitEvent, (void *, void *, unsigned), S, EV, 0);
+	CALL(hipStreamWaitEvent_spt, (void *, void *, unsigned), S, EV, 0);
+	CALL(hipCtxSynchronize, (void));
+	CALL(hipEventRecord, (void *, void *), EV, S);
+	CALL(hipLaunchKernel_spt, (const void *, dim3, dim3, void **, size_t, void *),
+	     (void *)0xf1, (dim3){ 16, 2, 1 }, (dim3){ 256, 1, 1 }, NULL, 0, S);
+	CALL(hipLaunchCooperativeKernelMultiDevice, (void *, int, unsigned), (void *)0x1157, 2, 0);
+	CALL(hipModuleLoadDataEx, (void **, const void *, unsigned, void *, void **), &m, (void *)0xfa7b, 0, NULL, NULL);
+	out("module", (uintptr_t)m);
+	CALL(hipMallocFromPoolAsync, (void **, size_t, void *, void *), &a1, 4 * MIB, POOL, S);
+	CALL(hipMemCreate, (unsigned long long *, size_t, const void *, unsigned long long), &h1, 16 * MIB, desc, 0);
+	CALL(hipMemCreate, (unsigned long long *, size_t, const void *, unsigned long long), &h2, 32 * MIB, desc, 0);
+	CALL(hipMemAddressReserve, (void **, size_t, size_t, void *, unsigned long long), &va, 64 * MIB, 0, NULL, 0);
+	CALL(hipMemMap, (void *, size_t, size_t, unsigned long long, unsigned long long), va, 32 * MIB, 0, h2, 0);
+	CALL(hipMemSetAccess, (void *, size_t, const void *, size_t), va, 32 * MIB, desc, 1);
+	CALL(hipHostAlloc, (void **, size_t, unsigned), &p1, 64 * KIB, 1);
+	CALL(hipHostAlloc, (void **, size_t, unsigned), &p2, 128 * KIB, 2);
+	CALL(hipHostRegister, (void *, size_t, unsigned), HPTR, 12288, 1);
+	CALL(hipHostUnregister, (void *), HPTR);
+	CALL(hipMemPrefetchAsync, (const void *, size_t, int, void *), (void *)DPTR, 8192, 3, S);
+	CALL(hipMemAdvise, (const void *, size_t, int, int), (void *)DPTR, 8192, 5, 2);
+	out("a1", (uintptr_t)a1); out("h1", h1); out("h2", h2); out("va", (uintptr_t)va);
+	out("p1", (uintptr_t)p1); out("p2", (uintptr_t)p2);
+	CALL(hipMemRelease, (unsigned long long), h1);
+	CALL(hipHostFree, (void *), p1);
+	CALL(hipMemUnmap, (void *, size_t), va, 32 * MIB);
+	CALL(hipMemAddressFree, (void *, size_t), va, 64 * MIB);
+	return 4 * MIB + 32 * MIB + 128 * KIB;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = "libcuda.so.1", *wait_file = NULL;
 	double linger = 0;
-	int c;
+	unsigned long long live;
+	int c, use_hip = 0;
 
-	while ((c = getopt(argc, argv, "l:w:s:")) != -1) {
+	while ((c = getopt(argc, argv, "l:H:w:s:")) != -1) {
 		switch (c) {
 		case 'l': path = optarg; break;
+		case 'H': path = optarg; use_hip = 1; break;
 		case 'w': wait_file = optarg; break;
 		case 's': linger = atof(optarg); break;
 		default: return 2;
@@ -170,11 +218,16 @@ int main(int argc, char **argv)
 	}
 	while (wait_file && access(wait_file, F_OK))
 		usleep(10000);
-	copies();
-	syncs_events_launches();
-	modules();
-	memory();
-	printf("produced calls=%d live=%llu pid=%d\n", calls, 4 * MIB + 32 * MIB + 128 * KIB + 256 * KIB, getpid());
+	if (use_hip) {
+		live = hip();
+	} else {
+		copies();
+		syncs_events_launches();
+		modules();
+		memory();
+		live = 4 * MIB + 32 * MIB + 128 * KIB + 256 * KIB;
+	}
+	printf("produced calls=%d live=%llu pid=%d\n", calls, live, getpid());
 	fflush(stdout);
 	if (linger > 0)
 		usleep((useconds_t)(linger * 1e6));
