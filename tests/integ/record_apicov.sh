@@ -121,6 +121,28 @@ c.eq("info --json: device_memory_peak_bytes",
      inf[0].get("device_memory_peak_bytes") if inf else None)
 PY
 
+# Perfetto: the "GPU memory" counter track of the process (protoc decodes it)
+D=$SHARED/perfetto
+if ! command -v protoc >/dev/null || [ ! -f "$D/perfetto_trace.proto" ]; then
+	skip "Perfetto memory counter" "protoc or $D/perfetto_trace.proto missing"
+elif ! "$GPUBPF" export -q "$T/t.sbt" -f perfetto -o "$T/t.pftrace" 2>"$T/pf.err" ||
+     ! protoc --proto_path="$D" --decode=perfetto.protos.Trace "$D/perfetto_trace.proto" <"$T/t.pftrace" >"$T/pf.txt"; then
+	fail "Perfetto export decodes ($(head -1 "$T/pf.err"))"
+else
+	res=$(python3 - "$T/pf.txt" "$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' "$T/wl.out")" <<'PY'
+import re, sys
+txt, pid = open(sys.argv[1]).read(), sys.argv[2]
+# the process track (pid) and its "GPU memory" counter child, then that track's values in order
+procs = {m.group(1) for m in re.finditer(r"uuid: (\d+)\n\s*process \{\n\s*pid: " + pid + r"\n", txt)}
+mem = {m.group(1) for m in re.finditer(r"uuid: (\d+)\n\s*name: \"GPU memory\"\n\s*parent_uuid: (\d+)", txt) if m.group(2) in procs}
+vals = [int(m.group(2)) for m in re.finditer(r"track_uuid: (\d+)\n\s*counter_value: (-?\d+)", txt) if m.group(1) in mem]
+print(vals[-1] if vals else None)
+PY
+)
+	check_eq "Perfetto: the process's GPU memory counter ends at the bytes live" \
+		"$(sed -n 's/.*live=\([0-9]*\).*/\1/p' "$T/wl.out")" "$res"
+fi
+
 # top: the same bytes live per process
 "$WL/apicov_work" -l "$LIB" -w "$T/topready" -s 4 >"$T/wl2.out" &
 WPID=$!
