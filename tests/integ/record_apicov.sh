@@ -219,3 +219,62 @@ want("hipMemAddressFree", dict(ptr=outs["va"], bytes=64 * MIB))
 inf = [q for q in info(trace)["processes"] if q["pid"] == p["pid"]]
 c.eq("HIP info --json: device_memory_bytes at the end", p["live"], inf[0].get("device_memory_bytes") if inf else None)
 PY
+
+# CUDA runtime: the same families through the fake libcudart
+RTLIB=$WL/libcudart.so.13
+start_record -a -o "$T/r.sbt" --lib "$RTLIB" || { fail "record (runtime) started"; exit 0; }
+"$WL/apicov_work" -R "$RTLIB" >"$T/rwl.out"
+stop_record
+GPUBPF=$GPUBPF PYTHONPATH=$ROOT/tests/py python3 - "$T/r.sbt" "$T/rwl.out" <<'PY'
+import sys
+from events import load, produced, info, Checker
+c = Checker()
+trace, wl = sys.argv[1:3]
+p = produced(wl)
+outs = {}
+for l in open(wl):
+    if l.startswith("out "):
+        k, v = l.split()[1].split("=")
+        outs[k] = int(v)
+ev = [e for e in load(trace) if e["pid"] == p["pid"] and e["type"] != "process_exit"]
+c.eq("runtime: every call of the workload recorded once", p["calls"], len(ev))
+c.true("runtime: every event labelled api cuda-runtime, ret 0", all(e["api"] == "cuda-runtime" and e.get("ret") == 0 for e in ev))
+by = {}
+for e in ev:
+    by.setdefault(e["type"], []).append(e)
+S, EV, D, H, MIB, KIB = 0x5151, 0xe7e7, 0x7e0000001000, 0x4000, 1 << 20, 1 << 10
+KEYS = ("ptr", "bytes", "stream", "handle", "arg", "kind", "grid", "block")
+def want(t, exp, i=0):
+    got = by.get(t, [])
+    c.eq(f"runtime {t}: fields", exp, {k: got[i][k] for k in KEYS if k in got[i]} if len(got) > i else None)
+want("cudaMemcpy_ptds", dict(ptr=D, bytes=4096, kind="HtoD"))
+want("cudaMemcpyAsync_ptsz", dict(ptr=H, bytes=4097, kind="DtoH", stream=S))
+want("cudaMemset_ptds", dict(ptr=D, bytes=100))
+want("cudaMemsetAsync_ptsz", dict(ptr=D, bytes=101, stream=S))
+want("cudaStreamSynchronize_ptsz", dict(stream=S))
+want("cudaStreamWaitEvent", dict(stream=S, handle=EV))
+want("cudaStreamWaitEvent_ptsz", dict(stream=S, handle=EV))
+want("cudaEventRecord", dict(handle=EV, stream=S))
+want("cudaEventRecord_ptsz", dict(handle=EV, stream=S))
+want("cudaEventRecordWithFlags", dict(handle=EV, stream=S, arg=1))
+want("cudaEventRecordWithFlags_ptsz", dict(handle=EV, stream=S, arg=1))
+want("cudaMemPrefetchAsync", dict(ptr=D, bytes=8192, arg=1, stream=S))
+want("cudaMemPrefetchAsync_ptsz", dict(ptr=D, bytes=8192, arg=1, stream=S))
+want("cudaMemAdvise", dict(ptr=D, bytes=8192, arg=5, handle=1))
+want("cudaLaunchHostFunc", dict(stream=S, handle=0xf00, arg=0xda7a))
+want("cudaLaunchHostFunc_ptsz", dict(stream=S, handle=0xf00, arg=0xda7a))
+want("cudaLaunchCooperativeKernel_ptsz", dict(handle=0xf1, grid=[16, 2, 1], block=[256, 1, 1], stream=S))
+want("cudaLaunchCooperativeKernelMultiDevice", dict(handle=0x1157, arg=2))
+want("cudaLibraryLoadData", dict(handle=outs["l1"]))
+want("cudaLibraryLoadFromFile", dict(handle=outs["l2"]))
+want("cudaMallocAsync_ptsz", dict(ptr=outs["a1"], bytes=2 * MIB, stream=S))
+want("cudaMallocFromPoolAsync", dict(ptr=outs["a2"], bytes=4 * MIB, stream=S, arg=0x9001))
+want("cudaMallocFromPoolAsync_ptsz", dict(ptr=outs["a3"], bytes=8 * MIB, stream=S, arg=0x9001))
+want("cudaHostAlloc", dict(ptr=outs["p1"], bytes=64 * KIB, arg=1))
+want("cudaHostRegister", dict(ptr=H, bytes=12288, arg=1))
+want("cudaHostUnregister", dict(ptr=H))
+want("cudaFreeAsync_ptsz", dict(ptr=outs["a1"], stream=S))
+want("cudaFreeHost", dict(ptr=outs["p1"]))
+inf = [q for q in info(trace)["processes"] if q["pid"] == p["pid"]]
+c.eq("runtime info --json: device_memory_bytes at the end", p["live"], inf[0].get("device_memory_bytes") if inf else None)
+PY

@@ -9,6 +9,7 @@
  *
  * -w  wait for FILE before the calls   -s  sleep SECS after them (top)
  * -H  instead, the HIP families through a libamdhip64 (the fake one)
+ * -R  instead, the runtime families through a libcudart (the fake one)
  * Prints "produced calls=N live=BYTES pid=P" and, per out pointer,
  * "out NAME=VALUE" (decimal).
  */
@@ -195,17 +196,65 @@ static unsigned long long hip(void)
 	return 4 * MIB + 32 * MIB + 128 * KIB;
 }
 
+typedef struct { int type, id; } cudaMemLocation;
+
+/* CUDA runtime: live afterwards = pool 4 MiB + host 128 KiB */
+static unsigned long long runtime(void)
+{
+	cudaMemLocation loc = { 1, 0 };
+	void *a1, *a2, *a3, *p1, *p2, *l1, *l2;
+
+	CALL(cudaMemcpy_ptds, (void *, const void *, size_t, int), (void *)DPTR, HPTR, 4096, 1);
+	CALL(cudaMemcpyAsync_ptsz, (void *, const void *, size_t, int, void *), HPTR, (void *)DPTR, 4097, 2, S);
+	CALL(cudaMemset_ptds, (void *, int, size_t), (void *)DPTR, 7, 100);
+	CALL(cudaMemsetAsync_ptsz, (void *, int, size_t, void *), (void *)DPTR, 7, 101, S);
+	CALL(cudaStreamSynchronize_ptsz, (void *), S);
+	CALL(cudaStreamWaitEvent, (void *, void *, unsigned), S, EV, 0);
+	CALL(cudaStreamWaitEvent_ptsz, (void *, void *, unsigned), S, EV, 0);
+	CALL(cudaEventRecord, (void *, void *), EV, S);
+	CALL(cudaEventRecord_ptsz, (void *, void *), EV, S);
+	CALL(cudaEventRecordWithFlags, (void *, void *, unsigned), EV, S, 1);
+	CALL(cudaEventRecordWithFlags_ptsz, (void *, void *, unsigned), EV, S, 1);
+	CALL(cudaMemPrefetchAsync, (const void *, size_t, cudaMemLocation, unsigned, void *), (void *)DPTR, 8192, loc, 0, S);
+	CALL(cudaMemPrefetchAsync_ptsz, (const void *, size_t, cudaMemLocation, unsigned, void *), (void *)DPTR, 8192, loc, 0, S);
+	CALL(cudaMemAdvise, (const void *, size_t, int, cudaMemLocation), (void *)DPTR, 8192, 5, loc);
+	CALL(cudaLaunchHostFunc, (void *, void *, void *), S, (void *)0xf00, (void *)0xda7a);
+	CALL(cudaLaunchHostFunc_ptsz, (void *, void *, void *), S, (void *)0xf00, (void *)0xda7a);
+	CALL(cudaLaunchCooperativeKernel_ptsz, (const void *, dim3, dim3, void **, size_t, void *),
+	     (void *)0xf1, (dim3){ 16, 2, 1 }, (dim3){ 256, 1, 1 }, NULL, 0, S);
+	CALL(cudaLaunchCooperativeKernelMultiDevice, (void *, unsigned, unsigned), (void *)0x1157, 2, 0);
+	CALL(cudaLibraryLoadData, (void **, const void *, void *, void **, unsigned, void *, void **, unsigned),
+	     &l1, (void *)0xfa7b, NULL, NULL, 0, NULL, NULL, 0);
+	CALL(cudaLibraryLoadFromFile, (void **, const char *, void *, void **, unsigned, void *, void **, unsigned),
+	     &l2, "k.cubin", NULL, NULL, 0, NULL, NULL, 0);
+	CALL(cudaMallocAsync_ptsz, (void **, size_t, void *), &a1, 2 * MIB, S);
+	CALL(cudaMallocFromPoolAsync, (void **, size_t, void *, void *), &a2, 4 * MIB, POOL, S);
+	CALL(cudaMallocFromPoolAsync_ptsz, (void **, size_t, void *, void *), &a3, 8 * MIB, POOL, S);
+	CALL(cudaHostAlloc, (void **, size_t, unsigned), &p1, 64 * KIB, 1);
+	CALL(cudaHostAlloc, (void **, size_t, unsigned), &p2, 128 * KIB, 2);
+	CALL(cudaHostRegister, (void *, size_t, unsigned), HPTR, 12288, 1);
+	CALL(cudaHostUnregister, (void *), HPTR);
+	out("a1", (uintptr_t)a1); out("a2", (uintptr_t)a2); out("a3", (uintptr_t)a3);
+	out("p1", (uintptr_t)p1); out("p2", (uintptr_t)p2);
+	out("l1", (uintptr_t)l1); out("l2", (uintptr_t)l2);
+	CALL(cudaFreeAsync_ptsz, (void *, void *), a1, S);
+	CALL(cudaFreeAsync_ptsz, (void *, void *), a3, S);
+	CALL(cudaFreeHost, (void *), p1);
+	return 4 * MIB + 128 * KIB;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = "libcuda.so.1", *wait_file = NULL;
 	double linger = 0;
 	unsigned long long live;
-	int c, use_hip = 0;
+	int c, use_hip = 0, use_rt = 0;
 
-	while ((c = getopt(argc, argv, "l:H:w:s:")) != -1) {
+	while ((c = getopt(argc, argv, "l:H:R:w:s:")) != -1) {
 		switch (c) {
 		case 'l': path = optarg; break;
 		case 'H': path = optarg; use_hip = 1; break;
+		case 'R': path = optarg; use_rt = 1; break;
 		case 'w': wait_file = optarg; break;
 		case 's': linger = atof(optarg); break;
 		default: return 2;
@@ -220,6 +269,8 @@ int main(int argc, char **argv)
 		usleep(10000);
 	if (use_hip) {
 		live = hip();
+	} else if (use_rt) {
+		live = runtime();
 	} else {
 		copies();
 		syncs_events_launches();
