@@ -6,6 +6,14 @@
  *   launches      handle = CUfunction / hipFunction_t / host-stub address / graph exec
  *   memsets       arg = value written
  *   cuKernelGetFunction  handle = CUfunction returned, arg = CUkernel given
+ *   GB_SH_ARGS    (VMM map/unmap/access, host register, prefetch/advise, event records,
+ *                 host functions, legacy and multi-device launches, name queries): the
+ *                 row's argument map (enum gb_argmap) says which register argument is
+ *                 ptr, bytes, stream, handle and arg (GB_EF_ARG)
+ *   cuMemCreate/hipMemCreate  ptr = the allocation handle returned (device memory is
+ *                 counted by it until cuMemRelease/hipMemRelease names it), bytes = size
+ *   pool allocations  arg = the memory pool, stream = a[3]; host allocations with flags:
+ *                 arg = the flags
  *   xray          handle = function id, arg = logged argument
  *   ioctl         handle = cmd (the 32-bit request), name = its name (NV_ESC_RM_ALLOC,
  *                 UVM_FREE, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU ...; NULL if unknown),
