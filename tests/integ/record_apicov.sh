@@ -278,3 +278,21 @@ want("cudaFreeHost", dict(ptr=outs["p1"]))
 inf = [q for q in info(trace)["processes"] if q["pid"] == p["pid"]]
 c.eq("runtime info --json: device_memory_bytes at the end", p["live"], inf[0].get("device_memory_bytes") if inf else None)
 PY
+
+# symbol versions: a library exporting cuMemAlloc_v2@LIBCUDA_1 and @@LIBCUDA_2
+# (tests/workloads/fake_cuda_ver.c): a call of either is a cuMemAlloc_v2 event
+VERLIB=$WL/ver/libcuda.so.1
+start_record -a -o "$T/v.sbt" --lib "$VERLIB" || { fail "record (versions) started"; exit 0; }
+"$WL/apicov_work" -V "$VERLIB" >"$T/vwl.out"
+stop_record
+GPUBPF=$GPUBPF PYTHONPATH=$ROOT/tests/py python3 - "$T/v.sbt" "$T/vwl.out" <<'PY'
+import sys
+from events import load, produced, Checker
+c = Checker()
+trace, wl = sys.argv[1:3]
+p = produced(wl)
+outs = dict(l.split()[1].split("=") for l in open(wl) if l.startswith("out "))
+ev = [e for e in load(trace) if e["pid"] == p["pid"] and e["type"] == "cuMemAlloc_v2"]
+c.eq("both versions of cuMemAlloc_v2 recorded under the API name: (ptr, bytes) of each",
+     sorted([(int(outs["old"]), 4096), (int(outs["new"]), 8192)]), sorted((e.get("ptr"), e.get("bytes")) for e in ev))
+PY

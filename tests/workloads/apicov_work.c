@@ -10,9 +10,12 @@
  * -w  wait for FILE before the calls   -s  sleep SECS after them (top)
  * -H  instead, the HIP families through a libamdhip64 (the fake one)
  * -R  instead, the runtime families through a libcudart (the fake one)
+ * -V  instead, both versions of cuMemAlloc_v2 in LIB (fake_cuda_ver.c):
+ *     @LIBCUDA_1 with 4096 bytes, @@LIBCUDA_2 with 8192
  * Prints "produced calls=N live=BYTES pid=P" and, per out pointer,
  * "out NAME=VALUE" (decimal).
  */
+#define _GNU_SOURCE	/* dlvsym */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -243,18 +246,36 @@ static unsigned long long runtime(void)
 	return 4 * MIB + 128 * KIB;
 }
 
+static unsigned long long versions(void)
+{
+	CUresult (*old)(CUdeviceptr *, size_t) = (CUresult (*)(CUdeviceptr *, size_t))dlvsym(lib, "cuMemAlloc_v2", "LIBCUDA_1");
+	CUdeviceptr a = 0, b = 0;
+
+	if (!old) {
+		fprintf(stderr, "apicov_work: no cuMemAlloc_v2@LIBCUDA_1\n");
+		exit(1);
+	}
+	old(&a, 4096);
+	calls++;
+	CALL(cuMemAlloc_v2, (CUdeviceptr *, size_t), &b, 8192);
+	out("old", a);
+	out("new", b);
+	return 4096 + 8192;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = "libcuda.so.1", *wait_file = NULL;
 	double linger = 0;
 	unsigned long long live;
-	int c, use_hip = 0, use_rt = 0;
+	int c, use_hip = 0, use_rt = 0, use_ver = 0;
 
-	while ((c = getopt(argc, argv, "l:H:R:w:s:")) != -1) {
+	while ((c = getopt(argc, argv, "l:H:R:V:w:s:")) != -1) {
 		switch (c) {
 		case 'l': path = optarg; break;
 		case 'H': path = optarg; use_hip = 1; break;
 		case 'R': path = optarg; use_rt = 1; break;
+		case 'V': path = optarg; use_ver = 1; break;
 		case 'w': wait_file = optarg; break;
 		case 's': linger = atof(optarg); break;
 		default: return 2;
@@ -271,6 +292,8 @@ int main(int argc, char **argv)
 		live = hip();
 	} else if (use_rt) {
 		live = runtime();
+	} else if (use_ver) {
+		live = versions();
 	} else {
 		copies();
 		syncs_events_launches();
