@@ -71,6 +71,7 @@ enum gb_shape {
 				 * (by value: on the stack on x86-64), 1 *a[0] at return,
 				 * 2 nranks, 3 rank */
 	GB_SH_NCCL_SPLIT,	/* ncclCommSplit(comm, color, key, newcomm *, config) | x: 1 *a[3] at return */
+	GB_SH_ARGS,		/* a[0..5] only; detail picks the argument map (enum gb_argmap) */
 	GB_SH__COUNT,
 };
 
@@ -101,6 +102,36 @@ enum gb_shape {
 #define GB_NC_BCAST	3	/* send, recv, count, dtype, root, comm | stream */
 #define GB_NC_GATHER	4	/* send, recv, count, dtype, comm, stream (AllGather, AlltoAll) */
 #define GB_NC_P2P	5	/* buf, count, dtype, peer, comm, stream (Send, Recv) */
+/*
+ * GB_SH_ARGS: which register argument is which event field (decoded in
+ * src/core/event.c, argmaps[]): ptr, bytes, stream, handle, arg.
+ */
+enum gb_argmap {
+	GB_AM_NONE = 0,
+	GB_AM_PTR,		/* ptr a0 (cuMemHostUnregister) */
+	GB_AM_RANGE,		/* ptr a0, bytes a1 (cuMemUnmap, cuMemAddressFree) */
+	GB_AM_RANGE_ARG,	/* ptr a0, bytes a1, arg a2 (cuMemHostRegister: flags) */
+	GB_AM_MAP,		/* ptr a0, bytes a1, arg a2 (offset), handle a3 (cuMemMap) */
+	GB_AM_SETACCESS,	/* ptr a0, bytes a1, handle a2 (descriptors), arg a3 (count) */
+	GB_AM_PREFETCH,		/* ptr a0, bytes a1, arg a2 (device), stream a3 */
+	GB_AM_PREFETCH_LOC,	/* ptr a0, bytes a1, arg a2 (location), stream a4 (flags a3) */
+	GB_AM_ADVISE,		/* ptr a0, bytes a1, arg a2 (advice), handle a3 (device/location) */
+	GB_AM_EVREC,		/* handle a0 (event), stream a1 */
+	GB_AM_HOSTFN,		/* stream a0, handle a1 (host function), arg a2 (user data) */
+	GB_AM_HANDLE0,		/* handle a0 (cuLaunch) */
+	GB_AM_HANDLE1,		/* handle a1 (cuKernelGetName: CUkernel) */
+	GB_AM_GRID,		/* handle a0, arg a1 (grid width) (cuLaunchGrid) */
+	GB_AM_GRID_ASYNC,	/* handle a0, arg a1 (grid width), stream a3 */
+	GB_AM_MULTIDEV,		/* handle a0 (launch parameter list), arg a1 (devices) */
+	GB_AM_EVREC_FLAGS,	/* handle a0 (event), stream a1, arg a2 (flags) */
+	GB_AM__COUNT,
+};
+
+/* GB_SH_OUT0 allocations: where the other fields are (0: stream a2 if Async) */
+#define GB_D_OUT0_POOL	1	/* arg a2 (memory pool), stream a3 (cuMemAllocFromPoolAsync) */
+#define GB_D_OUT0_ARG2	2	/* arg a2 (flags; cuMemCreate: the properties) */
+/* GB_SH_OUT0 others: ptr = the out word, bytes a1 (cuMemAddressReserve) */
+#define GB_D_OUT0_RANGE	3
 
 #define GB_TYPES(X)								\
 	X(none,				GB_API_NONE,	GB_CAT_OTHER,  GB_SH_PLAIN, 0, 0) \
@@ -239,7 +270,138 @@ enum gb_shape {
 	X(ncclCommSplit,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_SPLIT, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
 	X(ncclCommDestroy,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS, 0) \
 	X(ncclCommAbort,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
-	X(ncclCommFinalize,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0)
+	X(ncclCommFinalize,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
+	/* per-thread default stream forms (_ptds/_ptsz): the same calls */	\
+	X(cuMemcpy_ptds,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_DEFAULT) \
+	X(cuMemcpyAsync_ptsz,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_DEFAULT) \
+	X(cuMemcpyHtoD_v2_ptds,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_HTOD) \
+	X(cuMemcpyDtoH_v2_ptds,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_DTOH) \
+	X(cuMemcpyDtoD_v2_ptds,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_DTOD) \
+	X(cuMemcpyHtoDAsync_v2_ptsz,	GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_HTOD) \
+	X(cuMemcpyDtoHAsync_v2_ptsz,	GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_DTOH) \
+	X(cuMemcpyDtoDAsync_v2_ptsz,	GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_DTOD) \
+	X(cuMemcpy2D_v2_ptds,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_MEMCPY2D, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemcpy2DAsync_v2_ptsz,	GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_MEMCPY2D, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemcpy3D_v2_ptds,		GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_MEMCPY3D, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemcpy3DAsync_v2_ptsz,	GB_API_CUDA_DRV, GB_CAT_COPY, GB_SH_MEMCPY3D, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemsetD8_v2_ptds,		GB_API_CUDA_DRV, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(cuMemsetD16_v2_ptds,		GB_API_CUDA_DRV, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 2) \
+	X(cuMemsetD32_v2_ptds,		GB_API_CUDA_DRV, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 4) \
+	X(cuMemsetD8Async_ptsz,		GB_API_CUDA_DRV, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(cuMemsetD16Async_ptsz,	GB_API_CUDA_DRV, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 2) \
+	X(cuMemsetD32Async_ptsz,	GB_API_CUDA_DRV, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 4) \
+	X(cuMemAllocAsync_ptsz,		GB_API_CUDA_DRV, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemFreeAsync_ptsz,		GB_API_CUDA_DRV, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuStreamSynchronize_ptsz,	GB_API_CUDA_DRV, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuStreamWaitEvent_ptsz,	GB_API_CUDA_DRV, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuCtxSynchronize_v2,		GB_API_CUDA_DRV, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	/* events recorded into streams */					\
+	X(cuEventRecord,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
+	X(cuEventRecord_ptsz,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
+	X(cuEventRecordWithFlags,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC_FLAGS) \
+	X(cuEventRecordWithFlags_ptsz,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC_FLAGS) \
+	/* virtual memory management: cuMemCreate/cuMemRelease are the physical	\
+	 * memory (counted as allocation/free by handle); reserve/map/unmap/	\
+	 * access only move address space */					\
+	X(cuMemCreate,			GB_API_CUDA_DRV, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_ARG2) \
+	X(cuMemRelease,			GB_API_CUDA_DRV, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemAddressReserve,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_RANGE) \
+	X(cuMemAddressFree,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_RANGE) \
+	X(cuMemMap,			GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_MAP) \
+	X(cuMemUnmap,			GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_RANGE) \
+	X(cuMemSetAccess,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_SETACCESS) \
+	/* stream-ordered pools, pinned host memory, managed memory hints */	\
+	X(cuMemAllocFromPoolAsync,	GB_API_CUDA_DRV, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_POOL) \
+	X(cuMemAllocFromPoolAsync_ptsz,	GB_API_CUDA_DRV, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_POOL) \
+	X(cuMemHostAlloc,		GB_API_CUDA_DRV, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_ARG2) \
+	X(cuMemFreeHost,		GB_API_CUDA_DRV, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuMemHostRegister,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_RANGE_ARG) \
+	X(cuMemHostRegister_v2,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_RANGE_ARG) \
+	X(cuMemHostUnregister,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_PTR) \
+	X(cuMemPrefetchAsync,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_PREFETCH) \
+	X(cuMemPrefetchAsync_ptsz,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_PREFETCH) \
+	X(cuMemPrefetchAsync_v2,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_PREFETCH_LOC) \
+	X(cuMemPrefetchAsync_v2_ptsz,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_PREFETCH_LOC) \
+	X(cuMemAdvise,			GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_ADVISE) \
+	X(cuMemAdvise_v2,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_ADVISE) \
+	/* launch forms: host functions, legacy grids, multi-device */		\
+	X(cuLaunchHostFunc,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HOSTFN) \
+	X(cuLaunchHostFunc_ptsz,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HOSTFN) \
+	X(cuLaunch,			GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_ARGS, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0) \
+	X(cuLaunchGrid,			GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_ARGS, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, GB_AM_GRID) \
+	X(cuLaunchGridAsync,		GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_ARGS, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, GB_AM_GRID_ASYNC) \
+	X(cuLaunchCooperativeKernelMultiDevice, GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_ARGS, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, GB_AM_MULTIDEV) \
+	/* module loads and kernel names */					\
+	X(cuModuleLoadFatBinary,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(cuLibraryLoadFromFile,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(cuKernelGetName,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE1) \
+	X(cuFuncGetName,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE1) \
+	/* CUDA runtime: the same families */					\
+	X(cudaMemcpy_ptds,		GB_API_CUDA_RT, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_ARG) \
+	X(cudaMemcpyAsync_ptsz,		GB_API_CUDA_RT, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_ARG) \
+	X(cudaMemset_ptds,		GB_API_CUDA_RT, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(cudaMemsetAsync_ptsz,		GB_API_CUDA_RT, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(cudaMallocAsync_ptsz,		GB_API_CUDA_RT, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaFreeAsync_ptsz,		GB_API_CUDA_RT, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaMallocFromPoolAsync,	GB_API_CUDA_RT, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_POOL) \
+	X(cudaMallocFromPoolAsync_ptsz,	GB_API_CUDA_RT, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_POOL) \
+	X(cudaHostAlloc,		GB_API_CUDA_RT, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_ARG2) \
+	X(cudaFreeHost,			GB_API_CUDA_RT, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaHostRegister,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_RANGE_ARG) \
+	X(cudaHostUnregister,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_PTR) \
+	X(cudaMemPrefetchAsync,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_PREFETCH_LOC) \
+	X(cudaMemPrefetchAsync_ptsz,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_PREFETCH_LOC) \
+	X(cudaMemAdvise,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_ADVISE) \
+	X(cudaStreamSynchronize_ptsz,	GB_API_CUDA_RT, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaStreamWaitEvent,		GB_API_CUDA_RT, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaStreamWaitEvent_ptsz,	GB_API_CUDA_RT, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaEventRecord,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
+	X(cudaEventRecord_ptsz,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
+	X(cudaEventRecordWithFlags,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC_FLAGS) \
+	X(cudaEventRecordWithFlags_ptsz, GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC_FLAGS) \
+	X(cudaLaunchHostFunc,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HOSTFN) \
+	X(cudaLaunchHostFunc_ptsz,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HOSTFN) \
+	X(cudaLaunchCooperativeKernel_ptsz, GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaLaunchCooperativeKernelMultiDevice, GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_ARGS, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, GB_AM_MULTIDEV) \
+	X(cudaLibraryLoadData,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(cudaLibraryLoadFromFile,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	/* HIP: per-thread (_spt) forms and the same families */		\
+	X(hipMemcpy_spt,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_ARG) \
+	X(hipMemcpyAsync_spt,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_ARG) \
+	X(hipMemcpy2D_spt,		GB_API_HIP, GB_CAT_COPY, GB_SH_HIP_MEMCPY2D, GB_TF_RET | GB_TF_OPTIONAL, GB_K_ARG) \
+	X(hipMemset_spt,		GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(hipStreamSynchronize_spt,	GB_API_HIP, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipStreamWaitEvent,		GB_API_HIP, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipStreamWaitEvent_spt,	GB_API_HIP, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipLaunchKernel_spt,		GB_API_HIP, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(hipLaunchCooperativeKernel_spt, GB_API_HIP, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(hipLaunchCooperativeKernelMultiDevice, GB_API_HIP, GB_CAT_LAUNCH, GB_SH_ARGS, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, GB_AM_MULTIDEV) \
+	X(hipExtLaunchMultiKernelMultiDevice, GB_API_HIP, GB_CAT_LAUNCH, GB_SH_ARGS, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, GB_AM_MULTIDEV) \
+	X(hipEventRecord,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_EVREC) \
+	X(hipMemCreate,			GB_API_HIP, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_ARG2) \
+	X(hipMemRelease,		GB_API_HIP, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipMemAddressReserve,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_RANGE) \
+	X(hipMemAddressFree,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_RANGE) \
+	X(hipMemMap,			GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_MAP) \
+	X(hipMemUnmap,			GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_RANGE) \
+	X(hipMemSetAccess,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_SETACCESS) \
+	X(hipMallocFromPoolAsync,	GB_API_HIP, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_POOL) \
+	X(hipHostAlloc,			GB_API_HIP, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_ARG2) \
+	X(hipExtMallocWithFlags,	GB_API_HIP, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_D_OUT0_ARG2) \
+	X(hipMallocHost,		GB_API_HIP, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipMemAllocHost,		GB_API_HIP, GB_CAT_ALLOC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipHostFree,			GB_API_HIP, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipFreeHost,			GB_API_HIP, GB_CAT_FREE, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipHostRegister,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_RANGE_ARG) \
+	X(hipHostUnregister,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_PTR) \
+	X(hipMemPrefetchAsync,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_PREFETCH) \
+	X(hipMemAdvise,			GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_ADVISE) \
+	X(hipModuleLoadDataEx,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(hipMemsetD8Async,		GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
+	X(hipMemsetD16Async,		GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 2) \
+	X(hipMemsetD32Async,		GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 4) \
+	X(hipMemcpyWithStream,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_ARG) \
+	X(hipCtxSynchronize,		GB_API_HIP, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0)
 
 enum gb_type {
 #define GB_X_ENUM(name, api, cat, shape, flags, detail) GB_T_##name,

@@ -20,6 +20,14 @@ struct proc_stat {
 	uint32_t pid;
 	const char *comm;
 	uint64_t events, launches;
+	/*
+	 * Device memory, as the exporters' counter counts it: every allocation
+	 * by the pointer or handle it returned (cuMemCreate: its handle) until
+	 * the free that names it.
+	 */
+	struct hmap allocs;	/* ptr -> uint64_t bytes */
+	int64_t mem_live, mem_peak;
+	bool mem_seen;
 };
 
 struct kern_stat {
@@ -58,6 +66,37 @@ static const char usage_text[] =
 "  gpubpf info trace.sbt\n"
 "  gpubpf info --json trace.sbt | jq .events_by_type\n";
 
+static int count_memory(struct proc_stat *p, const struct gb_event *ev, unsigned cat)
+{
+	uint64_t *sz;
+
+	if (!ev->ptr || ev->ret)
+		return 0;
+	p->mem_seen = true;
+	if (cat == GB_CAT_FREE) {
+		sz = hmap_del(&p->allocs, ev->ptr);
+		if (sz)
+			p->mem_live -= (int64_t)*sz;
+		free(sz);
+		return 0;
+	}
+	sz = hmap_get(&p->allocs, ev->ptr);
+	if (sz) {	/* freed without us seeing it (or a runtime's driver call): replace */
+		p->mem_live -= (int64_t)*sz;
+	} else {
+		sz = malloc(sizeof(*sz));
+		if (!sz || hmap_put(&p->allocs, ev->ptr, sz)) {
+			free(sz);
+			return -1;
+		}
+	}
+	*sz = ev->bytes;
+	p->mem_live += (int64_t)ev->bytes;
+	if (p->mem_live > p->mem_peak)
+		p->mem_peak = p->mem_live;
+	return 0;
+}
+
 static int acc_add(struct info_acc *a, const struct gb_event *ev)
 {
 	struct proc_stat *p = hmap_get(&a->procs, ev->pid);
@@ -92,6 +131,8 @@ static int acc_add(struct info_acc *a, const struct gb_event *ev)
 		if ((ev->flags & GB_EF_RET) && ev->ret)
 			cs->errors++;
 	}
+	if (gb_event_cat(ev) == GB_CAT_ALLOC || gb_event_cat(ev) == GB_CAT_FREE)
+		return count_memory(p, ev, gb_event_cat(ev));
 	if (gb_event_cat(ev) != GB_CAT_LAUNCH)
 		return 0;
 	if (!gb_event_outermost(ev)) {
@@ -215,7 +256,7 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 {
 	uint64_t dur = in->last_ts > in->first_ts ? in->last_ts - in->first_ts : 0;
 	char when[64];
-	unsigned i;
+	unsigned i, mem_title = 0;
 
 	fmt_time(when, sizeof(when), in->meta.real_start_ns);
 	printf("format:     %s %u.%u, %s, %" PRIu64 " blocks", in->flavor == SBT_TRACESMITH ? "TraceSmith SBT" : "gpubpf sbt",
@@ -248,6 +289,15 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 	for (i = 0; ps && ps[i] && i < 20; i++)
 		printf("  %-8u %-16s %12" PRIu64 " %12" PRIu64 "\n", ps[i]->pid, ps[i]->comm ? ps[i]->comm : "?",
 		       ps[i]->events, ps[i]->launches);
+	for (i = 0; ps && ps[i] && i < 20; i++) {
+		if (!ps[i]->mem_seen)
+			continue;
+		if (!mem_title++)
+			printf("\ndevice memory (allocations seen):\n  %-8s %-16s %16s %16s\n", "PID", "COMM",
+			       "LIVE AT END", "PEAK");
+		printf("  %-8u %-16s %16" PRId64 " %16" PRId64 "\n", ps[i]->pid, ps[i]->comm ? ps[i]->comm : "?",
+		       ps[i]->mem_live, ps[i]->mem_peak);
+	}
 	if (a->kerns.n) {
 		printf("\ntop kernels (%zu distinct):\n  %12s  %s\n", a->kerns.n, "LAUNCHES", "KERNEL");
 		for (i = 0; ks && ks[i] && i < TOP_N; i++)
@@ -360,6 +410,10 @@ static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc
 		gb_json_string_field(j, "comm", ps[i]->comm ? ps[i]->comm : "");
 		gb_json_uint_field(j, "events", ps[i]->events);
 		gb_json_uint_field(j, "launches", ps[i]->launches);
+		if (ps[i]->mem_seen) {
+			gb_json_int_field(j, "device_memory_bytes", ps[i]->mem_live);
+			gb_json_int_field(j, "device_memory_peak_bytes", ps[i]->mem_peak);
+		}
 		gb_json_end_object(j);
 	}
 	gb_json_end_array(j);
@@ -385,8 +439,17 @@ static void acc_free(struct info_acc *a)
 	uint64_t k;
 	void *v;
 
-	while (hmap_next(&a->procs, &i, &k, &v))
+	while (hmap_next(&a->procs, &i, &k, &v)) {
+		struct proc_stat *p = v;
+		size_t n = 0;
+		uint64_t pk;
+		void *sz;
+
+		while (hmap_next(&p->allocs, &n, &pk, &sz))
+			free(sz);
+		hmap_free(&p->allocs);
 		free(v);
+	}
 	i = 0;
 	while (hmap_next(&a->kerns, &i, &k, &v))
 		free(v);

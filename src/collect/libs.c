@@ -22,6 +22,9 @@
 #include "core/util.h"
 #include "core/vec.h"
 
+#define GB_MAX_SYMVER	4			/* versions of one name probed (cuFoo@V1, cuFoo@@V2) */
+#define GB_MAX_PROBES	(GB_T__COUNT + 64)	/* probes in one library: types, plus extra versions */
+
 /* threads that close uprobe links at once on detach */
 #define DETACH_THREADS 64
 
@@ -162,7 +165,7 @@ static unsigned link_pids(const struct gb_libs *l, const pid_t **pids)
 static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64_t *off,
 				const uint64_t *cookie, unsigned n)
 {
-	uint64_t roff[GB_T__COUNT], rcookie[GB_T__COUNT];
+	uint64_t roff[GB_MAX_PROBES], rcookie[GB_MAX_PROBES];
 	const pid_t *pids;
 	unsigned i, nr = 0, np = link_pids(l, &pids), ok = 0;
 	int fd;
@@ -222,17 +225,20 @@ static int attach_single(struct gb_libs *l, struct lib *lib, uint64_t off, uint6
 
 static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s)
 {
-	uint64_t offs[GB_T__COUNT], cookies[GB_T__COUNT];
+	uint64_t offs[GB_MAX_PROBES], cookies[GB_MAX_PROBES];
 	unsigned t, n = 0, api = kind_api[lib->kind];
 
 	for (t = 1; t < GB_T__COUNT; t++) {
 		const struct gb_type_info *ti = gb_type_info(t);
 		bool ret = ti->tflags & GB_TF_RET;
-		uint64_t off;
+		uint64_t off[GB_MAX_SYMVER];
+		unsigned v, nv;
 
 		if (ti->api != api)
 			continue;
-		if (elf_syms_find(s, ti->name, &off)) {
+		/* every version of the name a program can bind to: one event type */
+		nv = elf_syms_find_all(s, ti->name, off, GB_MAX_SYMVER);
+		if (!nv) {
 			if (!(ti->tflags & GB_TF_OPTIONAL))
 				gb_dbg("%s: no %s", lib->path, ti->name);
 			continue;
@@ -240,9 +246,11 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 		/* launches without their return probe (a second trap each): top, --lean */
 		if ((ti->tflags & GB_TF_LEAN_RET) && !l->o.launch_rets)
 			ret = false;
-		offs[n] = probe_offset(lib->path, off);
-		cookies[n++] = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0) |
-			       (ret && gb_type_can_block(t) ? GB_COOKIE_F_OPEN : 0);
+		for (v = 0; v < nv && n < GB_MAX_PROBES; v++) {
+			offs[n] = probe_offset(lib->path, off[v]);
+			cookies[n++] = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0) |
+				       (ret && gb_type_can_block(t) ? GB_COOKIE_F_OPEN : 0);
+		}
 	}
 	if (!n)
 		return 0;

@@ -6,6 +6,14 @@
  *   launches      handle = CUfunction / hipFunction_t / host-stub address / graph exec
  *   memsets       arg = value written
  *   cuKernelGetFunction  handle = CUfunction returned, arg = CUkernel given
+ *   GB_SH_ARGS    (VMM map/unmap/access, host register, prefetch/advise, event records,
+ *                 host functions, legacy and multi-device launches, name queries): the
+ *                 row's argument map (enum gb_argmap) says which register argument is
+ *                 ptr, bytes, stream, handle and arg (GB_EF_ARG)
+ *   cuMemCreate/hipMemCreate  ptr = the allocation handle returned (device memory is
+ *                 counted by it until cuMemRelease/hipMemRelease names it), bytes = size
+ *   pool allocations  arg = the memory pool, stream = a[3]; host allocations with flags:
+ *                 arg = the flags
  *   xray          handle = function id, arg = logged argument
  *   ioctl         handle = cmd (the 32-bit request), name = its name (NV_ESC_RM_ALLOC,
  *                 UVM_FREE, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU ...; NULL if unknown),
@@ -175,7 +183,85 @@ static uint8_t kind_from_memtypes(uint64_t src, uint64_t dst)
 
 static bool is_async(const char *name)
 {
-	return strstr(name, "Async") != NULL;
+	return strstr(name, "Async") || strstr(name, "WithStream");	/* hipMemcpyWithStream */
+}
+
+/*
+ * GB_SH_ARGS: register index + 1 of each field, 0 = not there. One table
+ * instead of per-name code: a new entry point with a known layout is a
+ * table line in gpubpf.h.
+ */
+struct argmap {
+	uint8_t ptr, bytes, stream, handle, arg;
+};
+
+static const struct argmap argmaps[GB_AM__COUNT] = {
+	[GB_AM_PTR]		= { .ptr = 1 },
+	[GB_AM_RANGE]		= { .ptr = 1, .bytes = 2 },
+	[GB_AM_RANGE_ARG]	= { .ptr = 1, .bytes = 2, .arg = 3 },
+	[GB_AM_MAP]		= { .ptr = 1, .bytes = 2, .arg = 3, .handle = 4 },
+	[GB_AM_SETACCESS]	= { .ptr = 1, .bytes = 2, .handle = 3, .arg = 4 },
+	[GB_AM_PREFETCH]	= { .ptr = 1, .bytes = 2, .arg = 3, .stream = 4 },
+	[GB_AM_PREFETCH_LOC]	= { .ptr = 1, .bytes = 2, .arg = 3, .stream = 5 },
+	[GB_AM_ADVISE]		= { .ptr = 1, .bytes = 2, .arg = 3, .handle = 4 },
+	[GB_AM_EVREC]		= { .handle = 1, .stream = 2 },
+	[GB_AM_EVREC_FLAGS]	= { .handle = 1, .stream = 2, .arg = 3 },
+	[GB_AM_HOSTFN]		= { .stream = 1, .handle = 2, .arg = 3 },
+	[GB_AM_HANDLE0]		= { .handle = 1 },
+	[GB_AM_HANDLE1]		= { .handle = 2 },
+	[GB_AM_GRID]		= { .handle = 1, .arg = 2 },
+	[GB_AM_GRID_ASYNC]	= { .handle = 1, .arg = 2, .stream = 4 },
+	[GB_AM_MULTIDEV]	= { .handle = 1, .arg = 2 },
+};
+
+static void decode_args(struct gb_event *ev, const struct gb_type_info *ti, const __u64 *a)
+{
+	const struct argmap *m = ti->detail < GB_AM__COUNT ? &argmaps[ti->detail] : &argmaps[0];
+
+	if (m->ptr) {
+		ev->ptr = a[m->ptr - 1];
+		ev->flags |= GB_EF_PTR;
+	}
+	if (m->bytes) {
+		ev->bytes = a[m->bytes - 1];
+		ev->flags |= GB_EF_BYTES;
+	}
+	if (m->stream) {
+		ev->stream = a[m->stream - 1];
+		ev->flags |= GB_EF_STREAM;
+	}
+	if (m->handle)
+		ev->handle = a[m->handle - 1];
+	if (m->arg) {
+		ev->arg = a[m->arg - 1];
+		ev->flags |= GB_EF_ARG;
+	}
+}
+
+/* GB_SH_OUT0 allocations: *a[0] at return, size a[1], the rest by detail */
+static void decode_out0_alloc(struct gb_event *ev, const struct gb_type_info *ti, const __u64 *a,
+			      const __u64 *x)
+{
+	ev->ptr = x[0];
+	ev->bytes = a[1];
+	ev->flags |= GB_EF_PTR | GB_EF_BYTES;
+	switch (ti->detail) {
+	case GB_D_OUT0_POOL:
+		ev->arg = a[2];
+		ev->stream = a[3];
+		ev->flags |= GB_EF_STREAM | GB_EF_ARG;
+		break;
+	case GB_D_OUT0_ARG2:
+		ev->arg = a[2];
+		ev->flags |= GB_EF_ARG;
+		break;
+	default:
+		if (is_async(ti->name)) {
+			ev->stream = a[2];
+			ev->flags |= GB_EF_STREAM;
+		}
+		break;
+	}
 }
 
 static void set_grid(struct gb_event *ev, uint64_t gx, uint64_t gy, uint64_t gz,
@@ -308,13 +394,11 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 		break;
 	case GB_SH_OUT0:
 		if (ti->cat == GB_CAT_ALLOC) {
+			decode_out0_alloc(ev, ti, a, x);
+		} else if (ti->detail == GB_D_OUT0_RANGE) {	/* reserved address range */
 			ev->ptr = x[0];
 			ev->bytes = a[1];
 			ev->flags |= GB_EF_PTR | GB_EF_BYTES;
-			if (is_async(ti->name)) {
-				ev->stream = a[2];
-				ev->flags |= GB_EF_STREAM;
-			}
 		} else {
 			ev->handle = x[0];
 			ev->arg = a[1];
@@ -336,6 +420,9 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 		ev->arg = (uint64_t)(int64_t)(int32_t)a[1];
 		ev->src = x[1];
 		ev->flags |= GB_EF_ARG;
+		break;
+	case GB_SH_ARGS:
+		decode_args(ev, ti, a);
 		break;
 	case GB_SH_REGFUNC:
 		ev->handle = a[1];	/* the host stub a launch passes */

@@ -100,6 +100,8 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 		gb_json_uint_field(j, "func_id", ev->handle);
 		if (ev->flags & GB_EF_ARG)
 			gb_json_uint_field(j, "arg", ev->arg);
+	} else if ((ev->flags & GB_EF_ARG) && cat != GB_CAT_IOCTL && cat != GB_CAT_MARK) {
+		gb_json_uint_field(j, "arg", ev->arg);	/* flags, device, advice, offset ... */
 	}
 	if (ev->flags & GB_EF_GRID) {
 		dim3(j, "grid", ev->grid);
@@ -115,7 +117,7 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 	if ((ev->flags & GB_EF_PTR) && cat != GB_CAT_FUNC)
 		gb_json_uint_field(j, "ptr", ev->ptr);
 	if (cat == GB_CAT_LAUNCH || cat == GB_CAT_NAME || cat == GB_CAT_SYNC ||
-	    cat == GB_CAT_IOCTL)
+	    cat == GB_CAT_IOCTL || cat == GB_CAT_OTHER)
 		if (ev->handle)
 			gb_json_uint_field(j, "handle", ev->handle);
 	if (ev->corr_id)

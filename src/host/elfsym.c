@@ -192,6 +192,21 @@ int elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *file_off
 	return -ENOENT;
 }
 
+unsigned elf_syms_find_all(const struct elf_syms *s, const char *name, uint64_t *file_off, unsigned max)
+{
+	unsigned i, j, n = 0;
+
+	for (i = 0; i < s->n && n < max; i++) {
+		if (strcmp(s->v[i].name, name))
+			continue;
+		for (j = 0; j < n && file_off[j] != s->v[i].off; j++)
+			;
+		if (j == n)
+			file_off[n++] = s->v[i].off;
+	}
+	return n;
+}
+
 const char *elf_syms_at(const struct elf_syms *s, uint64_t off, uint64_t *delta)
 {
 	unsigned lo = 0, hi = s->n;

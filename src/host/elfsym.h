@@ -10,6 +10,12 @@ struct elf_syms;
 struct elf_syms *elf_syms_open(const char *path);
 /* File offset of a function's first instruction; 0 or -ENOENT */
 int elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *file_off);
+/*
+ * Every distinct file offset a name has (a library exporting several
+ * versions of one name, cuFoo@V1 and cuFoo@@V2, has one per version; the
+ * .symtab copy of a .dynsym entry is the same offset): how many, at most max.
+ */
+unsigned elf_syms_find_all(const struct elf_syms *s, const char *name, uint64_t *file_off, unsigned max);
 /* Symbol containing a file offset (NULL if none); *delta = offset into it */
 const char *elf_syms_at(const struct elf_syms *s, uint64_t file_off, uint64_t *delta);
 /* Hex GNU build-id or "" */

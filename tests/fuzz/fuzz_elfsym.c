@@ -48,9 +48,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!s)
 		return 0;
 	n = elf_syms_count(s);
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		uint64_t all[4];
+		unsigned v, nv;
+
 		if (!elf_syms_find(s, names[i], &off))
 			elf_syms_at(s, off, &delta);
+		nv = elf_syms_find_all(s, names[i], all, 4);	/* every version of the name */
+		for (v = 0; v < nv; v++)
+			elf_syms_at(s, all[v], &delta);
+	}
 	if (size >= 8)
 		memcpy(&probe[0], data + size - 8, 8);
 	for (i = 0; i < 4; i++) {

@@ -16,7 +16,7 @@ c = Checker()
 trace, hip, cuda = sys.argv[1:4]
 ph, pc = produced(hip), produced(cuda)
 ev = load(trace)
-h = [e for e in ev if e["pid"] == ph["pid"]]
+h = [e for e in ev if e["pid"] == ph["pid"] and e["type"] != "process_exit"]
 by = collections.Counter(e["type"] for e in h)
 for t in ("hipModuleLaunchKernel", "hipLaunchKernel", "hipMalloc", "hipMemcpy", "hipDeviceSynchronize", "hipFree"):
     c.eq(f"fake HIP: {t} x25", 25, by[t])
@@ -32,7 +32,7 @@ c.true("hipMalloc: 8192 bytes, pointer returned", all(e["bytes"] == 8192 and e["
 cp = [e for e in h if e["type"] == "hipMemcpy"]
 c.true("hipMemcpy: HtoD 512 bytes", all(e["kind"] == "HtoD" and e["bytes"] == 512 for e in cp))
 c.true("every HIP event labelled api hip", all(e["api"] == "hip" for e in h))
-cu = [e for e in ev if e["pid"] == pc["pid"]]
+cu = [e for e in ev if e["pid"] == pc["pid"] and e["type"] != "process_exit"]
 c.eq("the CUDA process in the same recording: 40 launches", 40, sum(1 for e in cu if e["type"] == "cuLaunchKernel"))
 c.true("every CUDA event labelled api cuda-driver", cu and all(e["api"] == "cuda-driver" for e in cu))
 PY

@@ -158,3 +158,87 @@ NOINLINE CUresult cuStreamSynchronize(CUstream s)
 }
 NOINLINE CUresult cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
 NOINLINE CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { return CUDA_SUCCESS; }
+
+/*
+ * API coverage (tests/integ/record_apicov.sh): per-thread default stream
+ * forms, VMM, pools, pinned host memory, managed-memory hints, event
+ * records, host functions, legacy and multi-device launches, module
+ * loads. Allocations come from the same counter as cuMemAlloc_v2.
+ */
+NOINLINE CUresult cuMemcpy_ptds(CUdeviceptr d, CUdeviceptr s, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *s, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyDtoH_v2_ptds(void *d, CUdeviceptr s, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr d, CUdeviceptr s, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *s, size_t n, CUstream st) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyDtoHAsync_v2_ptsz(void *d, CUdeviceptr s, size_t n, CUstream st) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *c) { return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+NOINLINE CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *c, CUstream s) { return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+NOINLINE CUresult cuMemsetD8_v2_ptds(CUdeviceptr p, unsigned char v, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemsetD16_v2_ptds(CUdeviceptr p, unsigned short v, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemsetD32_v2_ptds(CUdeviceptr p, unsigned int v, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemsetD8Async_ptsz(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemsetD16Async_ptsz(CUdeviceptr p, unsigned short v, size_t n, CUstream s) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemsetD32Async_ptsz(CUdeviceptr p, unsigned int v, size_t n, CUstream s) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t bytes, CUstream s) { return fake_alloc(p, bytes); }
+NOINLINE CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+NOINLINE CUresult cuStreamSynchronize_ptsz(CUstream s) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int f) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuCtxSynchronize_v2(void *ctx) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuEventRecord(CUevent e, CUstream s) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+NOINLINE CUresult cuEventRecord_ptsz(CUevent e, CUstream s) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+NOINLINE CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int f) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int f) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemCreate(unsigned long long *h, size_t size, const void *prop, unsigned long long flags)
+{
+	return fake_alloc((CUdeviceptr *)h, size);
+}
+NOINLINE CUresult cuMemRelease(unsigned long long h) { return h ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+NOINLINE CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr,
+				      unsigned long long flags)
+{
+	return fake_alloc(p, size);
+}
+NOINLINE CUresult cuMemAddressFree(CUdeviceptr p, size_t size) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemMap(CUdeviceptr p, size_t size, size_t off, unsigned long long h, unsigned long long f)
+{
+	return h ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+NOINLINE CUresult cuMemUnmap(CUdeviceptr p, size_t size) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const void *desc, size_t count) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t bytes, void *pool, CUstream s) { return fake_alloc(p, bytes); }
+NOINLINE CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t bytes, void *pool, CUstream s) { return fake_alloc(p, bytes); }
+NOINLINE CUresult cuMemHostAlloc(void **p, size_t bytes, unsigned int flags) { return fake_alloc((CUdeviceptr *)p, bytes); }
+NOINLINE CUresult cuMemFreeHost(void *p) { return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+NOINLINE CUresult cuMemHostRegister(void *p, size_t bytes, unsigned int flags) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemHostUnregister(void *p) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemPrefetchAsync(CUdeviceptr p, size_t n, int dev, CUstream s) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t n, int dev, CUstream s) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t n, CUmemLocation loc, unsigned int f, CUstream s) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr p, size_t n, CUmemLocation loc, unsigned int f, CUstream s) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemAdvise(CUdeviceptr p, size_t n, int advice, int dev) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemAdvise_v2(CUdeviceptr p, size_t n, int advice, CUmemLocation loc) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *ud) { return fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+NOINLINE CUresult cuLaunchHostFunc_ptsz(CUstream s, void (*fn)(void *), void *ud) { return fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+NOINLINE CUresult cuLaunch(CUfunction f) { return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+NOINLINE CUresult cuLaunchGrid(CUfunction f, int w, int h) { return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+NOINLINE CUresult cuLaunchGridAsync(CUfunction f, int w, int h, CUstream s) { return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+NOINLINE CUresult cuLaunchCooperativeKernelMultiDevice(void *list, unsigned int n, unsigned int flags)
+{
+	return list ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+NOINLINE CUresult cuModuleLoadFatBinary(CUmodule *m, const void *fatbin)
+{
+	*m = (CUmodule)name_handle("fatbin");
+	return CUDA_SUCCESS;
+}
+NOINLINE CUresult cuLibraryLoadFromFile(CUlibrary *lib, const char *file, void *jo, void **jv, unsigned int nj,
+					void *lo, void **lv, unsigned int nl)
+{
+	*lib = (CUlibrary)name_handle(file);
+	return CUDA_SUCCESS;
+}
+NOINLINE CUresult cuKernelGetName(const char **name, CUkernel k) { *name = "kern"; return CUDA_SUCCESS; }
+NOINLINE CUresult cuFuncGetName(const char **name, CUfunction f) { *name = "kern"; return CUDA_SUCCESS; }

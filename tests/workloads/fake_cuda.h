@@ -38,6 +38,9 @@ typedef struct CUDA_MEMCPY2D_st {
 	size_t dstPitch;
 	size_t WidthInBytes, Height;
 } CUDA_MEMCPY2D;
+typedef struct CUmemLocation_st {
+	int type, id;
+} CUmemLocation;
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_INVALID_HANDLE 400
