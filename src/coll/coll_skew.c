@@ -26,13 +26,7 @@ struct group {			/* one collective, every rank's entry */
 	uint64_t last_ts, prev_ts;	/* latest entry, and the latest before it */
 };
 
-struct straggler {		/* one rank of one communicator */
-	uint64_t comm_id;
-	uint32_t rank, nranks;
-	uint64_t matched;	/* collectives of its communicator every rank made */
-	uint64_t late;		/* ... on which it came last, by enough */
-	uint64_t late_ns, max_ns;
-};
+#define straggler coll_straggler
 
 struct coll_skew {
 	struct hmap groups;	/* hash(comm id, seq) -> struct group */
@@ -52,9 +46,12 @@ static uint64_t key2(uint64_t a, uint64_t b)
 	return gb_mix64(a ^ gb_mix64(b + 0x9e3779b97f4a7c15ull));
 }
 
+static struct straggler *rank_of(struct coll_skew *s, const struct group *g, uint32_t rank);
+
 int coll_skew_add(struct coll_skew *s, const struct gb_event *ev)
 {
 	uint64_t k, ts = ev->ts_ns;
+	struct straggler *r;
 	struct group *g;
 
 	if (gb_event_cat(ev) != GB_CAT_COLL || !gb_coll_comm_id(ev) || !gb_coll_seq(ev) ||
@@ -79,6 +76,9 @@ int coll_skew_add(struct coll_skew *s, const struct gb_event *ev)
 	} else if (ts > g->prev_ts || g->n == 2) {
 		g->prev_ts = ts;
 	}
+	r = rank_of(s, g, gb_coll_rank(ev));
+	if (r)
+		r->pid = ev->pid;
 	return 0;
 }
 
@@ -148,6 +148,10 @@ static void finish(struct coll_skew *s)
 		r->late_ns += late;
 		if (late > r->max_ns)
 			r->max_ns = late;
+		if (!r->first_late || g->last_ts < r->first_late)
+			r->first_late = g->last_ts;
+		if (g->last_ts > r->last_late)
+			r->last_late = g->last_ts;
 	}
 	s->sorted = calloc(s->ranks.n + 1, sizeof(*s->sorted));
 	if (!s->sorted)
@@ -176,6 +180,13 @@ void coll_skew_print(struct coll_skew *s)
 	printf("  rank %u of communicator %016" PRIx64 " came last %" PRIu64 " times, %.3f ms after the others on average\n",
 	       s->sorted[0]->rank, s->sorted[0]->comm_id, s->sorted[0]->late,
 	       s->sorted[0]->late_ns / 1e6 / s->sorted[0]->late);
+}
+
+size_t coll_skew_results(struct coll_skew *s, struct coll_straggler *const **out)
+{
+	finish(s);
+	*out = s->sorted;
+	return s->nsorted;
 }
 
 void coll_skew_json(struct coll_skew *s, struct gb_json *j)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "core/hmap.h"
 #include "core/vec.h"
+#include "coll/coll_skew.h"
 #include "report_int.h"
 #include "sbt/sbt.h"
 #include "stacks/symbolize.h"
@@ -22,6 +23,7 @@ const struct report_rule report_rules[] = {
 	{ "stuck-call", "calls that had not returned when the trace ended, their process died or the tracer attached" },
 	{ "launch-bound", "with device timing: most kernels (half or more, at least 10) run shorter than their launch call" },
 	{ "gpu-idle", "with device timing: gaps between kernels on a device longer than the threshold, and what the host did then" },
+	{ "straggler", "collectives matched across ranks (one trace of several ranks, or traces joined by gpubpf merge): the rank that came last most, if on a tenth or more of them" },
 };
 const unsigned report_nrules = sizeof(report_rules) / sizeof(report_rules[0]);
 
@@ -121,7 +123,10 @@ struct report *report_new(const struct report_opts *o)
 	if (!r->o.idle_ns)
 		r->o.idle_ns = 1000000;
 	r->strs = intern_new();
-	if (!r->strs) {
+	r->skew = coll_skew_new();
+	if (!r->strs || !r->skew) {
+		intern_free(r->strs);
+		coll_skew_free(r->skew);
 		free(r);
 		return NULL;
 	}
@@ -406,6 +411,11 @@ void report_add(struct report *r, const struct gb_event *ev)
 	if (!outer)
 		return;		/* device work counts once, at the outermost call */
 	switch (cat) {
+	case GB_CAT_COLL:
+		p->colls++;
+		p->coll_bytes += ev->bytes;
+		coll_skew_add(r->skew, ev);
+		break;
 	case GB_CAT_LAUNCH:
 		p->launches++;
 		if (ev->name) {
@@ -631,11 +641,47 @@ static void make_findings(struct report *r, struct sbt_reader *rd, struct symbol
 	}
 }
 
+/* per communicator, the rank that came last most: a finding when it did on a tenth or more */
+static void stragglers(struct report *r)
+{
+	struct coll_straggler *const *st;
+	size_t n = coll_skew_results(r->skew, &st), i, j;
+	struct rep_finding *f;
+	char adv[256];
+
+	for (i = 0; i < n; i++) {
+		const struct coll_straggler *s = st[i];
+		struct rep_proc *p = hmap_get(&r->procs, s->pid);
+		bool first = true;
+
+		for (j = 0; j < i; j++)	/* sorted by lateness: the first of its communicator */
+			if (st[j]->comm_id == s->comm_id)
+				first = false;
+		if (!first || !p || s->late < 3 || s->late * 10 < s->matched || !(f = finding(r, "straggler", p)))
+			continue;
+		f->count = s->late;
+		f->of = s->matched;
+		f->ns = s->late_ns / s->late;
+		f->tid = 0;
+		f->first = s->first_late;
+		f->last = s->last_late;
+		f->code = s->rank;
+		f->has_code = false;
+		f->rank = s->rank;
+		f->nranks = s->nranks;
+		f->comm_id = s->comm_id;
+		snprintf(adv, sizeof(adv), "rank %u of %u reaches the collectives %.3f ms after the others on average (max %.3f ms): look at what it does before them (input, an uneven shard, a slower GPU)",
+			 s->rank, s->nranks, s->late_ns / 1e6 / s->late, s->max_ns / 1e6);
+		f->advice = intern_str(r->strs, adv);
+	}
+}
+
 void report_finish(struct report *r, struct sbt_reader *rd)
 {
 	struct symbolizer *sy = symbolizer_new(r->o.symfs);
 
 	make_findings(r, rd, sy);
+	stragglers(r);
 	symbolizer_free(sy);
 }
 
@@ -685,6 +731,7 @@ void report_free(struct report *r)
 	free(r->klist);
 	free(r->dlist);
 	free(r->findings);
+	coll_skew_free(r->skew);
 	intern_free(r->strs);
 	free(r);
 }

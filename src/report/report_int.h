@@ -65,7 +65,7 @@ struct rep_site_ts {
 struct rep_proc {
 	uint32_t pid, ns_pid;
 	const char *comm;
-	uint64_t events, launches, syncs, sync_ns, copies, copy_bytes, errors;
+	uint64_t events, launches, syncs, sync_ns, copies, copy_bytes, errors, colls, coll_bytes;
 	uint64_t allocs, alloc_bytes, frees, live_bytes, peak_bytes;
 	/* sync-after-launch */
 	bool launch_pending;
@@ -105,12 +105,17 @@ struct rep_finding {
 	const char *rule, *comm, *site, *advice, *func;
 	uint32_t pid, tid;
 	uint64_t count, of, bytes, ns, first, last, extra;
+	uint64_t comm_id;
+	uint32_t rank, nranks;		/* straggler */
 	int64_t code;
 	bool has_code, has_extra;
 };
 
+struct coll_skew;
+
 struct report {
 	struct report_opts o;
+	struct coll_skew *skew;		/* collectives matched across ranks */
 	struct intern *strs;
 	uint64_t events, first, last;
 	struct rep_stat api[GB_T__COUNT];

@@ -107,6 +107,9 @@ static void summary(char *b, size_t n, const struct rep_finding *f)
 		snprintf(b, n, "%s in tid %u had not returned after %.3f s", f->func, f->tid, f->ns / 1e9);
 	else if (!strcmp(f->rule, "launch-bound"))
 		snprintf(b, n, "%" PRIu64 " of %" PRIu64 " kernels ran shorter than their launch call", f->count, f->of);
+	else if (!strcmp(f->rule, "straggler"))
+		snprintf(b, n, "rank %u of %u (communicator %016" PRIx64 ") came last on %" PRIu64 " of %" PRIu64 " collectives, %.3f ms late on average",
+			 f->rank, f->nranks, f->comm_id, f->count, f->of, f->ns / 1e6);
 	else if (!strcmp(f->rule, "gpu-idle"))
 		snprintf(b, n, "the GPU was idle %" PRIu64 " times for %.3f ms in all", f->count, f->ns / 1e6);
 	else
@@ -252,6 +255,14 @@ static void jfinding(struct gb_json *j, const struct rep_finding *f)
 		gb_json_int_field(j, "code", f->code);
 	if (f->tid)
 		gb_json_uint_field(j, "tid", f->tid);
+	if (f->nranks) {
+		char id[24];
+
+		snprintf(id, sizeof(id), "%016" PRIx64, f->comm_id);
+		gb_json_string_field(j, "comm_id", id);
+		gb_json_uint_field(j, "rank", f->rank);
+		gb_json_uint_field(j, "nranks", f->nranks);
+	}
 	if (f->ns)
 		gb_json_uint_field(j, "ns", f->ns);
 	gb_json_uint_field(j, "first_ns", f->first);

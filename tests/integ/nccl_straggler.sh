@@ -46,3 +46,13 @@ if st:
                for x in st[1:]), str(st))
 PY
 grep -q "rank 2 of communicator" "$T/info.txt" && pass "info names rank 2" || fail "info names rank 2 ($(grep -A3 stragglers "$T/info.txt"))"
+# gpubpf report: the straggler rule names rank 2's process, and nobody else
+"$GPUBPF" report --json "$T/all.sbt" >"$T/report.json" 2>"$T/report.err" || fail "report ($(head -1 "$T/report.err"))"
+python3 - "$T/report.json" "$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' "$T/wl2.out")" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+pid2 = int(sys.argv[2] or 0)
+st = [f for f in r["findings"] if f["rule"] == "straggler"]
+ok = len(st) == 1 and st[0]["pid"] == pid2 and st[0]["rank"] == 2 and abs(st[0]["ns"] - 3e6) <= 3e5
+print(("PASS" if ok else "FAIL") + f": report: one straggler finding, rank 2's process, ~3 ms ({st})")
+PY
