@@ -20,7 +20,7 @@ c = Checker()
 trace, out, mode = sys.argv[1:4]
 p = produced(out)
 made = sum(v for k, v in p.items() if k not in ("pid", "elapsed_ns"))
-recorded = sum(1 for e in load(trace) if e["pid"] == p["pid"])
+recorded = sum(1 for e in load(trace) if e["pid"] == p["pid"] and e["type"] != "process_exit")
 drops = info(trace)["drops"]
 c.true(f"--stack {mode}: calls were lost to the injected failure", drops > 0, f"(drops={drops})")
 c.eq(f"--stack {mode}: dropped = produced - recorded", made - recorded, drops)
