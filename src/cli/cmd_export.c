@@ -112,6 +112,12 @@ static void ahead_until(struct ahead *a, struct gb_exporter *ex, uint64_t ts, ui
 	}
 }
 
+/* gb_export_opts.stack_frames: the frames the trace stored under an id */
+static const struct gb_frame *reader_stack(void *r, uint32_t id, unsigned *n)
+{
+	return sbt_reader_stack(r, id, n);
+}
+
 static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt fmt,
 		      const char *out, uint64_t split, struct gb_export_stats *st,
 		      char *err, size_t errlen)
@@ -135,6 +141,10 @@ static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt f
 	namer = stack_namer_new(r, getenv("GPUBPF_SYMFS"));
 	o.stack_text = namer ? stack_namer_text : NULL;
 	o.stack_ctx = namer;
+	o.frame_name = namer ? stack_namer_frame : NULL;
+	o.frame_ctx = namer;
+	o.stack_frames = reader_stack;
+	o.frames_ctx = r;
 	ex = gb_exporter_new(fmt, NULL, info, &o, err, errlen);
 	free(h.buf);
 	if (!ex) {

@@ -145,6 +145,10 @@ static int setup_opts(struct gb_exporter *ex, const struct sbt_info *info,
 	ex->pid_shift = o->pid_shift;
 	ex->stack_text = o->stack_text;
 	ex->stack_ctx = o->stack_ctx;
+	ex->stack_frames = o->stack_frames;
+	ex->frames_ctx = o->frames_ctx;
+	ex->frame_name = o->frame_name;
+	ex->frame_ctx = o->frame_ctx;
 	if (o->nhosts) {
 		ex->hosts = calloc(o->nhosts, sizeof(*ex->hosts));
 		if (!ex->hosts)

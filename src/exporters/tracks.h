@@ -27,7 +27,8 @@ bool xmap_del(struct xmap *m, const struct xkey *k, uint64_t *v);
 void xmap_free(struct xmap *m);
 
 /* --- string pool: one copy per distinct string, never freed until the end -- */
-enum { GB_IT_NAME, GB_IT_STRVAL, GB_IT__N };	/* Perfetto interning tables */
+/* Perfetto interning tables: event names, string values, frame function names, mapping paths, build ids */
+enum { GB_IT_NAME, GB_IT_STRVAL, GB_IT_FUNC, GB_IT_PATH, GB_IT_BUILD, GB_IT__N };
 struct gb_str {
 	char *s;		/* as given: the string table's copy */
 	const char *disp;	/* demangled when s is a C++ symbol, else s */
@@ -130,6 +131,10 @@ struct gb_exporter {
 	char **hosts;
 	const char *(*stack_text)(void *ctx, uint32_t stack_id);
 	void *stack_ctx;
+	const struct gb_frame *(*stack_frames)(void *ctx, uint32_t stack_id, unsigned *n);
+	void *frames_ctx;
+	const char *(*frame_name)(void *ctx, const struct gb_frame *f, unsigned i);
+	void *frame_ctx;
 
 	struct gb_export_stats st;
 	uint64_t last_ts;
