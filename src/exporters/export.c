@@ -282,6 +282,7 @@ static void do_split(struct gb_exporter *ex, uint64_t ts)
 	for (i = 0; i < ex->ntracks; i++)
 		for (d = ex->tracks[i].depth; d > 0; d--)
 			ex->be->slice_end(ex, &ex->tracks[i], ts);
+	gb_tracks_rename(ex, ts > ex->last_out ? ts : ex->last_out);
 	ex->be->end_file(ex);
 	if (close_file(ex))
 		return;
@@ -391,7 +392,9 @@ static void device_event(struct gb_exporter *ex, const struct gb_event *ev, stru
 
 	s->name = device_name(ex, ev);
 	if (!is_device_work(ev->type) || !(ev->flags & GB_EF_DUR)) {
-		instant(ex, gb_track_lane(ex, ev, 0, true), s);
+		ti = gb_track_lane(ex, ev, 0, true);
+		gb_track_lane_work(ex, ti, ev);
+		instant(ex, ti, s);
 		return;
 	}
 	if (ev->corr_id) {
@@ -411,6 +414,7 @@ static void device_event(struct gb_exporter *ex, const struct gb_event *ev, stru
 		if (!ex->tracks[ti].depth)
 			break;
 	}
+	gb_track_lane_work(ex, ti, ev);
 	open_slice(ex, ti, s);
 }
 
@@ -659,6 +663,7 @@ int gb_exporter_finish(struct gb_exporter *ex, struct gb_export_stats *st,
 	end_dangling_flows(ex);
 	if (ex->info_drops)
 		final_drops(ex);
+	gb_tracks_rename(ex, ex->last_out);
 	ex->be->end_file(ex);
 	ret = close_file(ex);
 	if (ret)

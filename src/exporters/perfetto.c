@@ -504,6 +504,17 @@ static void pf_descriptor(struct gb_exporter *ex, struct gb_track *t, uint64_t t
 		pb_varint(b, 3, 3);	/* UNIT_SIZE_BYTES */
 		pb_end(b, o);
 		break;
+	case GB_TK_LANE:
+		/*
+		 * Named by the work seen on the stream, so described again with
+		 * a longer name when new kinds come: with SIBLING_MERGE_BEHAVIOR_NONE
+		 * trace_processor takes the last name of a uuid (track_descriptor
+		 * .proto), with the default it takes the first. The price: the lanes
+		 * of a stream with overlapping work are separate tracks.
+		 */
+		pb_str(b, 2, t->name);
+		pb_varint(b, 15, 2);	/* sibling_merge_behavior: NONE */
+		break;
 	default:
 		pb_str(b, 2, t->name);
 		break;

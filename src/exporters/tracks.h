@@ -78,6 +78,9 @@ struct gb_track {
 	uint32_t jpid, jtid;	/* ids in the JSON output */
 	uint32_t file_gen;	/* described in the current file when == ex->file_gen + 1 */
 	int64_t live;		/* counter tracks: current value */
+	/* stream lanes: the kinds of work seen (GB_WORK_* bits, on lane 0: head) */
+	int32_t head;
+	uint32_t work, named_work;
 	struct gb_open *stk;
 	uint32_t depth, cap;
 };
@@ -175,6 +178,14 @@ int32_t gb_track_lane(struct gb_exporter *ex, const struct gb_event *ev, uint32_
 int32_t gb_track_collector(struct gb_exporter *ex);
 /* Describe t (and its parents first) if not yet done in this file */
 void gb_track_describe(struct gb_exporter *ex, struct gb_track *t, uint64_t ts);
+/*
+ * Stream lanes are named by the work seen on their stream ("pid 100 stream
+ * 7 · compute, memcpy HtoD"), known only as it comes: note a device event's
+ * kind on its lane, and before a file ends describe again, under its final
+ * name, every lane whose stream saw new kinds since it was described.
+ */
+void gb_track_lane_work(struct gb_exporter *ex, int32_t ti, const struct gb_event *ev);
+void gb_tracks_rename(struct gb_exporter *ex, uint64_t ts);
 void gb_tracks_free(struct gb_exporter *ex);
 
 #endif

@@ -5,7 +5,7 @@
 # resolves to the recorded frames, outermost first (Callstack.frame_ids is
 # "bottom frame first"). Oracles: protoc --decode with Perfetto's schema
 # (no field decoded by number) and tests/tools/perfetto_check.py, which
-# must also reject tests/fixtures/perfetto/negative/callstack_*.
+# must also reject each of tests/fixtures/perfetto/negative/*.
 # No BPF needed: fixtures come from "test_export --gen" (stacks 1-3 of
 # tests/unit/test_export_gen.h).
 source "$(dirname "$0")/../lib.sh"

@@ -18,7 +18,9 @@ shared/perfetto/RULES.md:
     Callstack.frame_ids -> frames, Frame.function_name_id -> function_names,
     Frame.mapping_id -> mappings (with rel_pc), Mapping.path_string_ids ->
     mapping_paths, Mapping.build_id -> build_ids;
-  * every parent_uuid and every track_uuid used is described;
+  * every parent_uuid and every track_uuid used is described; a track
+    described again under another name has sibling_merge_behavior NONE
+    (else trace_processor keeps the first name);
   * counter events only on counter tracks, slices/instants never on them;
   * per track, SLICE_END closes an open SLICE_BEGIN, ends never precede
     their begin, and nothing is left open (slices nest);
@@ -225,6 +227,11 @@ class Checker:
                 u = td.one('uuid', 0)
                 if not u:
                     self.err(i, "track descriptor without uuid")
+                old = descs.get(u)
+                if old is not None and old.one('name') != td.one('name') and \
+                        td.one('sibling_merge_behavior') not in ('SIBLING_MERGE_BEHAVIOR_NONE', 2):
+                    # trace_processor keeps the first name unless merging is off
+                    self.err(i, "track %d renamed without sibling_merge_behavior NONE (the new name is ignored)" % u)
                 descs.setdefault(u, td)
             if uses_state:
                 if not st['cleared']:

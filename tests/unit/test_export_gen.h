@@ -86,10 +86,31 @@ static const struct gb_frame *fixture_stack(void *ctx, uint32_t id, unsigned *n)
 	return id >= 1 && id <= 3 ? s[id - 1].f : NULL;
 }
 
-/* Give the fixture's events their stacks (not the benchmark's) */
-static void fixture_add_stacks(uint64_t i, struct gb_event *o, unsigned n)
+/*
+ * What the fixtures have and the benchmark has not: stacks, and copies and
+ * memsets that name the stream tracks: pid 100 stream 7 gets "compute,
+ * memcpy HtoD", pid 101 stream 9 "memset" first and "memcpy DtoH, memset"
+ * by the end (the name grows after the track was described).
+ */
+static unsigned fixture_extend(uint64_t i, struct gb_event *o, unsigned n)
 {
+	uint64_t t = T0 + i * 10000;
 	unsigned k;
+
+	if (i % 100 == 50) {
+		o[n] = kernel(t + 9600, 100, 0, NULL);
+		o[n].type = GB_T_gpu_memcpy;
+		o[n].kind = 1;	/* HtoD */
+		o[n].flags |= GB_EF_BYTES;
+		o[n++].bytes = 4096;
+	}
+	if (i == 4000 || i == 8000) {
+		o[n] = kernel(t + 9700, 50, 0, NULL);
+		o[n].type = i == 4000 ? GB_T_gpu_memset : GB_T_gpu_memcpy;
+		o[n].kind = i == 4000 ? 0 : 2;	/* DtoH */
+		o[n].pid = 101;
+		o[n++].stream = 9;
+	}
 
 	for (k = 0; k < n; k++) {
 		if (o[k].type == GB_T_cudaLaunchKernel && i % 2 == 0)
@@ -99,6 +120,7 @@ static void fixture_add_stacks(uint64_t i, struct gb_event *o, unsigned n)
 		else if (o[k].type == GB_T_ioctl)
 			o[k].stack_id = 3;
 	}
+	return n;
 }
 
 static int write_sbt(const char *path, const struct sbt_meta *m, uint64_t iters, uint64_t *nev,
@@ -121,7 +143,7 @@ static int write_sbt(const char *path, const struct sbt_meta *m, uint64_t iters,
 	for (i = 0; i < iters && *nev < max_ev && !rc; i++) {
 		n = fixture_events(i, b);
 		if (stacks)
-			fixture_add_stacks(i, b, n);
+			n = fixture_extend(i, b, n);
 		for (k = 0; k < n && *nev < max_ev && !rc; k++, (*nev)++)
 			rc = sbt_writer_add(w, &b[k]);
 	}
@@ -193,7 +215,7 @@ static int gen_fixtures(const char *dir)
 		for (i = 0; i < 3000; i++)
 			gb_exporter_expect_flow(ex, 100 + (uint32_t)(i % 3), i + 1);
 		for (i = 0; i < 3000; i++)
-			for (n = fixture_events(i, b), fixture_add_stacks(i, b, n), k = 0; k < n; k++)
+			for (n = fixture_extend(i, b, fixture_events(i, b)), k = 0; k < n; k++)
 				gb_exporter_add(ex, &b[k]);
 		if (gb_exporter_finish(ex, NULL, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
