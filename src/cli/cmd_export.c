@@ -22,6 +22,7 @@ static const char usage_text[] =
 "TraceSmith SBT v0.1. Processes, threads with their API calls as nested\n"
 "slices, one group per GPU with a track per stream named by the work on it\n"
 "(\"pid 100 stream 7 \xc2\xb7 compute, memcpy HtoD\"), device memory counters,\n"
+"per GPU counters of host launches per 100 ms and their mean host time,\n"
 "launch -> kernel flow arrows (when device timing was recorded) and drops.\n"
 "Recorded call stacks become Perfetto callstacks: select an area of thread\n"
 "tracks in the UI for a flame graph of where the calls came from.\n"

@@ -499,9 +499,12 @@ static void pf_descriptor(struct gb_exporter *ex, struct gb_track *t, uint64_t t
 		pb_end(b, o);
 		break;
 	case GB_TK_COUNTER:
+	case GB_TK_LRATE:
+	case GB_TK_LMEAN:
 		pb_str(b, 2, t->name);
 		o = pb_begin(b, 8);
-		pb_varint(b, 3, 3);	/* UNIT_SIZE_BYTES */
+		/* UNIT_SIZE_BYTES, UNIT_COUNT, UNIT_TIME_NS */
+		pb_varint(b, 3, t->kind == GB_TK_COUNTER ? 3 : t->kind == GB_TK_LRATE ? 2 : 1);
 		pb_end(b, o);
 		break;
 	case GB_TK_LANE:

@@ -457,6 +457,27 @@ int32_t gb_track_lane(struct gb_exporter *ex, const struct gb_event *ev, uint32_
 	return i;
 }
 
+int32_t gb_track_launch_gpu(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	int32_t g = track_gpu(ex, ev->pid, ev->device), i;
+	struct xkey k = { (uint64_t)GB_TK_LRATE << 56, (uint64_t)g, 0 };
+	bool added;
+
+	if (ex->tracks[g].lrate)
+		return g;
+	i = track_new(ex, &k, GB_TK_LRATE, g, xasprintf("launches / %llu ms",
+		      (unsigned long long)(GB_LSTAT_NS / 1000000)), &added);
+	ex->tracks[i].jpid = ex->tracks[g].jpid;
+	ex->tracks[i].jtid = (uint32_t)i + 1;
+	ex->tracks[g].lrate = i;
+	k.a = (uint64_t)GB_TK_LMEAN << 56;
+	i = track_new(ex, &k, GB_TK_LMEAN, g, strdup("mean launch time"), &added);
+	ex->tracks[i].jpid = ex->tracks[g].jpid;
+	ex->tracks[i].jtid = (uint32_t)i + 1;
+	ex->tracks[g].lmean = i;
+	return g;
+}
+
 int32_t gb_track_collector(struct gb_exporter *ex)
 {
 	struct xkey k = { (uint64_t)GB_TK_COLLECTOR << 56, 0, 0 };

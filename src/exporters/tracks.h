@@ -59,7 +59,10 @@ enum gb_tk {
 	GB_TK_LAUNCHES,		/* launch instants of one (pid, device, stream) */
 	GB_TK_COUNTER,		/* live device memory of one process */
 	GB_TK_COLLECTOR,	/* gpubpf itself: drops */
+	GB_TK_LRATE,		/* counter: host launches per interval, one per GPU */
+	GB_TK_LMEAN,		/* counter: their mean host time, ns */
 };
+#define GB_LSTAT_NS	100000000ull	/* launch statistics interval: 100 ms */
 
 /* One open slice; ev keeps pooled strings so a split can re-open it */
 struct gb_open {
@@ -81,6 +84,10 @@ struct gb_track {
 	/* stream lanes: the kinds of work seen (GB_WORK_* bits, on lane 0: head) */
 	int32_t head;
 	uint32_t work, named_work;
+	/* GPU groups: launches in the current interval; the counter tracks */
+	uint64_t nlaunch, launch_ns;
+	int32_t lrate, lmean;
+	bool lzero;		/* a 0 was written after the last busy interval */
 	struct gb_open *stk;
 	uint32_t depth, cap;
 };
@@ -161,6 +168,7 @@ struct gb_exporter {
 	uint64_t last_out;		/* latest timestamp written */
 
 	const struct gb_str *type_str[GB_T__COUNT];
+	uint64_t lstat_end;		/* end of the launch statistics interval, 0: none yet */
 };
 
 /* Output helpers for back ends */
@@ -186,6 +194,8 @@ void gb_track_describe(struct gb_exporter *ex, struct gb_track *t, uint64_t ts);
  */
 void gb_track_lane_work(struct gb_exporter *ex, int32_t ti, const struct gb_event *ev);
 void gb_tracks_rename(struct gb_exporter *ex, uint64_t ts);
+/* The GPU group of a host launch (its device), with its statistics tracks */
+int32_t gb_track_launch_gpu(struct gb_exporter *ex, const struct gb_event *ev);
 void gb_tracks_free(struct gb_exporter *ex);
 
 #endif

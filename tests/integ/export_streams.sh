@@ -4,7 +4,8 @@
 # as new kinds come, so such a track is described again before the file
 # ends; with sibling_merge_behavior NONE trace_processor keeps the *last*
 # name of a uuid (perfetto_trace.proto, TrackDescriptor.name), and in JSON
-# the last thread_name wins. No BPF needed: fixtures from "test_export --gen".
+# the last thread_name wins. Also the per-GPU launch statistics counters.
+# No BPF needed: fixtures from "test_export --gen".
 source "$(dirname "$0")/../lib.sh"
 
 D=$SHARED/perfetto
@@ -96,3 +97,39 @@ for f in "$T"/s.*.pftrace; do
 done
 check_true "split: the piece with stream 9's copy names it 'memcpy DtoH, memset'" \
 	grep -q 'stream 9 · memcpy DtoH, memset' "$T/split_names"
+
+# launch statistics per GPU: counter tracks "launches / 100 ms" and "mean
+# launch time" under the GPU group, one value per interval at its end. The
+# fixture launches (cudaLaunchKernel, 3000 ns, with cuLaunchKernel inside it:
+# one launch) every 10 us from its first event for 120 ms: 10000 in the first
+# interval, 2000 in the partial last one, written at the trace's last end.
+r=$(python3 - "$T/mixed.txt" "$ROOT/tests/tools" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from perfetto_check import parse_text, strip_comments
+t = parse_text(strip_comments(open(sys.argv[1]).read()))
+names, units, out = {}, {}, []
+t0 = None
+for p in t['packet']:
+    td = p.get('track_descriptor')
+    if td:
+        names[td[0]['uuid'][0]] = td[0].get('name', [''])[0]
+        c = td[0].get('counter')
+        if c:
+            units[td[0]['uuid'][0]] = c[0].get('unit', ['?'])[0]
+    te = p.get('track_event')
+    if te and t0 is None and te[0].get('type') == ['TYPE_SLICE_BEGIN']:
+        t0 = p['timestamp'][0]
+    if te and te[0].get('type') == ['TYPE_COUNTER']:
+        u = te[0]['track_uuid'][0]
+        if names[u].startswith(('launches', 'mean')):
+            out.append('+%dns %s (%s) = %d' % (p['timestamp'][0] - t0, names[u], units[u], te[0]['counter_value'][0]))
+print('\n'.join(out))
+PY
+)
+check_eq "launch statistics per GPU (count, mean host ns)" "+100000000ns launches / 100 ms (UNIT_COUNT) = 10000
++100000000ns mean launch time (UNIT_TIME_NS) = 3000
++119999000ns launches / 100 ms (UNIT_COUNT) = 2000
++119999000ns mean launch time (UNIT_TIME_NS) = 3000" "$r"
+r=$(python3 -c 'import json,sys; ev=json.load(open(sys.argv[1]))["traceEvents"]; print([e["args"] for e in ev if e.get("ph") == "C" and e["name"].startswith(("launches", "mean"))])' "$T/m.json")
+check_eq "json: the same counters" "[{'launches': 10000}, {'ns': 3000}, {'launches': 2000}, {'ns': 3000}]" "$r"
