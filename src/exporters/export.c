@@ -547,7 +547,8 @@ static void lstat_until(struct gb_exporter *ex, uint64_t ts)
 
 static void lstat_count(struct gb_exporter *ex, const struct gb_event *ev, uint64_t ts)
 {
-	struct gb_track *g = &ex->tracks[gb_track_launch_gpu(ex, ev)];
+	int32_t gi = gb_track_launch_gpu(ex, ev);	/* may move ex->tracks */
+	struct gb_track *g = &ex->tracks[gi];
 
 	if (!ex->lstat_end)
 		ex->lstat_end = ts + GB_LSTAT_NS;
