@@ -12,15 +12,21 @@
 #include "core/util.h"
 #include "exporters/export.h"
 #include "exporters/ui_serve.h"
+#include "view.h"
 
 static const char usage_text[] =
 "Usage: gpubpf export TRACE.sbt [-f FORMAT] [-o OUT] [--split-mb N] [--open] [--open-port N]\n"
+"                     [--from SECS] [--to SECS] [--pid PID] [--type NAME]\n"
 "\n"
 "Convert a trace for viewing: Perfetto's protobuf trace (open it in\n"
 "https://ui.perfetto.dev or trace_processor), Chrome trace event JSON, or\n"
 "TraceSmith SBT v0.1. Processes, threads with their API calls as nested\n"
-"slices, one group per GPU with a track per stream, device memory counters,\n"
+"slices, one group per GPU with a track per stream named by the work on it\n"
+"(\"pid 100 stream 7 \xc2\xb7 compute, memcpy HtoD\"), device memory counters,\n"
+"per GPU counters of host launches per 100 ms and their mean host time,\n"
 "launch -> kernel flow arrows (when device timing was recorded) and drops.\n"
+"Recorded call stacks become Perfetto callstacks: select an area of thread\n"
+"tracks in the UI for a flame graph of where the calls came from.\n"
 "\n"
 "With -f pprof: a gzipped pprof profile of the call stacks behind GPU API\n"
 "calls, for 'go tool pprof' and flame graphs: sample types calls, host_ns\n"
@@ -41,12 +47,22 @@ static const char usage_text[] =
 "                     (the file stays). perfetto or json, without --split-mb\n"
 "      --open-port N  serve on port N instead (implies --open); ui.perfetto.dev\n"
 "                     fetches from 127.0.0.1:9001 only: forward 9001 to N\n"
+"      --from SECS    only events at or after SECS seconds from the trace start\n"
+"                     (the reader seeks there: a window of a big trace is cheap)\n"
+"      --to SECS      only events before SECS seconds from the trace start\n"
+"                     (reading stops there)\n"
+"      --pid PID      only this process (repeatable)\n"
+"      --type NAME    only this function (cuLaunchKernel) or category (launch,\n"
+"                     copy, memset, alloc, free, sync, name, ioctl, func, mark,\n"
+"                     device); repeatable. The same filters as 'gpubpf view';\n"
+"                     perfetto and json only\n"
 "  -q, --quiet        no summary line on stderr\n"
 "\n"
 "EXAMPLES:\n"
 "  gpubpf export trace.sbt -o trace.pftrace\n"
 "  gpubpf export trace.sbt --open            # then click the printed link\n"
 "  gpubpf export trace.sbt -f json -o trace.json\n"
+"  gpubpf export big.sbt --from 60 --to 65 --pid 4242 -o minute1.pftrace\n"
 "  gpubpf export big.sbt --split-mb 256 -o big.pftrace   # big.0.pftrace, big.1.pftrace ...\n"
 "  gpubpf export trace.sbt -f tracesmith -o trace.ts.sbt\n"
 "  gpubpf export trace.sbt -f pprof -o trace.pb.gz\n"
@@ -62,6 +78,7 @@ static const struct option long_opts[] = {
 	{ "open", no_argument, NULL, OPT_OPEN },
 	{ "open-port", required_argument, NULL, OPT_OPEN_PORT },
 	{ "quiet", no_argument, NULL, 'q' },
+	VIEW_FILTER_LONG_OPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -108,6 +125,8 @@ static bool is_device_work(unsigned type)
 
 struct ahead {
 	struct sbt_reader *r;
+	const struct view_filter *f;	/* only events the export keeps end a flow */
+	uint64_t t0;
 	struct gb_event ev;
 	bool live;
 	uint64_t n;		/* events read by the look-ahead reader */
@@ -118,21 +137,55 @@ static void ahead_until(struct ahead *a, struct gb_exporter *ex, uint64_t ts, ui
 	uint64_t lim = ts > UINT64_MAX - FLOW_WINDOW_NS ? UINT64_MAX : ts + FLOW_WINDOW_NS;
 
 	while (a->live && a->ev.ts_ns <= lim && a->n <= n_main + FLOW_WINDOW_EV) {
-		if (a->ev.corr_id && is_device_work(a->ev.type) && (a->ev.flags & GB_EF_DUR))
+		if (a->ev.corr_id && is_device_work(a->ev.type) && (a->ev.flags & GB_EF_DUR) &&
+		    view_filter_match(a->f, &a->ev, a->t0))
 			gb_exporter_expect_flow(ex, a->ev.pid, a->ev.corr_id);
 		a->live = sbt_reader_next(a->r, &a->ev) == 1;
 		a->n++;
 	}
 }
 
+/*
+ * The next event the filters keep: the trace is in time order, so reading
+ * stops at --to (the look-ahead reader too: no arrow to a kernel past it).
+ */
+static int next_in_window(struct sbt_reader *r, const struct view_filter *f, uint64_t t0,
+			  struct gb_event *ev)
+{
+	int rc;
+
+	while ((rc = sbt_reader_next(r, ev)) == 1) {
+		if (f->have_to && ev->ts_ns >= t0 + f->to_ns)
+			return 0;
+		if (view_filter_match(f, ev, t0))
+			return 1;
+	}
+	return rc;
+}
+
+/* gb_export_opts.stack_frames: the frames the trace stored under an id */
+static const struct gb_frame *reader_stack(void *r, uint32_t id, unsigned *n)
+{
+	return sbt_reader_stack(r, id, n);
+}
+
+/* The first event at or after --from; 1, 0 at the end or past --to, or -errno */
+static int first_in_window(struct sbt_reader *r, const struct view_filter *f, uint64_t t0,
+			   struct gb_event *ev)
+{
+	if (f->have_from)
+		sbt_reader_seek(r, t0 + f->from_ns);
+	return next_in_window(r, f, t0, ev);
+}
+
 static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt fmt,
-		      const char *out, uint64_t split, struct gb_export_stats *st,
-		      char *err, size_t errlen)
+		      const char *out, uint64_t split, const struct view_filter *f,
+		      struct gb_export_stats *st, char *err, size_t errlen)
 {
 	const struct sbt_info *info = sbt_reader_info(r);
 	struct gb_export_opts o = { .path = out, .split_bytes = split };
 	struct stack_namer *namer;
-	struct ahead a = { 0 };
+	struct ahead a = { .f = f };
 	struct gb_exporter *ex;
 	struct gb_event ev;
 	struct hosts h;
@@ -148,15 +201,20 @@ static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt f
 	namer = stack_namer_new(r, getenv("GPUBPF_SYMFS"));
 	o.stack_text = namer ? stack_namer_text : NULL;
 	o.stack_ctx = namer;
+	o.frame_name = namer ? stack_namer_frame : NULL;
+	o.frame_ctx = namer;
+	o.stack_frames = reader_stack;
+	o.frames_ctx = r;
 	ex = gb_exporter_new(fmt, NULL, info, &o, err, errlen);
 	free(h.buf);
 	if (!ex) {
 		stack_namer_free(namer);
 		return -EINVAL;
 	}
+	a.t0 = info->first_ts;
 	if (!sbt_reader_open(&a.r, in, aerr, sizeof(aerr)))
-		a.live = sbt_reader_next(a.r, &a.ev) == 1;
-	while ((rc = sbt_reader_next(r, &ev)) == 1) {
+		a.live = first_in_window(a.r, f, a.t0, &a.ev) == 1;
+	for (rc = first_in_window(r, f, a.t0, &ev); rc == 1; rc = next_in_window(r, f, a.t0, &ev)) {
 		ahead_until(&a, ex, ev.ts_ns, n++);
 		rc = gb_exporter_add(ex, &ev);
 		if (rc) {
@@ -216,7 +274,7 @@ static int run_pprof(struct sbt_reader *r, const char *out, struct gb_export_sta
 }
 
 static int export_one(const char *in, const char *format, const char *out, uint64_t split,
-		      struct gb_export_stats *st, char *err, size_t errlen)
+		      const struct view_filter *f, struct gb_export_stats *st, char *err, size_t errlen)
 {
 	enum gb_export_fmt fmt = gb_export_fmt_parse(format ? format : "perfetto");
 	struct sbt_reader *r = NULL;
@@ -236,7 +294,7 @@ static int export_one(const char *in, const char *format, const char *out, uint6
 	else if (fmt == GB_FMT_PPROF)
 		rc = run_pprof(r, out, st, err, errlen);
 	else
-		rc = run_export(r, in, fmt, out, split, st, err, errlen);
+		rc = run_export(r, in, fmt, out, split, f, st, err, errlen);
 	sbt_reader_close(r);
 	return rc;
 }
@@ -244,7 +302,9 @@ static int export_one(const char *in, const char *format, const char *out, uint6
 int gb_export_file(const char *sbt_path, const char *format, const char *out_path,
 		   char *err, size_t errlen)
 {
-	return export_one(sbt_path, format, out_path, 0, NULL, err, errlen);
+	struct view_filter f = { 0 };
+
+	return export_one(sbt_path, format, out_path, 0, &f, NULL, err, errlen);
 }
 
 static void summary(const char *out, enum gb_export_fmt fmt, const struct gb_export_stats *st)
@@ -281,6 +341,7 @@ int cmd_export(int argc, char **argv)
 {
 	const char *format = "perfetto", *out = NULL;
 	struct gb_export_stats st = { 0 };
+	struct view_filter f = { 0 };
 	uint64_t split = 0, mb;
 	char err[512], *def = NULL;
 	unsigned open_port = UI_SERVE_PORT;
@@ -314,6 +375,13 @@ int cmd_export(int argc, char **argv)
 				return 2;
 			open_ui = true;
 			break;
+		case VIEW_OPT_FROM:
+		case VIEW_OPT_TO:
+		case VIEW_OPT_PID:
+		case VIEW_OPT_TYPE:
+			if (view_filter_opt(&f, c, optarg))
+				return 2;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -335,7 +403,8 @@ int cmd_export(int argc, char **argv)
 		gb_err("--split-mb works with perfetto and json only");
 		return 2;
 	}
-	if (open_ui && gb_export_fmt_parse(format) == GB_FMT_TRACESMITH) {
+	if (open_ui && (gb_export_fmt_parse(format) == GB_FMT_TRACESMITH ||
+				gb_export_fmt_parse(format) == GB_FMT_PPROF)) {
 		gb_err("--open serves a trace the Perfetto UI reads: use -f perfetto or -f json");
 		return 2;
 	}
@@ -343,11 +412,16 @@ int cmd_export(int argc, char **argv)
 		gb_err("--open serves one file and --split-mb writes several: drop one of them");
 		return 2;
 	}
+	if (view_filter_active(&f) && (gb_export_fmt_parse(format) == GB_FMT_TRACESMITH ||
+				       gb_export_fmt_parse(format) == GB_FMT_PPROF)) {
+		gb_err("--from/--to/--pid/--type work with perfetto and json only");
+		return 2;
+	}
 	if (!out) {
 		def = default_out(argv[optind], gb_export_fmt_parse(format));
 		out = def;
 	}
-	rc = export_one(argv[optind], format, out, split, &st, err, sizeof(err));
+	rc = export_one(argv[optind], format, out, split, &f, &st, err, sizeof(err));
 	if (rc) {
 		gb_err("%s", err);
 	} else if (!quiet && gb_export_fmt_parse(format) != GB_FMT_TRACESMITH) {

@@ -41,14 +41,11 @@ static const char usage_text[] =
 "  gpubpf view --json --type launch trace.sbt | jq .kernel | sort | uniq -c\n"
 "  gpubpf view --pid 4242 --from 10 --to 12 trace.sbt\n";
 
-enum { OPT_FROM = 256, OPT_TO, OPT_PID, OPT_TYPE, OPT_STACKS, OPT_SYMFS };
+enum { OPT_STACKS = 256, OPT_SYMFS };
 
 static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
-	{ "from", required_argument, NULL, OPT_FROM },
-	{ "to", required_argument, NULL, OPT_TO },
-	{ "pid", required_argument, NULL, OPT_PID },
-	{ "type", required_argument, NULL, OPT_TYPE },
+	VIEW_FILTER_LONG_OPTS,
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
 	{ "help", no_argument, NULL, 'h' },
@@ -84,6 +81,41 @@ static int parse_type(struct view_filter *f, const char *name)
 		}
 	}
 	return -1;
+}
+
+int view_filter_opt(struct view_filter *f, int opt, const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case VIEW_OPT_FROM:
+	case VIEW_OPT_TO:
+		if (parse_secs(arg, opt == VIEW_OPT_FROM ? &f->from_ns : &f->to_ns)) {
+			gb_err("bad time '%s': give seconds from the trace start, e.g. --from 1.5", arg);
+			return 2;
+		}
+		*(opt == VIEW_OPT_FROM ? &f->have_from : &f->have_to) = true;
+		return 0;
+	case VIEW_OPT_PID:
+		if (gb_parse_u64(arg, &v) || f->npids >= VIEW_MAX_PIDS) {
+			gb_err("bad --pid '%s': give a process id", arg);
+			return 2;
+		}
+		f->pids[f->npids++] = (uint32_t)v;
+		return 0;
+	case VIEW_OPT_TYPE:
+		if (parse_type(f, arg)) {
+			gb_err("unknown --type '%s': give a function name (cuLaunchKernel) or a category (launch, copy, alloc, free, sync, ...)", arg);
+			return 2;
+		}
+		return 0;
+	}
+	return 2;
+}
+
+bool view_filter_active(const struct view_filter *f)
+{
+	return f->have_from || f->have_to || f->npids || f->have_types;
 }
 
 bool view_filter_match(const struct view_filter *f, const struct gb_event *ev, uint64_t t0)
@@ -251,7 +283,7 @@ int cmd_view(int argc, char **argv)
 	struct gb_buf b = { 0 };
 	struct gb_event ev;
 	bool json = false;
-	uint64_t t0, v;
+	uint64_t t0;
 	int c, n, ret = 1;
 
 	optind = 1;
@@ -260,26 +292,12 @@ int cmd_view(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		case OPT_FROM:
-		case OPT_TO:
-			if (parse_secs(optarg, c == OPT_FROM ? &f.from_ns : &f.to_ns)) {
-				gb_err("bad time '%s': give seconds from the trace start, e.g. --from 1.5", optarg);
+		case VIEW_OPT_FROM:
+		case VIEW_OPT_TO:
+		case VIEW_OPT_PID:
+		case VIEW_OPT_TYPE:
+			if (view_filter_opt(&f, c, optarg))
 				return 2;
-			}
-			*(c == OPT_FROM ? &f.have_from : &f.have_to) = true;
-			break;
-		case OPT_PID:
-			if (gb_parse_u64(optarg, &v) || f.npids >= VIEW_MAX_PIDS) {
-				gb_err("bad --pid '%s': give a process id", optarg);
-				return 2;
-			}
-			f.pids[f.npids++] = (uint32_t)v;
-			break;
-		case OPT_TYPE:
-			if (parse_type(&f, optarg)) {
-				gb_err("unknown --type '%s': give a function name (cuLaunchKernel) or a category (launch, copy, alloc, free, sync, ...)", optarg);
-				return 2;
-			}
 			break;
 		case OPT_STACKS:
 			stacks = true;

@@ -18,6 +18,22 @@ struct view_filter {
 	uint32_t cats;
 };
 
+/*
+ * The filter options view and export share: --from SECS, --to SECS,
+ * --pid PID (repeatable), --type NAME (function or category, repeatable).
+ * Put VIEW_FILTER_LONG_OPTS in a getopt_long table and hand those options'
+ * cases to view_filter_opt: 0, or 2 after a one-line error.
+ */
+enum { VIEW_OPT_FROM = 0x1000, VIEW_OPT_TO, VIEW_OPT_PID, VIEW_OPT_TYPE };
+#define VIEW_FILTER_LONG_OPTS \
+	{ "from", required_argument, NULL, VIEW_OPT_FROM }, \
+	{ "to", required_argument, NULL, VIEW_OPT_TO }, \
+	{ "pid", required_argument, NULL, VIEW_OPT_PID }, \
+	{ "type", required_argument, NULL, VIEW_OPT_TYPE }
+int view_filter_opt(struct view_filter *f, int opt, const char *arg);
+/* anything set beyond an empty filter */
+bool view_filter_active(const struct view_filter *f);
+
 struct sbt_reader;
 bool view_filter_match(const struct view_filter *f, const struct gb_event *ev, uint64_t t0);
 void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0);

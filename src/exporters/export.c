@@ -145,6 +145,10 @@ static int setup_opts(struct gb_exporter *ex, const struct sbt_info *info,
 	ex->pid_shift = o->pid_shift;
 	ex->stack_text = o->stack_text;
 	ex->stack_ctx = o->stack_ctx;
+	ex->stack_frames = o->stack_frames;
+	ex->frames_ctx = o->frames_ctx;
+	ex->frame_name = o->frame_name;
+	ex->frame_ctx = o->frame_ctx;
 	if (o->nhosts) {
 		ex->hosts = calloc(o->nhosts, sizeof(*ex->hosts));
 		if (!ex->hosts)
@@ -278,6 +282,7 @@ static void do_split(struct gb_exporter *ex, uint64_t ts)
 	for (i = 0; i < ex->ntracks; i++)
 		for (d = ex->tracks[i].depth; d > 0; d--)
 			ex->be->slice_end(ex, &ex->tracks[i], ts);
+	gb_tracks_rename(ex, ts > ex->last_out ? ts : ex->last_out);
 	ex->be->end_file(ex);
 	if (close_file(ex))
 		return;
@@ -387,7 +392,9 @@ static void device_event(struct gb_exporter *ex, const struct gb_event *ev, stru
 
 	s->name = device_name(ex, ev);
 	if (!is_device_work(ev->type) || !(ev->flags & GB_EF_DUR)) {
-		instant(ex, gb_track_lane(ex, ev, 0, true), s);
+		ti = gb_track_lane(ex, ev, 0, true);
+		gb_track_lane_work(ex, ti, ev);
+		instant(ex, ti, s);
 		return;
 	}
 	if (ev->corr_id) {
@@ -407,6 +414,7 @@ static void device_event(struct gb_exporter *ex, const struct gb_event *ev, stru
 		if (!ex->tracks[ti].depth)
 			break;
 	}
+	gb_track_lane_work(ex, ti, ev);
 	open_slice(ex, ti, s);
 }
 
@@ -440,6 +448,8 @@ static void count_memory(struct gb_exporter *ex, const struct gb_event *ev, unsi
 	ex->be->counter(ex, t, ts, t->live);
 	ex->st.counters++;
 }
+
+static void lstat_count(struct gb_exporter *ex, const struct gb_event *ev, uint64_t ts);
 
 static const struct gb_str *host_name(struct gb_exporter *ex, const struct gb_event *ev, unsigned cat)
 {
@@ -487,8 +497,63 @@ static void host_event(struct gb_exporter *ex, const struct gb_event *ev, struct
 
 		instant(ex, gb_track_launches(ex, ev), &l);
 	}
+	if (cat == GB_CAT_LAUNCH && !inside_launch(ex, ti, ev))
+		lstat_count(ex, ev, s->ts);
 	if (cat == GB_CAT_ALLOC || cat == GB_CAT_FREE)
 		count_memory(ex, ev, cat, s->ts);
+}
+
+/*
+ * Launch statistics per GPU: at the end of each GB_LSTAT_NS interval, the
+ * host launches of the interval and their mean host time, stamped at the
+ * interval's end (only then known); a GPU with no launches gets one 0.
+ * Ends due before the stamp are written first, so time never goes back.
+ */
+static void lstat_write(struct gb_exporter *ex, uint64_t ts)
+{
+	uint32_t i;
+
+	for (i = 0; i < ex->ntracks; i++) {
+		struct gb_track *g = &ex->tracks[i];
+
+		if (g->kind != GB_TK_GPU || !g->lrate || (!g->nlaunch && g->lzero))
+			continue;
+		gb_track_describe(ex, &ex->tracks[g->lrate], ts);
+		ex->be->counter(ex, &ex->tracks[g->lrate], ts, (int64_t)g->nlaunch);
+		ex->st.counters++;
+		if (g->nlaunch) {
+			gb_track_describe(ex, &ex->tracks[g->lmean], ts);
+			ex->be->counter(ex, &ex->tracks[g->lmean], ts,
+					(int64_t)(g->launch_ns / g->nlaunch));
+			ex->st.counters++;
+		}
+		g->lzero = !g->nlaunch;
+		g->nlaunch = g->launch_ns = 0;
+	}
+}
+
+static void lstat_until(struct gb_exporter *ex, uint64_t ts)
+{
+	while (ex->lstat_end && ts >= ex->lstat_end) {
+		drain(ex, ex->lstat_end);
+		lstat_write(ex, ex->lstat_end);
+		if (ex->lstat_end > ex->last_out)
+			ex->last_out = ex->lstat_end;
+		ex->lstat_end += GB_LSTAT_NS;
+		if (ts >= ex->lstat_end + GB_LSTAT_NS)	/* idle intervals: their 0s are written */
+			ex->lstat_end = ts - (ts - ex->lstat_end) % GB_LSTAT_NS;
+	}
+}
+
+static void lstat_count(struct gb_exporter *ex, const struct gb_event *ev, uint64_t ts)
+{
+	int32_t gi = gb_track_launch_gpu(ex, ev);	/* may move ex->tracks */
+	struct gb_track *g = &ex->tracks[gi];
+
+	if (!ex->lstat_end)
+		ex->lstat_end = ts + GB_LSTAT_NS;
+	g->nlaunch++;
+	g->launch_ns += gb_event_span(ev) ? ev->dur_ns : 0;
 }
 
 static void process(struct gb_exporter *ex, const struct gb_event *ev)
@@ -506,6 +571,7 @@ static void process(struct gb_exporter *ex, const struct gb_event *ev)
 		ex->started = true;
 		ex->be->begin_file(ex, ts);
 	}
+	lstat_until(ex, ts);
 	drain(ex, ts);
 	maybe_split(ex, ts);
 	s.ts = ts;
@@ -652,9 +718,12 @@ int gb_exporter_finish(struct gb_exporter *ex, struct gb_export_stats *st,
 		ex->be->begin_file(ex, ex->first_ts);
 	}
 	drain(ex, UINT64_MAX);
+	if (ex->lstat_end)	/* the last, partial interval */
+		lstat_write(ex, ex->last_out);
 	end_dangling_flows(ex);
 	if (ex->info_drops)
 		final_drops(ex);
+	gb_tracks_rename(ex, ex->last_out);
 	ex->be->end_file(ex);
 	ret = close_file(ex);
 	if (ret)

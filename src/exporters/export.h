@@ -56,9 +56,17 @@ struct gb_export_opts {
 	const char *(*stack_text)(void *ctx, uint32_t stack_id);
 	void *stack_ctx;
 	/*
-	 * pprof: the function name of frame i of a stored stack (i > 0: a
-	 * return address), NULL if unknown. Without it, frames keep the
-	 * symbol stored with them (gb_frame.sym) or get "module+0xOFFSET".
+	 * Perfetto: the frames of a stack id, innermost first (n set; NULL
+	 * if unknown), written as a native callstack (interned frames,
+	 * mappings and function names; TrackEvent.callstack_iid) that the
+	 * UI's flame graph reads. The CLI passes sbt_reader_stack.
+	 */
+	const struct gb_frame *(*stack_frames)(void *ctx, uint32_t stack_id, unsigned *n);
+	void *frames_ctx;
+	/*
+	 * pprof and Perfetto: the function name of frame i of a stored stack
+	 * (i > 0: a return address), NULL if unknown. Without it, frames keep
+	 * the symbol stored with them (gb_frame.sym) or get "module+0xOFFSET".
 	 */
 	const char *(*frame_name)(void *ctx, const struct gb_frame *f, unsigned i);
 	void *frame_ctx;

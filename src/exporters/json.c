@@ -406,7 +406,18 @@ static void js_counter(struct gb_exporter *ex, struct gb_track *t, uint64_t ts, 
 	ev_start(ex, "C", t);
 	LIT(b, ",\"ts\":");
 	put_us(b, ts);
-	LIT(b, ",\"name\":\"GPU memory\",\"args\":{\"bytes\":");
+	if (t->kind == GB_TK_COUNTER) {
+		LIT(b, ",\"name\":\"GPU memory\",\"args\":{\"bytes\":");
+	} else {
+		LIT(b, ",\"name\":");
+		gb_buf_putc(b, '"');
+		gb_buf_puts(b, t->name);	/* our own: nothing to escape */
+		gb_buf_putc(b, '"');
+		if (t->kind == GB_TK_LRATE)
+			LIT(b, ",\"args\":{\"launches\":");
+		else
+			LIT(b, ",\"args\":{\"ns\":");
+	}
 	put_i64(b, v);
 	LIT(b, "}}");
 }

@@ -11,6 +11,11 @@
  *   3. Track descriptors on first use, then track events. Event names,
  *      categories, debug-annotation names and repeated string values are
  *      interned; an entry is defined in the packet that first uses it.
+ *   4. An event with a stored call stack carries callstack_iid: the
+ *      Callstack (frames outermost first, as the schema wants), its
+ *      Frames (function name, mapping, rel_pc = file offset), Mappings
+ *      (path, build id) and their strings are interned the same way, so
+ *      the UI's flame graph of an area selection works.
  * Slices are BEGIN/END pairs (there is no complete-event type).
  */
 #include <inttypes.h>
@@ -46,6 +51,7 @@
 #define TE_COUNTER_VALUE	30
 #define TE_FLOW_IDS		47
 #define TE_TERM_FLOW_IDS	48
+#define TE_CALLSTACK_IID	56
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER };
 /* DebugAnnotation */
 #define DA_NAME_IID	1
@@ -60,6 +66,19 @@ enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER };
 #define ID_NAMES	2
 #define ID_DA_NAMES	3
 #define ID_DA_STRINGS	29
+#define ID_FUNC_NAMES	5
+#define ID_FRAMES	6
+#define ID_CALLSTACKS	7
+#define ID_BUILD_IDS	16
+#define ID_MAPPING_PATHS	17
+#define ID_MAPPINGS	19
+/* the string tables behind the GB_IT_* ids */
+static const uint32_t it_field[GB_IT__N] = {
+	[GB_IT_NAME] = ID_NAMES, [GB_IT_STRVAL] = ID_DA_STRINGS, [GB_IT_FUNC] = ID_FUNC_NAMES,
+	[GB_IT_PATH] = ID_MAPPING_PATHS, [GB_IT_BUILD] = ID_BUILD_IDS,
+};
+/* keys of struct pf.cs: what a stack, a mapping and a frame are interned as */
+enum { CS_STACK = 1, CS_MAPPING, CS_FRAME };
 
 /* Debug-annotation names: a static table, interned as index + 1 */
 enum ann {
@@ -83,6 +102,11 @@ struct pf {
 	uint32_t next_iid[GB_IT__N];
 	uint32_t ann_gen[A__N];
 	uint32_t cat_gen[GB_API__COUNT + 1];
+	/* callstacks, mappings, frames of the current file -> iid (0: no frames) */
+	struct xmap cs;
+	uint32_t next_stack, next_mapping, next_frame;
+	struct gb_buf fname;	/* "module+0xOFF" for frames without a name */
+	struct gb_buf ids;	/* frame iids of the callstack being built */
 };
 
 static struct pf *pf_of(struct gb_exporter *ex)
@@ -112,13 +136,12 @@ static void intern_entry(struct gb_buf *in, uint32_t table, uint64_t iid, uint32
 static uint64_t iid_of(struct gb_exporter *ex, struct pf *pf, const struct gb_str *cs, int table)
 {
 	struct gb_str *s = (struct gb_str *)cs;
-	const char *txt = table == GB_IT_NAME ? s->disp : s->s;
+	const char *txt = table == GB_IT_NAME || table == GB_IT_FUNC ? s->disp : s->s;
 
 	if (s->gen[table] != ex->file_gen + 1) {
 		s->gen[table] = ex->file_gen + 1;
 		s->iid[table] = ++pf->next_iid[table];
-		intern_entry(&pf->in, table == GB_IT_NAME ? ID_NAMES : ID_DA_STRINGS,
-			     s->iid[table], 2, txt, strlen(txt));
+		intern_entry(&pf->in, it_field[table], s->iid[table], 2, txt, strlen(txt));
 	}
 	return s->iid[table];
 }
@@ -144,6 +167,126 @@ static uint64_t category(struct gb_exporter *ex, struct pf *pf, unsigned api)
 		intern_entry(&pf->in, ID_CATEGORIES, api + 1, 2, n, strlen(n));
 	}
 	return api + 1;
+}
+
+/* ---- native callstacks: Callstack -> Frame -> Mapping, all interned ---- */
+
+static uint64_t *cs_slot(struct pf *pf, uint64_t a, uint64_t b, uint64_t c, bool *added)
+{
+	struct xkey k = { a, b, c };
+
+	return xmap_put(&pf->cs, &k, added);
+}
+
+/* One Mapping per (path, build id); its strings interned first */
+static uint64_t mapping_iid(struct gb_exporter *ex, struct pf *pf, const struct gb_frame *f)
+{
+	const struct gb_str *path = gbx_strpool_get(&ex->pool, f->module);
+	const struct gb_str *bid = f->build_id && *f->build_id ?
+				   gbx_strpool_get(&ex->pool, f->build_id) : NULL;
+	uint64_t *slot, iid, path_iid, bid_iid = 0;
+	bool added;
+	size_t o;
+
+	slot = cs_slot(pf, CS_MAPPING, (uintptr_t)path, (uintptr_t)bid, &added);
+	if (!added)
+		return *slot;
+	iid = *slot = ++pf->next_mapping;
+	path_iid = iid_of(ex, pf, path, GB_IT_PATH);
+	if (bid)
+		bid_iid = iid_of(ex, pf, bid, GB_IT_BUILD);
+	o = pb_begin(&pf->in, ID_MAPPINGS);
+	pb_varint(&pf->in, 1, iid);
+	if (bid_iid)
+		pb_varint(&pf->in, 2, bid_iid);
+	pb_varint(&pf->in, 7, path_iid);	/* path_string_ids */
+	pb_end(&pf->in, o);
+	return iid;
+}
+
+/* The CLI's symbolizer names a frame; else its stored symbol, else module+0xOFF */
+static const struct gb_str *frame_func(struct gb_exporter *ex, struct pf *pf,
+				       const struct gb_frame *f, unsigned i)
+{
+	const char *n = ex->frame_name ? ex->frame_name(ex->frame_ctx, f, i) : f->sym;
+	const char *base;
+
+	if (!n || !*n) {
+		gb_buf_reset(&pf->fname);
+		base = f->module ? strrchr(f->module, '/') : NULL;
+		base = base ? base + 1 : f->module;
+		if (base && *base)
+			gb_buf_printf(&pf->fname, "%s+0x%" PRIx64, base, f->offset);
+		else
+			gb_buf_printf(&pf->fname, "0x%" PRIx64, f->ip);
+		gb_buf_putc(&pf->fname, 0);
+		n = pf->fname.p;
+	}
+	return gbx_strpool_get(&ex->pool, n);
+}
+
+/* A Frame: function name, and where it has one, mapping + rel_pc (file offset) */
+static uint64_t frame_iid(struct gb_exporter *ex, struct pf *pf, const struct gb_frame *f, unsigned i)
+{
+	const struct gb_str *fn = frame_func(ex, pf, f, i);
+	uint64_t map = f->module && *f->module ? mapping_iid(ex, pf, f) : 0;
+	uint64_t *slot, iid, name;
+	bool added;
+	size_t o;
+
+	slot = cs_slot(pf, CS_FRAME | map << 8, map ? f->offset : f->ip, (uintptr_t)fn, &added);
+	if (!added)
+		return *slot;
+	iid = *slot = ++pf->next_frame;
+	name = iid_of(ex, pf, fn, GB_IT_FUNC);
+	o = pb_begin(&pf->in, ID_FRAMES);
+	pb_varint(&pf->in, 1, iid);
+	pb_varint(&pf->in, 2, name);
+	if (map) {
+		pb_varint(&pf->in, 3, map);
+		pb_varint(&pf->in, 4, f->offset);
+	}
+	pb_end(&pf->in, o);
+	return iid;
+}
+
+/*
+ * The Callstack of a stack id, 0 if its frames are unknown. Stored frames
+ * are innermost first; Callstack.frame_ids are "bottom frame first", i.e.
+ * outermost (main) to innermost (the API call), as InlineCallstack spells out.
+ */
+static uint64_t callstack_iid(struct gb_exporter *ex, struct pf *pf, uint32_t id)
+{
+	const struct gb_frame *f;
+	uint64_t *slot, iid, fid;
+	unsigned n = 0, k;
+	bool added;
+	size_t o;
+
+	if (!ex->stack_frames)
+		return 0;
+	slot = cs_slot(pf, CS_STACK, id, 0, &added);
+	if (!added)
+		return *slot;
+	f = ex->stack_frames(ex->frames_ctx, id, &n);
+	if (!f || !n)
+		return 0;	/* the slot stays 0: known to have no frames */
+	gb_buf_reset(&pf->ids);
+	for (k = n; k-- > 0;) {
+		fid = frame_iid(ex, pf, &f[k], k);
+		gb_buf_put(&pf->ids, &fid, sizeof(fid));
+	}
+	iid = ++pf->next_stack;
+	slot = cs_slot(pf, CS_STACK, id, 0, &added);	/* frame_iid may have grown the map */
+	*slot = iid;
+	o = pb_begin(&pf->in, ID_CALLSTACKS);
+	pb_varint(&pf->in, 1, iid);
+	for (k = 0; k < n; k++) {
+		memcpy(&fid, pf->ids.p + k * sizeof(fid), sizeof(fid));
+		pb_varint(&pf->in, 2, fid);
+	}
+	pb_end(&pf->in, o);
+	return iid;
 }
 
 /* ---- debug annotations ---- */
@@ -319,9 +462,14 @@ static int pf_begin_file(struct gb_exporter *ex, uint64_t ts)
 {
 	struct gb_buf *o = &ex->out;
 	uint64_t mono = ex->have_clock ? ex->mono_start : ts;
+	struct pf *pf;
 	size_t p, s;
 
-	pf_of(ex)->next_iid[GB_IT_NAME] = pf_of(ex)->next_iid[GB_IT_STRVAL] = 0;
+	pf = pf_of(ex);
+	memset(pf->next_iid, 0, sizeof(pf->next_iid));
+	/* a new file starts with empty interning tables (SEQ_INCREMENTAL_STATE_CLEARED) */
+	xmap_free(&pf->cs);
+	pf->next_stack = pf->next_mapping = pf->next_frame = 0;
 	p = pb_begin(o, 1);
 	pb_varint(o, TP_TIMESTAMP, mono);
 	pb_varint(o, TP_SEQ_ID, SEQ_ID);
@@ -380,10 +528,24 @@ static void pf_descriptor(struct gb_exporter *ex, struct gb_track *t, uint64_t t
 		pb_end(b, o);
 		break;
 	case GB_TK_COUNTER:
+	case GB_TK_LRATE:
+	case GB_TK_LMEAN:
 		pb_str(b, 2, t->name);
 		o = pb_begin(b, 8);
-		pb_varint(b, 3, 3);	/* UNIT_SIZE_BYTES */
+		/* UNIT_SIZE_BYTES, UNIT_COUNT, UNIT_TIME_NS */
+		pb_varint(b, 3, t->kind == GB_TK_COUNTER ? 3 : t->kind == GB_TK_LRATE ? 2 : 1);
 		pb_end(b, o);
+		break;
+	case GB_TK_LANE:
+		/*
+		 * Named by the work seen on the stream, so described again with
+		 * a longer name when new kinds come: with SIBLING_MERGE_BEHAVIOR_NONE
+		 * trace_processor takes the last name of a uuid (track_descriptor
+		 * .proto), with the default it takes the first. The price: the lanes
+		 * of a stream with overlapping work are separate tracks.
+		 */
+		pb_str(b, 2, t->name);
+		pb_varint(b, 15, 2);	/* sibling_merge_behavior: NONE */
 		break;
 	default:
 		pb_str(b, 2, t->name);
@@ -396,6 +558,7 @@ static void track_event_head(struct gb_exporter *ex, struct pf *pf, struct gb_tr
 			     const struct gb_slice *s, unsigned type)
 {
 	struct gb_buf *b = &pf->te;
+	uint64_t cs;
 
 	pb_varint(b, TE_TYPE, type);
 	pb_varint(b, TE_TRACK_UUID, t->uuid);
@@ -403,6 +566,13 @@ static void track_event_head(struct gb_exporter *ex, struct pf *pf, struct gb_tr
 	if (s->name)
 		pb_varint(b, TE_NAME_IID, iid_of(ex, pf, s->name, GB_IT_NAME));
 	annotate(ex, pf, s->ev);
+	/*
+	 * The call itself, on its thread: not the launch instant drawn for it
+	 * on a GPU track too, which would count the stack twice in a flame
+	 * graph of an area that covers both.
+	 */
+	if (s->ev->stack_id && t->kind == GB_TK_THREAD && (cs = callstack_iid(ex, pf, s->ev->stack_id)))
+		pb_varint(b, TE_CALLSTACK_IID, cs);
 }
 
 static void pf_slice_begin(struct gb_exporter *ex, struct gb_track *t, const struct gb_slice *s)
@@ -454,6 +624,9 @@ static void pf_free(struct gb_exporter *ex)
 		return;
 	gb_buf_free(&pf->te);
 	gb_buf_free(&pf->in);
+	gb_buf_free(&pf->fname);
+	gb_buf_free(&pf->ids);
+	xmap_free(&pf->cs);
 	free(pf);
 	ex->priv = NULL;
 }

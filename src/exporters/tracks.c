@@ -356,12 +356,88 @@ int32_t gb_track_launches(struct gb_exporter *ex, const struct gb_event *ev)
 	return i;
 }
 
+/* Kinds of stream work, in the order a lane's name lists them */
+enum { GB_WORK_COMPUTE = 1, GB_WORK_MEMSET = 2, GB_WORK_COPY0 = 4 };	/* COPY0 << kind */
+#define GB_WORK_KINDS	8	/* memcpy kinds (gb_kind_name) with a bit of their own */
+
+static char *lane_name(struct gb_exporter *ex, const struct gb_track *t, uint32_t work)
+{
+	struct gb_buf b = { 0 };
+	const char *sep = " \xc2\xb7 ";	/* U+00B7 middle dot */
+	uint32_t pid = gb_ex_local_pid(ex, t->pid);
+	unsigned k;
+	char *s;
+
+	if (t->stream < 4096)
+		gb_buf_printf(&b, "pid %u stream %llu", pid, (unsigned long long)t->stream);
+	else
+		gb_buf_printf(&b, "pid %u stream 0x%llx", pid, (unsigned long long)t->stream);
+	if (work & GB_WORK_COMPUTE) {
+		gb_buf_printf(&b, "%scompute", sep);
+		sep = ", ";
+	}
+	for (k = 0; k < GB_WORK_KINDS; k++) {
+		if (!(work & (GB_WORK_COPY0 << k)))
+			continue;
+		gb_buf_printf(&b, "%smemcpy%s%s", sep, gb_kind_name(k) ? " " : "",
+			      gb_kind_name(k) ? gb_kind_name(k) : "");
+		sep = ", ";
+	}
+	if (work & GB_WORK_MEMSET)
+		gb_buf_printf(&b, "%smemset", sep);
+	gb_buf_putc(&b, 0);
+	s = strdup(b.p);
+	gb_buf_free(&b);
+	if (!s) {
+		gb_err("out of memory");
+		abort();
+	}
+	return s;
+}
+
+void gb_track_lane_work(struct gb_exporter *ex, int32_t ti, const struct gb_event *ev)
+{
+	struct gb_track *h = &ex->tracks[ex->tracks[ti].head];
+
+	if (ev->type == GB_T_gpu_kernel)
+		h->work |= GB_WORK_COMPUTE;
+	else if (ev->type == GB_T_gpu_memset)
+		h->work |= GB_WORK_MEMSET;
+	else if (ev->type == GB_T_gpu_memcpy)
+		h->work |= GB_WORK_COPY0 << (ev->kind < GB_WORK_KINDS ? ev->kind : 0);
+}
+
+/* A lane's name from its stream's work so far, remembered as described */
+static void lane_rename(struct gb_exporter *ex, struct gb_track *t)
+{
+	uint32_t work = ex->tracks[t->head].work;
+
+	free(t->name);
+	t->name = lane_name(ex, t, work);
+	t->named_work = work;
+}
+
+void gb_tracks_rename(struct gb_exporter *ex, uint64_t ts)
+{
+	uint32_t i;
+
+	for (i = 0; i < ex->ntracks; i++) {
+		struct gb_track *t = &ex->tracks[i];
+
+		if (t->kind != GB_TK_LANE || t->file_gen != ex->file_gen + 1 ||
+		    t->named_work == ex->tracks[t->head].work)
+			continue;
+		lane_rename(ex, t);
+		ex->be->descriptor(ex, t, ts);
+	}
+}
+
 int32_t gb_track_lane(struct gb_exporter *ex, const struct gb_event *ev, uint32_t lane, bool create)
 {
 	struct xkey k = { ((uint64_t)GB_TK_LANE << 56) | ((uint64_t)lane << 32) | ev->device,
 			  ev->pid, ev->stream };
 	uint64_t idx;
-	int32_t i, g;
+	int32_t i, g, h;
 	bool added;
 
 	if (xmap_get(&ex->tmap, &k, &idx))
@@ -369,7 +445,9 @@ int32_t gb_track_lane(struct gb_exporter *ex, const struct gb_event *ev, uint32_
 	if (!create)
 		return -1;
 	g = track_gpu(ex, ev->pid, ev->device);
+	h = lane ? gb_track_lane(ex, ev, 0, true) : (int32_t)ex->ntracks;
 	i = track_new(ex, &k, GB_TK_LANE, g, stream_name(ex, ev, ""), &added);
+	ex->tracks[i].head = h;
 	ex->tracks[i].pid = ev->pid;
 	ex->tracks[i].device = ev->device;
 	ex->tracks[i].stream = ev->stream;
@@ -377,6 +455,27 @@ int32_t gb_track_lane(struct gb_exporter *ex, const struct gb_event *ev, uint32_
 	ex->tracks[i].jpid = ex->tracks[g].jpid;
 	ex->tracks[i].jtid = (uint32_t)i + 1;
 	return i;
+}
+
+int32_t gb_track_launch_gpu(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	int32_t g = track_gpu(ex, ev->pid, ev->device), i;
+	struct xkey k = { (uint64_t)GB_TK_LRATE << 56, (uint64_t)g, 0 };
+	bool added;
+
+	if (ex->tracks[g].lrate)
+		return g;
+	i = track_new(ex, &k, GB_TK_LRATE, g, xasprintf("launches / %llu ms",
+		      (unsigned long long)(GB_LSTAT_NS / 1000000)), &added);
+	ex->tracks[i].jpid = ex->tracks[g].jpid;
+	ex->tracks[i].jtid = (uint32_t)i + 1;
+	ex->tracks[g].lrate = i;
+	k.a = (uint64_t)GB_TK_LMEAN << 56;
+	i = track_new(ex, &k, GB_TK_LMEAN, g, strdup("mean launch time"), &added);
+	ex->tracks[i].jpid = ex->tracks[g].jpid;
+	ex->tracks[i].jtid = (uint32_t)i + 1;
+	ex->tracks[g].lmean = i;
+	return g;
 }
 
 int32_t gb_track_collector(struct gb_exporter *ex)
@@ -398,6 +497,8 @@ void gb_track_describe(struct gb_exporter *ex, struct gb_track *t, uint64_t ts)
 	if (t->parent >= 0)
 		gb_track_describe(ex, &ex->tracks[t->parent], ts);
 	t->file_gen = ex->file_gen + 1;
+	if (t->kind == GB_TK_LANE)
+		lane_rename(ex, t);
 	ex->be->descriptor(ex, t, ts);
 }
 

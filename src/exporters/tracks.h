@@ -27,7 +27,8 @@ bool xmap_del(struct xmap *m, const struct xkey *k, uint64_t *v);
 void xmap_free(struct xmap *m);
 
 /* --- string pool: one copy per distinct string, never freed until the end -- */
-enum { GB_IT_NAME, GB_IT_STRVAL, GB_IT__N };	/* Perfetto interning tables */
+/* Perfetto interning tables: event names, string values, frame function names, mapping paths, build ids */
+enum { GB_IT_NAME, GB_IT_STRVAL, GB_IT_FUNC, GB_IT_PATH, GB_IT_BUILD, GB_IT__N };
 struct gb_str {
 	char *s;		/* as given: the string table's copy */
 	const char *disp;	/* demangled when s is a C++ symbol, else s */
@@ -58,7 +59,10 @@ enum gb_tk {
 	GB_TK_LAUNCHES,		/* launch instants of one (pid, device, stream) */
 	GB_TK_COUNTER,		/* live device memory of one process */
 	GB_TK_COLLECTOR,	/* gpubpf itself: drops */
+	GB_TK_LRATE,		/* counter: host launches per interval, one per GPU */
+	GB_TK_LMEAN,		/* counter: their mean host time, ns */
 };
+#define GB_LSTAT_NS	100000000ull	/* launch statistics interval: 100 ms */
 
 /* One open slice; ev keeps pooled strings so a split can re-open it */
 struct gb_open {
@@ -77,6 +81,13 @@ struct gb_track {
 	uint32_t jpid, jtid;	/* ids in the JSON output */
 	uint32_t file_gen;	/* described in the current file when == ex->file_gen + 1 */
 	int64_t live;		/* counter tracks: current value */
+	/* stream lanes: the kinds of work seen (GB_WORK_* bits, on lane 0: head) */
+	int32_t head;
+	uint32_t work, named_work;
+	/* GPU groups: launches in the current interval; the counter tracks */
+	uint64_t nlaunch, launch_ns;
+	int32_t lrate, lmean;
+	bool lzero;		/* a 0 was written after the last busy interval */
 	struct gb_open *stk;
 	uint32_t depth, cap;
 };
@@ -130,6 +141,10 @@ struct gb_exporter {
 	char **hosts;
 	const char *(*stack_text)(void *ctx, uint32_t stack_id);
 	void *stack_ctx;
+	const struct gb_frame *(*stack_frames)(void *ctx, uint32_t stack_id, unsigned *n);
+	void *frames_ctx;
+	const char *(*frame_name)(void *ctx, const struct gb_frame *f, unsigned i);
+	void *frame_ctx;
 
 	struct gb_export_stats st;
 	uint64_t last_ts;
@@ -153,6 +168,7 @@ struct gb_exporter {
 	uint64_t last_out;		/* latest timestamp written */
 
 	const struct gb_str *type_str[GB_T__COUNT];
+	uint64_t lstat_end;		/* end of the launch statistics interval, 0: none yet */
 };
 
 /* Output helpers for back ends */
@@ -170,6 +186,16 @@ int32_t gb_track_lane(struct gb_exporter *ex, const struct gb_event *ev, uint32_
 int32_t gb_track_collector(struct gb_exporter *ex);
 /* Describe t (and its parents first) if not yet done in this file */
 void gb_track_describe(struct gb_exporter *ex, struct gb_track *t, uint64_t ts);
+/*
+ * Stream lanes are named by the work seen on their stream ("pid 100 stream
+ * 7 · compute, memcpy HtoD"), known only as it comes: note a device event's
+ * kind on its lane, and before a file ends describe again, under its final
+ * name, every lane whose stream saw new kinds since it was described.
+ */
+void gb_track_lane_work(struct gb_exporter *ex, int32_t ti, const struct gb_event *ev);
+void gb_tracks_rename(struct gb_exporter *ex, uint64_t ts);
+/* The GPU group of a host launch (its device), with its statistics tracks */
+int32_t gb_track_launch_gpu(struct gb_exporter *ex, const struct gb_event *ev);
 void gb_tracks_free(struct gb_exporter *ex);
 
 #endif

@@ -14,8 +14,13 @@ shared/perfetto/RULES.md:
   * packets that define or use interned data or rely on TracePacketDefaults
     carry SEQ_NEEDS_INCREMENTAL_STATE;
   * interned ids are defined (same packet or earlier, since the last CLEARED)
-    before use;
-  * every parent_uuid and every track_uuid used is described;
+    before use, callstacks included: TrackEvent.callstack_iid -> callstacks,
+    Callstack.frame_ids -> frames, Frame.function_name_id -> function_names,
+    Frame.mapping_id -> mappings (with rel_pc), Mapping.path_string_ids ->
+    mapping_paths, Mapping.build_id -> build_ids;
+  * every parent_uuid and every track_uuid used is described; a track
+    described again under another name has sibling_merge_behavior NONE
+    (else trace_processor keeps the first name);
   * counter events only on counter tracks, slices/instants never on them;
   * per track, SLICE_END closes an open SLICE_BEGIN, ends never precede
     their begin, and nothing is left open (slices nest);
@@ -33,6 +38,7 @@ from collections import defaultdict
 DEFAULT_CLOCK = 6  # BUILTIN_CLOCK_BOOTTIME
 CLEARED, NEEDS = 1, 2
 TYPES = {"TYPE_SLICE_BEGIN": 1, "TYPE_SLICE_END": 2, "TYPE_INSTANT": 3, "TYPE_COUNTER": 4}
+STACK_TABLES = ('callstacks', 'frames', 'function_names', 'mappings', 'mapping_paths', 'build_ids')
 BUILTIN = {"BUILTIN_CLOCK_REALTIME": 1, "BUILTIN_CLOCK_MONOTONIC": 3, "BUILTIN_CLOCK_BOOTTIME": 6}
 
 
@@ -191,12 +197,13 @@ class Checker:
             if idata:
                 uses_state = True
                 for table in ('event_names', 'event_categories', 'debug_annotation_names',
-                              'debug_annotation_string_values'):
+                              'debug_annotation_string_values') + STACK_TABLES:
                     for e in idata.all(table):
                         iid = e.one('iid', 0)
                         if not iid:
                             self.err(i, "interned %s entry without iid" % table)
                         st['interned'][table].add(iid)
+                self.check_stack_refs(i, idata, st)
             te = p.one('track_event')
             if te:
                 uses_state |= self.check_interned(i, te, st)
@@ -220,6 +227,11 @@ class Checker:
                 u = td.one('uuid', 0)
                 if not u:
                     self.err(i, "track descriptor without uuid")
+                old = descs.get(u)
+                if old is not None and old.one('name') != td.one('name') and \
+                        td.one('sibling_merge_behavior') not in ('SIBLING_MERGE_BEHAVIOR_NONE', 2):
+                    # trace_processor keeps the first name unless merging is off
+                    self.err(i, "track %d renamed without sibling_merge_behavior NONE (the new name is ignored)" % u)
                 descs.setdefault(u, td)
             if uses_state:
                 if not st['cleared']:
@@ -231,9 +243,29 @@ class Checker:
         self.check_flows(flows_out, flows_in)
         return {'packets': len(packets), 'tracks': len(descs), 'flows': len(flows_out)}
 
+    def check_stack_refs(self, i, idata, st):
+        """callstacks -> frames -> function names, mappings -> paths, build ids"""
+        need = []
+        for cs in idata.all('callstacks'):
+            need.append(('frames', cs.all('frame_ids')))
+        for fr in idata.all('frames'):
+            need.append(('function_names', [x for x in fr.all('function_name_id') if x]))
+            maps = [x for x in fr.all('mapping_id') if x]
+            need.append(('mappings', maps))
+            if maps and fr.one('rel_pc') is None:
+                self.err(i, "frame %d has a mapping_id but no rel_pc" % fr.one('iid', 0))
+        for m in idata.all('mappings'):
+            need.append(('mapping_paths', m.all('path_string_ids')))
+            need.append(('build_ids', [x for x in m.all('build_id') if x]))
+        for table, iids in need:
+            for iid in iids:
+                if iid not in st['interned'][table]:
+                    self.err(i, "%s iid %d used before it is defined" % (table, iid))
+
     def check_interned(self, i, te, st):
         used = False
-        need = [('event_names', te.all('name_iid')), ('event_categories', te.all('category_iids'))]
+        need = [('event_names', te.all('name_iid')), ('event_categories', te.all('category_iids')),
+                ('callstacks', [x for x in te.all('callstack_iid') if x])]
         for da in te.all('debug_annotations'):
             need.append(('debug_annotation_names', da.all('name_iid')))
             need.append(('debug_annotation_string_values', da.all('string_value_iid')))

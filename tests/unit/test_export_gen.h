@@ -53,8 +53,78 @@ static unsigned fixture_events(uint64_t i, struct gb_event *o)
 	return n;
 }
 
+/*
+ * Call stacks of the fixtures, innermost first: launches of even
+ * iterations (1), allocations (2, sharing the outer frame "main" with 1),
+ * ioctls (3: frames no symbolizer can name: "libfake.so+0x1234", "0x7f00dead").
+ */
+#define FX_APP	"/opt/app/trainer"
+#define FX_RT	"/opt/app/libcudart.so.12"
+static const struct gb_frame fx_stack1[] = {
+	{ 0x7f0000001100, 0x1100, FX_RT, "c0ffee01", "cudaLaunchKernel", 0 },
+	{ 0x401200, 0x1200, FX_APP, "beef0002", "launch_gemm", 0 },
+	{ 0x401300, 0x1300, FX_APP, "beef0002", "train_step", 0 },
+	{ 0x401400, 0x1400, FX_APP, "beef0002", "main", 0 },
+};
+static const struct gb_frame fx_stack2[] = {
+	{ 0x7f0000002200, 0x2200, FX_RT, "c0ffee01", "cudaMalloc", 0 },
+	{ 0x401500, 0x1500, FX_APP, "beef0002", "alloc_buffers", 0 },
+	{ 0x401400, 0x1400, FX_APP, "beef0002", "main", 0 },
+};
+static const struct gb_frame fx_stack3[] = {
+	{ 0x7f0000009234, 0x1234, "/nonexistent/libfake.so", NULL, NULL, 0 },
+	{ 0x7f00dead, 0, NULL, NULL, NULL, 0 },
+};
+
+static const struct gb_frame *fixture_stack(void *ctx, uint32_t id, unsigned *n)
+{
+	static const struct { const struct gb_frame *f; unsigned n; } s[] = {
+		{ fx_stack1, 4 }, { fx_stack2, 3 }, { fx_stack3, 2 },
+	};
+
+	*n = id >= 1 && id <= 3 ? s[id - 1].n : 0;
+	return id >= 1 && id <= 3 ? s[id - 1].f : NULL;
+}
+
+/*
+ * What the fixtures have and the benchmark has not: stacks, and copies and
+ * memsets that name the stream tracks: pid 100 stream 7 gets "compute,
+ * memcpy HtoD", pid 101 stream 9 "memset" first and "memcpy DtoH, memset"
+ * by the end (the name grows after the track was described).
+ */
+static unsigned fixture_extend(uint64_t i, struct gb_event *o, unsigned n)
+{
+	uint64_t t = T0 + i * 10000;
+	unsigned k;
+
+	if (i % 100 == 50) {
+		o[n] = kernel(t + 9600, 100, 0, NULL);
+		o[n].type = GB_T_gpu_memcpy;
+		o[n].kind = 1;	/* HtoD */
+		o[n].flags |= GB_EF_BYTES;
+		o[n++].bytes = 4096;
+	}
+	if (i == 4000 || i == 8000) {
+		o[n] = kernel(t + 9700, 50, 0, NULL);
+		o[n].type = i == 4000 ? GB_T_gpu_memset : GB_T_gpu_memcpy;
+		o[n].kind = i == 4000 ? 0 : 2;	/* DtoH */
+		o[n].pid = 101;
+		o[n++].stream = 9;
+	}
+
+	for (k = 0; k < n; k++) {
+		if (o[k].type == GB_T_cudaLaunchKernel && i % 2 == 0)
+			o[k].stack_id = 1;
+		else if (o[k].type == GB_T_cudaMalloc)
+			o[k].stack_id = 2;
+		else if (o[k].type == GB_T_ioctl)
+			o[k].stack_id = 3;
+	}
+	return n;
+}
+
 static int write_sbt(const char *path, const struct sbt_meta *m, uint64_t iters, uint64_t *nev,
-		     uint64_t max_ev)
+		     uint64_t max_ev, bool stacks)
 {
 	struct sbt_writer *w;
 	struct gb_event b[10];
@@ -65,8 +135,15 @@ static int write_sbt(const char *path, const struct sbt_meta *m, uint64_t iters,
 	if (rc)
 		return rc;
 	*nev = 0;
+	for (k = 1; stacks && k <= 3 && !rc; k++) {
+		const struct gb_frame *f = fixture_stack(NULL, k, &n);
+
+		rc = sbt_writer_add_stack(w, k, f, n);
+	}
 	for (i = 0; i < iters && *nev < max_ev && !rc; i++) {
 		n = fixture_events(i, b);
+		if (stacks)
+			n = fixture_extend(i, b, n);
 		for (k = 0; k < n && *nev < max_ev && !rc; k++, (*nev)++)
 			rc = sbt_writer_add(w, &b[k]);
 	}
@@ -87,7 +164,7 @@ static int gen_bench(const char *path, uint64_t nev)
 	int rc;
 
 	fill_meta(&m, "bench", "boot-1", 1700000000000000000ull, T0 - MS, nev * 2500, 0);
-	rc = write_sbt(path, &m, UINT64_MAX, &got, nev);
+	rc = write_sbt(path, &m, UINT64_MAX, &got, nev, false);
 	if (rc) {
 		fprintf(stderr, "cannot write %s: %s\n", path, strerror(-rc));
 		return 1;
@@ -129,6 +206,7 @@ static int gen_fixtures(const char *dir)
 	for (f = GB_FMT_PERFETTO; f <= GB_FMT_JSON; f++) {
 		snprintf(path, sizeof(path), "%s/direct.%s", dir, f == GB_FMT_JSON ? "json" : "pftrace");
 		o.path = path;
+		o.stack_frames = fixture_stack;
 		ex = gb_exporter_new((enum gb_export_fmt)f, NULL, NULL, &o, err, sizeof(err));
 		if (!ex) {
 			fprintf(stderr, "%s\n", err);
@@ -137,7 +215,7 @@ static int gen_fixtures(const char *dir)
 		for (i = 0; i < 3000; i++)
 			gb_exporter_expect_flow(ex, 100 + (uint32_t)(i % 3), i + 1);
 		for (i = 0; i < 3000; i++)
-			for (n = fixture_events(i, b), k = 0; k < n; k++)
+			for (n = fixture_extend(i, b, fixture_events(i, b)), k = 0; k < n; k++)
 				gb_exporter_add(ex, &b[k]);
 		if (gb_exporter_finish(ex, NULL, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
@@ -148,7 +226,7 @@ static int gen_fixtures(const char *dir)
 	/* a .sbt file for "gpubpf export" (skipped by the script when absent) */
 	fill_meta(&m, "testhost", "boot-1", 1700000000000000000ull, T0 - MS, 10000 * 10000, 0);
 	snprintf(path, sizeof(path), "%s/mixed.sbt", dir);
-	rc = write_sbt(path, &m, 12000, &nev, UINT64_MAX);
+	rc = write_sbt(path, &m, 12000, &nev, UINT64_MAX, true);
 	if (rc) {
 		fprintf(stderr, "no .sbt fixture: sbt writer: %s\n", strerror(-rc));
 		return 0;
@@ -156,11 +234,11 @@ static int gen_fixtures(const char *dir)
 	/* two hosts for merge: same monotonic readings, but b started 2 s later */
 	fill_meta(&m, "alpha", "boot-a", 1700000000000000000ull, T0 - MS, 10000 * 10000, 200);
 	snprintf(path, sizeof(path), "%s/merge_a.sbt", dir);
-	rc = write_sbt(path, &m, 100, &nev, UINT64_MAX);
+	rc = write_sbt(path, &m, 100, &nev, UINT64_MAX, false);
 	fill_meta(&m, "beta", "boot-b", 1700000002000000000ull, T0 - MS,
 		  10000 * 10000, -400);
 	snprintf(path, sizeof(path), "%s/merge_b.sbt", dir);
-	rc |= write_sbt(path, &m, 100, &nev, UINT64_MAX);
+	rc |= write_sbt(path, &m, 100, &nev, UINT64_MAX, false);
 	if (rc)
 		fprintf(stderr, "no merge fixtures: sbt writer: %s\n", strerror(-rc));
 	return 0;
@@ -178,7 +256,7 @@ static void test_sbt_export_roundtrip(void **state)
 	assert_int_equal(tmpdir(dir, sizeof(dir)), 0);
 	snprintf(sbt, sizeof(sbt), "%s/a.sbt", dir);
 	fill_meta(&m, "h", "b", 1700000000000000000ull, T0 - MS, 10 * MS, 0);
-	if (write_sbt(sbt, &m, 300, &nev, UINT64_MAX)) {
+	if (write_sbt(sbt, &m, 300, &nev, UINT64_MAX, true)) {
 		rmdir(dir);
 		skip();	/* the sbt writer is not there yet */
 	}

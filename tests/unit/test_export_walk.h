@@ -21,7 +21,7 @@ struct w_open { uint64_t uuid, begin, name_iid; };
 struct walk {
 	const char *err;		/* first rule broken, NULL if none */
 	char msg[160];
-	unsigned packets, begins, ends, instants, counters, descs, snapshots;
+	unsigned packets, begins, ends, instants, counters, descs, snapshots, renames;
 	uint64_t last_ts;
 	bool cleared;			/* a CLEARED packet was seen */
 	uint64_t uuids[W_MAX]; unsigned nuuids;
@@ -136,8 +136,9 @@ static void w_interned(struct walk *w, const uint8_t *p, const uint8_t *end)
 static void w_desc(struct walk *w, const uint8_t *p, const uint8_t *end)
 {
 	uint64_t uuid = 0, parent = 0;
-	bool counter = false;
+	bool counter = false, no_merge = false;
 	struct w_f f;
+	int i;
 
 	while (w_next(&p, end, &f) == 1) {
 		if (f.field == 1)
@@ -146,6 +147,14 @@ static void w_desc(struct walk *w, const uint8_t *p, const uint8_t *end)
 			parent = f.v;
 		if (f.field == 8)
 			counter = true;
+		if (f.field == 15 && f.v == 2)
+			no_merge = true;	/* SIBLING_MERGE_BEHAVIOR_NONE: the last name counts */
+	}
+	/* a stream lane described again under a longer name, nothing else */
+	i = w_uuid(w, uuid);
+	if (i >= 0 && no_merge && !counter && !w->is_counter[i]) {
+		w->renames++;
+		return;
 	}
 	if (!uuid)
 		w_fail(w, "descriptor without uuid", 0);
