@@ -26,6 +26,7 @@ static const char usage_text[] =
 "      --baseline OLD  compare with an older trace: the tables as changes (+-),\n"
 "                      NEW and GONE functions and kernels\n"
 "      --pid PID       only this process (repeatable)\n"
+"      --type NAME     only this function or category (as in gpubpf view)\n"
 "      --from SECS     only events at or after SECS seconds from the trace start\n"
 "      --to SECS       only events before SECS seconds from the trace start\n"
 "      --idle-ms MS    gpu-idle: gaps between kernels longer than MS (default 1)\n"
@@ -42,15 +43,13 @@ static const char usage_text[] =
 "  gpubpf report --json trace.sbt | jq '.findings[] | .rule'\n"
 "  gpubpf report --baseline yesterday.sbt today.sbt\n";
 
-enum { OPT_CSV = 256, OPT_BASE, OPT_PID, OPT_FROM, OPT_TO, OPT_IDLE, OPT_SYMFS };
+enum { OPT_CSV = 256, OPT_BASE, OPT_IDLE, OPT_SYMFS };
 
 static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "baseline", required_argument, NULL, OPT_BASE },
-	{ "pid", required_argument, NULL, OPT_PID },
-	{ "from", required_argument, NULL, OPT_FROM },
-	{ "to", required_argument, NULL, OPT_TO },
+	VIEW_FILTER_LONG_OPTS,
 	{ "idle-ms", required_argument, NULL, OPT_IDLE },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
 	{ "help", no_argument, NULL, 'h' },
@@ -84,17 +83,6 @@ static void usage(void)
 	}
 	printf(usage_text, b.p ? b.p : "");
 	gb_buf_free(&b);
-}
-
-static int parse_secs(const char *s, uint64_t *ns)
-{
-	char *end;
-	double d = strtod(s, &end);
-
-	if (end == s || *end || !(d >= 0) || d > 1e9)
-		return -1;
-	*ns = (uint64_t)(d * 1e9);
-	return 0;
 }
 
 /* one trace through the filters into a finished report; NULL after a one-line error */
@@ -139,7 +127,6 @@ int cmd_report(int argc, char **argv)
 	const char *base_path = NULL;
 	struct report *r = NULL, *base = NULL;
 	struct gb_buf b = { 0 };
-	uint64_t v;
 	int c, ret = 1;
 
 	optind = 1;
@@ -154,20 +141,12 @@ int cmd_report(int argc, char **argv)
 		case OPT_BASE:
 			base_path = optarg;
 			break;
-		case OPT_PID:
-			if (gb_parse_u64(optarg, &v) || !v || v > 0x7fffffff || f.npids >= VIEW_MAX_PIDS) {
-				gb_err("bad --pid '%s': give a process id", optarg);
+		case VIEW_OPT_FROM:
+		case VIEW_OPT_TO:
+		case VIEW_OPT_PID:
+		case VIEW_OPT_TYPE:
+			if (view_filter_opt(&f, c, optarg))
 				return 2;
-			}
-			f.pids[f.npids++] = (uint32_t)v;
-			break;
-		case OPT_FROM:
-		case OPT_TO:
-			if (parse_secs(optarg, c == OPT_FROM ? &f.from_ns : &f.to_ns)) {
-				gb_err("bad time '%s': give seconds from the trace start, e.g. --from 1.5", optarg);
-				return 2;
-			}
-			*(c == OPT_FROM ? &f.have_from : &f.have_to) = true;
 			break;
 		case OPT_IDLE: {
 			char *end;
