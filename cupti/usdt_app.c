@@ -56,12 +56,14 @@ static void *must_sym(void *h, const char *lib, const char *name)
 	return p;
 }
 
+static uint64_t dev_ns = 50000;	/* each kernel's time on the device (argv[4]) */
+
 static void kernel_rec(CUpti_ActivityKernel10 *k, uint32_t corr, uint64_t t)
 {
 	memset(k, 0, sizeof(*k));
 	k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 	k->start = t + 10000;
-	k->end = t + 10000 + 50000;	/* 50 us on the device */
+	k->end = t + 10000 + dev_ns;	/* 50 us on the device by default */
 	k->deviceId = 0;
 	k->contextId = 1;
 	k->streamId = 7;
@@ -81,11 +83,16 @@ int main(int argc, char **argv)
 	cu_fn launch, sync, mload, getfn;
 	void *lib, *cuda, *mod = NULL, *f = NULL;
 	nvtxRangeId_t r;
+	long gap_us = 0;
 	int i, n;
 
-	if (argc != 4 || (n = atoi(argv[3])) <= 0 || n > MAXN) {
-		fprintf(stderr, "usage: usdt_app CUPTI_LIB LIBCUDA N (1..%d)\n", MAXN);
+	if ((argc != 4 && argc != 6) || (n = atoi(argv[3])) <= 0 || n > MAXN) {
+		fprintf(stderr, "usage: usdt_app CUPTI_LIB LIBCUDA N (1..%d) [DEVICE_NS GAP_US]\n", MAXN);
 		return 2;
+	}
+	if (argc == 6) {	/* gpubpf report's device rules: kernel length, host gap between launches */
+		dev_ns = strtoull(argv[4], NULL, 10);
+		gap_us = atol(argv[5]);
 	}
 	setenv("NVTX_INJECTION64_PATH", argv[1], 1);
 	lib = dlopen(argv[1], RTLD_NOW);
@@ -104,6 +111,8 @@ int main(int argc, char **argv)
 	getfn(&f, mod, KERNEL);
 
 	for (i = 0; i <= n; i++) {
+		if (gap_us > 0 && i > 0)
+			usleep((useconds_t)gap_us);
 		if (i < n)
 			nvtxRangePushA("step");
 		launch_ts[i % MAXN] = now_ns();

@@ -304,7 +304,8 @@ static void on_device(struct report *r, const struct gb_event *ev)
 
 			d->gaps++;
 			d->gap_ns += gap;
-			if (p) {
+			/* a process's finding: the gap between two of its own kernels */
+			if (p && d->busy_pid == ev->pid) {
 				p->idle_gaps++;
 				p->idle_ns += gap;
 				if (!p->idle_first)
@@ -319,6 +320,7 @@ static void on_device(struct report *r, const struct gb_event *ev)
 	if (ev->ts_ns >= d->busy_end) {
 		d->busy_ns += ev->dur_ns;
 		d->busy_end = end;
+		d->busy_pid = ev->pid;
 		if (!d->first)
 			d->first = ev->ts_ns;
 		for (i = 0; i < r->np; i++)
@@ -326,6 +328,7 @@ static void on_device(struct report *r, const struct gb_event *ev)
 	} else if (end > d->busy_end) {
 		d->busy_ns += end - d->busy_end;
 		d->busy_end = end;
+		d->busy_pid = ev->pid;
 	}
 	d->last = d->busy_end;
 	/* concurrency: kernels still running when this one starts */

@@ -29,6 +29,7 @@ struct rep_copy {
 struct rep_dev {
 	uint32_t device;
 	uint64_t kernels, busy_ns, busy_end, first, last;
+	uint32_t busy_pid;		/* the process whose kernel ends last so far */
 	uint64_t gaps, gap_ns;
 	uint64_t active[REP_MAX_ACTIVE];
 	unsigned nactive, max_conc;
