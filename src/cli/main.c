@@ -18,7 +18,7 @@ static const struct cmd cmds[] = {
 	{ "info", cmd_info, "summarise a trace: duration, events by type, processes, kernels, drops" },
 	{ "view", cmd_view, "print a trace's events, one per line (--json: JSON Lines)" },
 	{ "report", cmd_report, "what a trace says: findings (mistakes, with call site and advice) and tables" },
-	{ "export", cmd_export, "convert a trace to Perfetto protobuf, Chrome JSON or TraceSmith SBT" },
+	{ "export", cmd_export, "convert a trace to Perfetto protobuf, Chrome JSON, TraceSmith SBT or pprof" },
 	{ "merge", cmd_merge, "merge traces of several hosts or ranks onto one clock" },
 	{ "import", cmd_import, "import LLVM XRay logs (xray-log.*) into a trace" },
 	{ "dump", cmd_dump, "make the running flight recorder (record --flight) write what it holds" },
@@ -29,7 +29,7 @@ static void usage(FILE *f)
 	unsigned i;
 
 	fprintf(f, "Usage: gpubpf COMMAND [OPTIONS]\n\n"
-		"System-wide GPU tracer built on eBPF: CUDA driver and runtime, HIP, GPU ioctls.\n\n"
+		"System-wide GPU tracer built on eBPF: CUDA driver and runtime, HIP, NCCL/RCCL, GPU ioctls.\n\n"
 		"Commands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (cmds[i].fn)
