@@ -9,6 +9,7 @@
 #include "cmds.h"
 #include "sbt/sbt.h"
 #include "stacks/symbolize.h"
+#include "core/hmap.h"
 #include "core/util.h"
 #include "exporters/export.h"
 #include "exporters/ui_serve.h"
@@ -17,6 +18,7 @@
 static const char usage_text[] =
 "Usage: gpubpf export TRACE.sbt [-f FORMAT] [-o OUT] [--split-mb N] [--open] [--open-port N]\n"
 "                     [--from SECS] [--to SECS] [--pid PID] [--type NAME]\n"
+"                     [--group-by device|process|container|rank]\n"
 "\n"
 "Convert a trace for viewing: Perfetto's protobuf trace (open it in\n"
 "https://ui.perfetto.dev or trace_processor), Chrome trace event JSON, or\n"
@@ -56,6 +58,12 @@ static const char usage_text[] =
 "                     copy, memset, alloc, free, sync, name, ioctl, func, mark,\n"
 "                     device); repeatable. The same filters as 'gpubpf view';\n"
 "                     perfetto and json only\n"
+"      --group-by G   which rows go together: device (default: each GPU a group\n"
+"                     of its streams), process (a process's streams beside its\n"
+"                     threads), container (one group per container and one for\n"
+"                     the host: their processes' threads and streams) or rank\n"
+"                     (one group per NCCL rank, from its largest communicator;\n"
+"                     reads the trace twice). perfetto and json only\n"
 "  -q, --quiet        no summary line on stderr\n"
 "\n"
 "EXAMPLES:\n"
@@ -63,13 +71,14 @@ static const char usage_text[] =
 "  gpubpf export trace.sbt --open            # then click the printed link\n"
 "  gpubpf export trace.sbt -f json -o trace.json\n"
 "  gpubpf export big.sbt --from 60 --to 65 --pid 4242 -o minute1.pftrace\n"
+"  gpubpf export merged.sbt --group-by rank -o ranks.pftrace\n"
 "  gpubpf export big.sbt --split-mb 256 -o big.pftrace   # big.0.pftrace, big.1.pftrace ...\n"
 "  gpubpf export trace.sbt -f tracesmith -o trace.ts.sbt\n"
 "  gpubpf export trace.sbt -f pprof -o trace.pb.gz\n"
 "  go tool pprof -http=:8080 trace.pb.gz                 # flame graph in a browser\n"
 "  go tool pprof -top -sample_index=device_ns trace.pb.gz\n";
 
-enum { OPT_OPEN = 256, OPT_OPEN_PORT };
+enum { OPT_OPEN = 256, OPT_OPEN_PORT, OPT_GROUP_BY };
 
 static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -77,6 +86,7 @@ static const struct option long_opts[] = {
 	{ "split-mb", required_argument, NULL, 'S' },
 	{ "open", no_argument, NULL, OPT_OPEN },
 	{ "open-port", required_argument, NULL, OPT_OPEN_PORT },
+	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 	{ "quiet", no_argument, NULL, 'q' },
 	VIEW_FILTER_LONG_OPTS,
 	{ "help", no_argument, NULL, 'h' },
@@ -177,11 +187,90 @@ static int first_in_window(struct sbt_reader *r, const struct view_filter *f, ui
 		sbt_reader_seek(r, t0 + f->from_ns);
 	return next_in_window(r, f, t0, ev);
 }
+/*
+ * --group-by container: the recorder's note "container.PID"; --group-by
+ * rank: a first pass over the trace finds each process's rank in its
+ * largest NCCL communicator (the rank is known only once the communicator
+ * was made, after the process's first rows were written).
+ */
+struct groups {
+	struct sbt_reader *r;
+	enum gb_group by;
+	struct hmap rank;	/* pid -> "rank r/n comm ID" */
+	char buf[96];
+};
+
+static const char *group_of(void *ctx, uint32_t pid)
+{
+	struct groups *g = ctx;
+	const char *c;
+	char key[32];
+
+	if (g->by == GB_GROUP_RANK)
+		return hmap_get(&g->rank, pid);
+	snprintf(key, sizeof(key), "container.%u", pid);
+	if (!(c = sbt_reader_note(g->r, key)))
+		return NULL;
+	snprintf(g->buf, sizeof(g->buf), "container %s", c);
+	return g->buf;
+}
+
+static int find_ranks(struct groups *g, const char *in, char *err, size_t errlen)
+{
+	struct hmap best = { 0 };	/* pid -> nranks of the communicator named */
+	struct sbt_reader *r;
+	struct gb_event ev;
+	char *label;
+	int rc;
+
+	if ((rc = sbt_reader_open(&r, in, err, errlen)))
+		return rc;
+	while ((rc = sbt_reader_next(r, &ev)) == 1) {
+		uintptr_t had;
+
+		if (gb_event_cat(&ev) != GB_CAT_COLL || !gb_coll_comm_id(&ev) || !gb_coll_nranks(&ev) ||
+		    gb_coll_rank(&ev) >= gb_coll_nranks(&ev))
+			continue;
+		had = (uintptr_t)hmap_get(&best, ev.pid);
+		if (had >= gb_coll_nranks(&ev))
+			continue;
+		if (asprintf(&label, "rank %u/%u comm %016" PRIx64, gb_coll_rank(&ev), gb_coll_nranks(&ev),
+			     gb_coll_comm_id(&ev)) < 0 ||
+		    hmap_put(&best, ev.pid, (void *)(uintptr_t)gb_coll_nranks(&ev))) {
+			rc = -ENOMEM;
+			break;
+		}
+		free(hmap_get(&g->rank, ev.pid));
+		if (hmap_put(&g->rank, ev.pid, label)) {
+			free(label);
+			rc = -ENOMEM;
+			break;
+		}
+	}
+	if (rc < 0)
+		snprintf(err, errlen, "%s", rc == -ENOMEM ? "out of memory" :
+			 sbt_reader_last_error(r) ? sbt_reader_last_error(r) : "read error");
+	hmap_free(&best);
+	sbt_reader_close(r);
+	return rc < 0 ? rc : 0;
+}
+
+static void groups_free(struct groups *g)
+{
+	size_t it = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(&g->rank, &it, &k, &v))
+		free(v);
+	hmap_free(&g->rank);
+}
 
 static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt fmt,
 		      const char *out, uint64_t split, const struct view_filter *f,
-		      struct gb_export_stats *st, char *err, size_t errlen)
+		      enum gb_group group, struct gb_export_stats *st, char *err, size_t errlen)
 {
+	struct groups grp = { .r = r, .by = group };
 	const struct sbt_info *info = sbt_reader_info(r);
 	struct gb_export_opts o = { .path = out, .split_bytes = split };
 	struct stack_namer *namer;
@@ -193,6 +282,13 @@ static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt f
 	uint64_t n = 0;
 	int rc;
 
+	if (group == GB_GROUP_RANK && (rc = find_ranks(&grp, in, err, errlen))) {
+		groups_free(&grp);
+		return rc;
+	}
+	o.group_by = group;
+	o.group_of = group_of;
+	o.group_ctx = &grp;
 	read_hosts(r, &h);
 	o.pid_shift = h.shift;
 	o.hosts = h.name;
@@ -209,6 +305,7 @@ static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt f
 	free(h.buf);
 	if (!ex) {
 		stack_namer_free(namer);
+		groups_free(&grp);
 		return -EINVAL;
 	}
 	a.t0 = info->first_ts;
@@ -230,10 +327,12 @@ static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt f
 	if (rc < 0) {
 		gb_exporter_abort(ex);
 		stack_namer_free(namer);
+		groups_free(&grp);
 		return rc;
 	}
 	rc = gb_exporter_finish(ex, st, err, errlen);
 	stack_namer_free(namer);
+	groups_free(&grp);
 	return rc;
 }
 
@@ -274,7 +373,8 @@ static int run_pprof(struct sbt_reader *r, const char *out, struct gb_export_sta
 }
 
 static int export_one(const char *in, const char *format, const char *out, uint64_t split,
-		      const struct view_filter *f, struct gb_export_stats *st, char *err, size_t errlen)
+		      const struct view_filter *f, enum gb_group group, struct gb_export_stats *st,
+		      char *err, size_t errlen)
 {
 	enum gb_export_fmt fmt = gb_export_fmt_parse(format ? format : "perfetto");
 	struct sbt_reader *r = NULL;
@@ -294,7 +394,7 @@ static int export_one(const char *in, const char *format, const char *out, uint6
 	else if (fmt == GB_FMT_PPROF)
 		rc = run_pprof(r, out, st, err, errlen);
 	else
-		rc = run_export(r, in, fmt, out, split, f, st, err, errlen);
+		rc = run_export(r, in, fmt, out, split, f, group, st, err, errlen);
 	sbt_reader_close(r);
 	return rc;
 }
@@ -304,7 +404,7 @@ int gb_export_file(const char *sbt_path, const char *format, const char *out_pat
 {
 	struct view_filter f = { 0 };
 
-	return export_one(sbt_path, format, out_path, 0, &f, NULL, err, errlen);
+	return export_one(sbt_path, format, out_path, 0, &f, GB_GROUP_DEVICE, NULL, err, errlen);
 }
 
 static void summary(const char *out, enum gb_export_fmt fmt, const struct gb_export_stats *st)
@@ -346,6 +446,8 @@ int cmd_export(int argc, char **argv)
 	char err[512], *def = NULL;
 	unsigned open_port = UI_SERVE_PORT;
 	bool quiet = false, open_ui = false;
+	enum gb_group group = GB_GROUP_DEVICE;
+	bool grouping = false;
 	int c, rc;
 
 	optind = 1;
@@ -374,6 +476,13 @@ int cmd_export(int argc, char **argv)
 			if (ui_serve_parse_port(optarg, &open_port))
 				return 2;
 			open_ui = true;
+			break;
+		case OPT_GROUP_BY:
+			if (gb_group_parse(optarg, &group)) {
+				gb_err("--group-by takes device, process, container or rank, not '%s'", optarg);
+				return 2;
+			}
+			grouping = true;
 			break;
 		case VIEW_OPT_FROM:
 		case VIEW_OPT_TO:
@@ -417,11 +526,16 @@ int cmd_export(int argc, char **argv)
 		gb_err("--from/--to/--pid/--type work with perfetto and json only");
 		return 2;
 	}
+	if (grouping && (gb_export_fmt_parse(format) == GB_FMT_TRACESMITH ||
+			 gb_export_fmt_parse(format) == GB_FMT_PPROF)) {
+		gb_err("--group-by arranges Perfetto rows: use it with -f perfetto or -f json");
+		return 2;
+	}
 	if (!out) {
 		def = default_out(argv[optind], gb_export_fmt_parse(format));
 		out = def;
 	}
-	rc = export_one(argv[optind], format, out, split, &f, &st, err, sizeof(err));
+	rc = export_one(argv[optind], format, out, split, &f, group, &st, err, sizeof(err));
 	if (rc) {
 		gb_err("%s", err);
 	} else if (!quiet && gb_export_fmt_parse(format) != GB_FMT_TRACESMITH) {

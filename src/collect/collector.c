@@ -18,6 +18,7 @@
 
 struct proc {
 	pid_t pid;
+	char container[24];	/* procmaps_container, read while it maps GPU code; "-": host */
 	struct hmap names;	/* name_key(handle or stub address) -> interned name */
 	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
@@ -144,6 +145,7 @@ static void clear_proc(struct proc *p)
 	p->execs = NULL;
 	p->nexec = p->capexec = 0;
 	p->have_maps = p->complete = p->seeded = false;
+	p->container[0] = 0;
 	p->fork_parent = 0;
 	p->exit_ns = 0;
 	p->exit_sig = 0;
@@ -206,6 +208,8 @@ void collector_pin_files(struct collector *c, pid_t pid)
 
 	if (!p)
 		return;
+	if (!p->container[0] && procmaps_container(pid, p->container, sizeof(p->container)))
+		strcpy(p->container, "-");
 	for (i = 0; i < p->maps.n; i++)
 		if (p->maps.v[i].path && !procmaps_same_file(p->maps.v[i].path, &p->maps.v[i]))
 			elf_for(c, pid, &p->maps.v[i]);
@@ -683,6 +687,10 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 	if (!p->has_events) {
 		p->has_events = true;
 		c->st.procs_seen++;
+		if (!p->container[0] && procmaps_container(p->pid, p->container, sizeof(p->container)))
+			strcpy(p->container, "-");
+		if (c->ops.seen && strcmp(p->container, "-"))
+			c->ops.seen(c->ops.ctx, (pid_t)r->pid, p->container);
 	}
 	p->ns_pid = r->ns_pid;
 	ev.comm = thread_comm(c, p, r);

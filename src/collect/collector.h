@@ -29,6 +29,12 @@ struct collector_ops {
 	void (*sync)(void *ctx);
 	/* a process that made traced calls died of a core-dumping signal at ts */
 	void (*crash)(void *ctx, pid_t pid, int sig, const char *comm, uint64_t ts);
+	/*
+	 * a process in a container made its first traced call (once per
+	 * process): the container's short id or "pidns-INODE" (procmaps_container),
+	 * read when the process mapped GPU code
+	 */
+	void (*seen)(void *ctx, pid_t pid, const char *container);
 	void *ctx;
 };
 

@@ -188,6 +188,22 @@ static void sink_crash(void *ctx, pid_t pid, int sig, const char *comm, uint64_t
 			    name ? name : "?");
 }
 
+/*
+ * The container of a process that makes GPU calls, as the note
+ * "container.PID" = its short id (or "pidns-INODE"): `report` totals and
+ * `export --group-by container` read it. Host processes get none.
+ */
+static void sink_seen(void *ctx, pid_t pid, const char *container)
+{
+	struct rec_ctx *r = ctx;
+	char key[32];
+
+	if (!r->w)
+		return;
+	snprintf(key, sizeof(key), "container.%d", (int)pid);
+	sbt_writer_note(r->w, key, container);
+}
+
 /* one counter of the per-CPU drops map (GB_DROP_*), per CPU and summed */
 static uint64_t read_drop_kind(struct rec_ctx *r, uint32_t kind, uint64_t *per_cpu, unsigned ncpu)
 {
@@ -727,7 +743,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 {
 	struct rec_ctx r = { .o = o, .go_fd = -1, .sock = -1, .client = -1 };
 	struct collector_ops ops = { .event = sink_event, .rescan = sink_rescan, .sync = sink_sync,
-				     .crash = sink_crash, .ctx = &r };
+				     .crash = sink_crash, .seen = sink_seen, .ctx = &r };
 	struct sbt_meta meta;
 	struct sigaction sa = { .sa_handler = on_signal };
 	unsigned ncpu = libbpf_num_possible_cpus();

@@ -127,6 +127,19 @@ static int split_path(struct gb_exporter *ex, const char *path, bool split)
 	return ex->base && ex->ext ? 0 : -ENOMEM;
 }
 
+int gb_group_parse(const char *s, enum gb_group *g)
+{
+	static const char *const names[] = { "device", "process", "container", "rank" };
+	unsigned i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (s && !strcmp(s, names[i])) {
+			*g = (enum gb_group)i;
+			return 0;
+		}
+	return -1;
+}
+
 static int setup_opts(struct gb_exporter *ex, const struct sbt_info *info,
 		      const struct gb_export_opts *o)
 {
@@ -143,6 +156,9 @@ static int setup_opts(struct gb_exporter *ex, const struct sbt_info *info,
 		return 0;
 	ex->split_bytes = o->split_bytes;
 	ex->pid_shift = o->pid_shift;
+	ex->group_by = o->group_by;
+	ex->group_of = o->group_of;
+	ex->group_ctx = o->group_ctx;
 	ex->stack_text = o->stack_text;
 	ex->stack_ctx = o->stack_ctx;
 	ex->stack_frames = o->stack_frames;

@@ -34,6 +34,16 @@ enum gb_export_fmt {
 /* "perfetto"/"pftrace"/"protobuf", "json"/"chrome", "tracesmith", "pprof"; NONE if unknown */
 enum gb_export_fmt gb_export_fmt_parse(const char *s);
 
+/* Which rows group together (export --group-by) */
+enum gb_group {
+	GB_GROUP_DEVICE,	/* default: processes with their threads; GPU work under "GPU n" */
+	GB_GROUP_PROCESS,	/* a process's GPU work under the process, beside its threads */
+	GB_GROUP_CONTAINER,	/* one group per container (and "host"): its processes' threads and GPU work */
+	GB_GROUP_RANK,		/* one group per NCCL rank (and "no rank") */
+};
+/* "device", "process", ...: 0, or -1 for an unknown name */
+int gb_group_parse(const char *s, enum gb_group *g);
+
 struct gb_export_opts {
 	/*
 	 * Where to write when no FILE is given. With split_bytes, the files
@@ -49,6 +59,14 @@ struct gb_export_opts {
 	unsigned pid_shift;
 	const char *const *hosts;
 	unsigned nhosts;
+	/*
+	 * Grouping. For GB_GROUP_CONTAINER and GB_GROUP_RANK, group_of names
+	 * the group of a process ("container 3f2a9c1b7e4d", "rank 2/4 ..."),
+	 * NULL for the rest ("host", "no rank"); asked once per process.
+	 */
+	enum gb_group group_by;
+	const char *(*group_of)(void *ctx, uint32_t pid);
+	void *group_ctx;
 	/*
 	 * Call stacks: the text of a stack id (frames innermost first, one per
 	 * line), NULL if unknown; put on slices as the "stack" argument.

@@ -248,6 +248,31 @@ static int32_t track_new(struct gb_exporter *ex, const struct xkey *k, uint8_t k
 	return (int32_t)*slot;
 }
 
+/* container/rank grouping: the group's track, a process of its own (synthetic pid) */
+static int32_t track_group(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	const char *g = ex->group_of ? ex->group_of(ex->group_ctx, ev->pid) : NULL;
+	struct xkey k = { ((uint64_t)GB_TK_PROCESS << 56) | 1, 0, 0 };
+	uint64_t idx;
+	bool added;
+	int32_t i;
+
+	if (!g)
+		g = ex->group_by == GB_GROUP_RANK ? "no rank" : "host";
+	k.b = gb_fnv1a_str(GB_FNV_INIT, g);
+	if (xmap_get(&ex->tmap, &k, &idx))
+		return (int32_t)idx;
+	i = track_new(ex, &k, GB_TK_PROCESS, -1, strdup(g), &added);
+	ex->tracks[i].pid = JSON_SYNTH_PID + 0x800000u + (uint32_t)i;
+	ex->tracks[i].jpid = ex->tracks[i].jtid = ex->tracks[i].pid;
+	return i;
+}
+
+static bool grouped(const struct gb_exporter *ex)
+{
+	return ex->group_by == GB_GROUP_CONTAINER || ex->group_by == GB_GROUP_RANK;
+}
+
 int32_t gb_track_process(struct gb_exporter *ex, const struct gb_event *ev)
 {
 	struct xkey k = { (uint64_t)GB_TK_PROCESS << 56, ev->pid, 0 };
@@ -259,6 +284,11 @@ int32_t gb_track_process(struct gb_exporter *ex, const struct gb_event *ev)
 
 	if (xmap_get(&ex->tmap, &k, &idx))
 		return (int32_t)idx;
+	if (grouped(ex)) {	/* the process's key leads to its group */
+		i = track_group(ex, ev);
+		*xmap_put(&ex->tmap, &k, &added) = (uint64_t)i;
+		return i;
+	}
 	if (ev->comm && *ev->comm)
 		name = host ? xasprintf("%s @%s", ev->comm, host) : strdup(ev->comm);
 	else
@@ -281,11 +311,15 @@ int32_t gb_track_thread(struct gb_exporter *ex, const struct gb_event *ev)
 	if (xmap_get(&ex->tmap, &k, &idx))
 		return (int32_t)idx;
 	p = gb_track_process(ex, ev);
-	name = ev->comm && *ev->comm ? strdup(ev->comm) : xasprintf("tid %u", ev->tid);
+	if (grouped(ex))	/* threads of several processes side by side: say whose */
+		name = xasprintf("%s %u/%u", ev->comm && *ev->comm ? ev->comm : "tid",
+				 gb_ex_local_pid(ex, ev->pid), gb_ex_local_pid(ex, ev->tid));
+	else
+		name = ev->comm && *ev->comm ? strdup(ev->comm) : xasprintf("tid %u", ev->tid);
 	i = track_new(ex, &k, GB_TK_THREAD, p, name, &added);
-	ex->tracks[i].pid = ev->pid;
+	ex->tracks[i].pid = ex->tracks[p].pid;
 	ex->tracks[i].tid = ev->tid;
-	ex->tracks[i].jpid = ev->pid;
+	ex->tracks[i].jpid = ex->tracks[p].jpid;
 	ex->tracks[i].jtid = ev->tid;
 	return i;
 }
@@ -300,10 +334,11 @@ int32_t gb_track_counter(struct gb_exporter *ex, const struct gb_event *ev)
 	if (xmap_get(&ex->tmap, &k, &idx))
 		return (int32_t)idx;
 	p = gb_track_process(ex, ev);
-	i = track_new(ex, &k, GB_TK_COUNTER, p, strdup("GPU memory"), &added);
+	i = track_new(ex, &k, GB_TK_COUNTER, p, grouped(ex) ? xasprintf("GPU memory pid %u",
+		      gb_ex_local_pid(ex, ev->pid)) : strdup("GPU memory"), &added);
 	ex->tracks[i].pid = ev->pid;
-	ex->tracks[i].jpid = ev->pid;
-	ex->tracks[i].jtid = ev->pid;
+	ex->tracks[i].jpid = ex->tracks[p].jpid;
+	ex->tracks[i].jtid = ex->tracks[p].jpid;
 	return i;
 }
 
@@ -328,13 +363,57 @@ static int32_t track_gpu(struct gb_exporter *ex, uint32_t pid, uint32_t device)
 	return i;
 }
 
+/* Where a process's device work goes: its GPU's group, or its process (or group) track */
+static int32_t track_home(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	if (ex->group_by == GB_GROUP_DEVICE)
+		return track_gpu(ex, ev->pid, ev->device);
+	return gb_track_process(ex, ev);
+}
+
+/* the start of a stream track's name: "pid 7 stream 3", "GPU 0 stream 3" (under its process) */
+static void stream_prefix(struct gb_exporter *ex, struct gb_buf *b, uint32_t pid, uint32_t device,
+			  uint64_t stream)
+{
+	if (ex->group_by == GB_GROUP_DEVICE)
+		gb_buf_printf(b, "pid %u ", gb_ex_local_pid(ex, pid));
+	else if (ex->group_by == GB_GROUP_PROCESS)
+		gb_buf_printf(b, "GPU %u ", device);
+	else
+		gb_buf_printf(b, "pid %u GPU %u ", gb_ex_local_pid(ex, pid), device);
+	if (stream < 4096)
+		gb_buf_printf(b, "stream %llu", (unsigned long long)stream);
+	else
+		gb_buf_printf(b, "stream 0x%llx", (unsigned long long)stream);
+}
+
+static char *buf_str(struct gb_buf *b)
+{
+	char *s;
+
+	gb_buf_putc(b, 0);
+	s = strdup(b->p);
+	gb_buf_free(b);
+	if (!s) {
+		gb_err("out of memory");
+		abort();
+	}
+	return s;
+}
+
 static char *stream_name(struct gb_exporter *ex, const struct gb_event *ev, const char *sfx)
 {
-	uint32_t pid = gb_ex_local_pid(ex, ev->pid);
+	struct gb_buf b = { 0 };
 
-	if (ev->stream < 4096)
-		return xasprintf("pid %u stream %llu%s", pid, (unsigned long long)ev->stream, sfx);
-	return xasprintf("pid %u stream 0x%llx%s", pid, (unsigned long long)ev->stream, sfx);
+	stream_prefix(ex, &b, ev->pid, ev->device, ev->stream);
+	gb_buf_puts(&b, sfx);
+	return buf_str(&b);
+}
+
+/* JSON thread ids of device tracks: their own under a GPU group, clear of real tids elsewhere */
+static uint32_t lane_jtid(const struct gb_exporter *ex, int32_t i)
+{
+	return ex->group_by == GB_GROUP_DEVICE ? (uint32_t)i + 1 : JSON_SYNTH_PID + 1 + (uint32_t)i;
 }
 
 int32_t gb_track_launches(struct gb_exporter *ex, const struct gb_event *ev)
@@ -346,13 +425,13 @@ int32_t gb_track_launches(struct gb_exporter *ex, const struct gb_event *ev)
 
 	if (xmap_get(&ex->tmap, &k, &idx))
 		return (int32_t)idx;
-	g = track_gpu(ex, ev->pid, ev->device);
+	g = track_home(ex, ev);
 	i = track_new(ex, &k, GB_TK_LAUNCHES, g, stream_name(ex, ev, " launches"), &added);
 	ex->tracks[i].pid = ev->pid;
 	ex->tracks[i].device = ev->device;
 	ex->tracks[i].stream = ev->stream;
 	ex->tracks[i].jpid = ex->tracks[g].jpid;
-	ex->tracks[i].jtid = (uint32_t)i + 1;
+	ex->tracks[i].jtid = lane_jtid(ex, i);
 	return i;
 }
 
@@ -364,14 +443,9 @@ static char *lane_name(struct gb_exporter *ex, const struct gb_track *t, uint32_
 {
 	struct gb_buf b = { 0 };
 	const char *sep = " \xc2\xb7 ";	/* U+00B7 middle dot */
-	uint32_t pid = gb_ex_local_pid(ex, t->pid);
 	unsigned k;
-	char *s;
 
-	if (t->stream < 4096)
-		gb_buf_printf(&b, "pid %u stream %llu", pid, (unsigned long long)t->stream);
-	else
-		gb_buf_printf(&b, "pid %u stream 0x%llx", pid, (unsigned long long)t->stream);
+	stream_prefix(ex, &b, t->pid, t->device, t->stream);
 	if (work & GB_WORK_COMPUTE) {
 		gb_buf_printf(&b, "%scompute", sep);
 		sep = ", ";
@@ -385,14 +459,7 @@ static char *lane_name(struct gb_exporter *ex, const struct gb_track *t, uint32_
 	}
 	if (work & GB_WORK_MEMSET)
 		gb_buf_printf(&b, "%smemset", sep);
-	gb_buf_putc(&b, 0);
-	s = strdup(b.p);
-	gb_buf_free(&b);
-	if (!s) {
-		gb_err("out of memory");
-		abort();
-	}
-	return s;
+	return buf_str(&b);
 }
 
 void gb_track_lane_work(struct gb_exporter *ex, int32_t ti, const struct gb_event *ev)
@@ -444,7 +511,7 @@ int32_t gb_track_lane(struct gb_exporter *ex, const struct gb_event *ev, uint32_
 		return (int32_t)idx;
 	if (!create)
 		return -1;
-	g = track_gpu(ex, ev->pid, ev->device);
+	g = track_home(ex, ev);
 	h = lane ? gb_track_lane(ex, ev, 0, true) : (int32_t)ex->ntracks;
 	i = track_new(ex, &k, GB_TK_LANE, g, stream_name(ex, ev, ""), &added);
 	ex->tracks[i].head = h;
@@ -453,7 +520,7 @@ int32_t gb_track_lane(struct gb_exporter *ex, const struct gb_event *ev, uint32_
 	ex->tracks[i].stream = ev->stream;
 	ex->tracks[i].lane = lane;
 	ex->tracks[i].jpid = ex->tracks[g].jpid;
-	ex->tracks[i].jtid = (uint32_t)i + 1;
+	ex->tracks[i].jtid = lane_jtid(ex, i);
 	return i;
 }
 

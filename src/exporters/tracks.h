@@ -139,6 +139,9 @@ struct gb_exporter {
 	uint64_t info_drops, first_ts;
 	unsigned pid_shift, nhosts;
 	char **hosts;
+	enum gb_group group_by;
+	const char *(*group_of)(void *ctx, uint32_t pid);
+	void *group_ctx;
 	const char *(*stack_text)(void *ctx, uint32_t stack_id);
 	void *stack_ctx;
 	const struct gb_frame *(*stack_frames)(void *ctx, uint32_t stack_id, unsigned *n);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 #include "procmaps.h"
 #include "core/vec.h"
 
@@ -298,4 +299,60 @@ void procmaps_prune(struct gb_maps *m, uint64_t ts, unsigned max)
 			m->old[j++] = m->old[i];
 	}
 	m->nold = j;
+}
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+int procmaps_container_id(const char *cgroup, size_t len, char *out, size_t outlen)
+{
+	size_t i, run = 0, best = SIZE_MAX;
+
+	/* a run of exactly 64 hex digits, not inside a longer word of hex digits */
+	for (i = 0; i <= len; i++) {
+		if (i < len && is_hex(cgroup[i])) {
+			run++;
+			continue;
+		}
+		if (run == 64)
+			best = i - 64;
+		run = 0;
+	}
+	if (best == SIZE_MAX || !outlen)
+		return -ENOENT;
+	snprintf(out, outlen, "%.12s", cgroup + best);
+	return 0;
+}
+
+int procmaps_container(pid_t pid, char *out, size_t outlen)
+{
+	char path[64], buf[4096], mine[64], theirs[64];
+	ssize_t n;
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if (!procmaps_container_id(buf, len, out, outlen))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	n = readlink(path, theirs, sizeof(theirs) - 1);
+	if (n <= 0)
+		return -errno;
+	theirs[n] = 0;
+	n = readlink("/proc/self/ns/pid", mine, sizeof(mine) - 1);
+	if (n <= 0)
+		return -errno;
+	mine[n] = 0;
+	if (!strcmp(mine, theirs) || strncmp(theirs, "pid:[", 5))
+		return -ENOENT;
+	/* "pid:[4026532845]" */
+	snprintf(out, outlen, "pidns-%.*s", (int)strspn(theirs + 5, "0123456789"), theirs + 5);
+	return 0;
 }

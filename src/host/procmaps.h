@@ -60,4 +60,17 @@ int procmaps_merge(struct gb_maps *m, const struct gb_maps *snap);
 int procmaps_copy(struct gb_maps *dst, const struct gb_maps *src, uint64_t at);
 /* forget replaced mappings that ended before ts; at most keep the newest max */
 void procmaps_prune(struct gb_maps *m, uint64_t ts, unsigned max);
+/*
+ * The container a process runs in. From the text of /proc/PID/cgroup: the
+ * last 64-hex-digit id in a cgroup path (docker, containerd, CRI-O, podman
+ * name their cgroups so), shortened to 12 digits as `docker ps` shows it;
+ * 0 with out set, -ENOENT when there is none.
+ */
+int procmaps_container_id(const char *cgroup, size_t len, char *out, size_t outlen);
+/*
+ * Of a live process: its cgroup's container id, else "pidns-INODE" when its
+ * pid namespace is not ours (unshare, chroot-style containers); 0 with out
+ * set, -ENOENT for a process of the host, -errno when /proc cannot be read.
+ */
+int procmaps_container(pid_t pid, char *out, size_t outlen);
 #endif

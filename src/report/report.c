@@ -679,10 +679,29 @@ static void stragglers(struct report *r)
 	}
 }
 
+/* the recorder's note "container.PID" (its short id or "pidns-INODE") */
+static void containers(struct report *r, struct sbt_reader *rd)
+{
+	char key[32];
+	const char *c;
+	size_t i;
+
+	for (i = 0; i < r->np; i++) {
+		struct rep_proc *p = r->plist[i];
+
+		snprintf(key, sizeof(key), "container.%u", p->pid);
+		c = rd ? sbt_reader_note(rd, key) : NULL;
+		if (!c && p->ns_pid && p->ns_pid != p->pid)
+			c = "unnamed";	/* its own pid namespace, the recorder could not tell more */
+		p->container = c ? intern_str(r->strs, c) : NULL;
+	}
+}
+
 void report_finish(struct report *r, struct sbt_reader *rd)
 {
 	struct symbolizer *sy = symbolizer_new(r->o.symfs);
 
+	containers(r, rd);
 	make_findings(r, rd, sy);
 	stragglers(r);
 	symbolizer_free(sy);

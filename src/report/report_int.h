@@ -66,6 +66,7 @@ struct rep_site_ts {
 struct rep_proc {
 	uint32_t pid, ns_pid;
 	const char *comm;
+	const char *container;		/* interned; NULL: the host's */
 	uint64_t events, launches, syncs, sync_ns, copies, copy_bytes, errors, colls, coll_bytes;
 	uint64_t allocs, alloc_bytes, frees, live_bytes, peak_bytes;
 	/* sync-after-launch */

@@ -74,6 +74,49 @@ static const struct rep_proc *find_proc(const struct report *r, uint32_t pid, co
 	return NULL;
 }
 
+/* Per-container totals: the host's processes first (name "host"), then each container */
+struct rep_cont {
+	const char *name;
+	uint64_t procs, events, launches, syncs, sync_ns, copies, copy_bytes, allocs, alloc_bytes, peak_bytes,
+		errors;
+};
+
+static size_t containers(const struct report *r, struct rep_cont **out, bool *any)
+{
+	struct rep_cont *c = calloc(r->np + 1, sizeof(*c));
+	size_t i, k, n = 1;
+
+	*any = false;
+	*out = c;
+	if (!c)
+		return 0;
+	c[0].name = "host";
+	for (i = 0; i < r->np; i++) {
+		const struct rep_proc *p = r->plist[i];
+
+		k = 0;
+		if (p->container) {	/* interned: one pointer per name */
+			*any = true;
+			for (k = 1; k < n && c[k].name != p->container; k++)
+				;
+			if (k == n)
+				c[n++].name = p->container;
+		}
+		c[k].procs++;
+		c[k].events += p->events;
+		c[k].launches += p->launches;
+		c[k].syncs += p->syncs;
+		c[k].sync_ns += p->sync_ns;
+		c[k].copies += p->copies;
+		c[k].copy_bytes += p->copy_bytes;
+		c[k].allocs += p->allocs;
+		c[k].alloc_bytes += p->alloc_bytes;
+		c[k].peak_bytes += p->peak_bytes;
+		c[k].errors += p->errors;
+	}
+	return n;
+}
+
 static int64_t d64(uint64_t now, uint64_t then)
 {
 	return (int64_t)(now - then);
@@ -213,10 +256,31 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 		const struct rep_proc *p = r->plist[i];
 
 		gb_buf_printf(b, "  %7u %-16.16s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %10.3f %7" PRIu64 " %12" PRIu64
-			      " %7" PRIu64 " %12" PRIu64 " %12" PRIu64 " %6" PRIu64 "%s\n", p->pid, p->comm ? p->comm : "?",
+			      " %7" PRIu64 " %12" PRIu64 " %12" PRIu64 " %6" PRIu64 "%s%s\n", p->pid, p->comm ? p->comm : "?",
 			      p->events, p->launches, p->syncs, p->sync_ns / 1e6, p->copies, p->copy_bytes, p->allocs,
-			      p->alloc_bytes, p->peak_bytes, p->errors,
-			      p->ns_pid && p->ns_pid != p->pid ? "  (in a container)" : "");
+			      p->alloc_bytes, p->peak_bytes, p->errors, p->container ? "  container " : "",
+			      p->container ? p->container : "");
+	}
+	{
+		struct rep_cont *c;
+		bool any;
+		size_t n = containers(r, &c, &any);
+
+		if (any) {
+			gb_buf_puts(b, "\nCONTAINERS (totals of their processes; peak: sum of the processes' peaks)\n");
+			gb_buf_printf(b, "  %-16s %6s %9s %9s %7s %10s %7s %12s %7s %12s %12s %6s\n", "CONTAINER",
+				      "PROCS", "EVENTS", "LAUNCHES", "SYNCS", "SYNC ms", "COPIES", "COPY bytes", "ALLOCS",
+				      "ALLOC bytes", "PEAK bytes", "ERRORS");
+			for (i = 0; i < n; i++)
+				if (c[i].procs)
+					gb_buf_printf(b, "  %-16.16s %6" PRIu64 " %9" PRIu64 " %9" PRIu64 " %7" PRIu64
+						      " %10.3f %7" PRIu64 " %12" PRIu64 " %7" PRIu64 " %12" PRIu64 " %12"
+						      PRIu64 " %6" PRIu64 "\n", c[i].name, c[i].procs, c[i].events,
+						      c[i].launches, c[i].syncs, c[i].sync_ns / 1e6, c[i].copies,
+						      c[i].copy_bytes, c[i].allocs, c[i].alloc_bytes, c[i].peak_bytes,
+						      c[i].errors);
+		}
+		free(c);
 	}
 	if (r->nd) {
 		gb_buf_puts(b, "\nDEVICES (device timing)\n");
@@ -403,6 +467,8 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 			gb_json_string_field(&j, "comm", p->comm);
 		if (p->ns_pid && p->ns_pid != p->pid)
 			gb_json_uint_field(&j, "ns_pid", p->ns_pid);
+		if (p->container)
+			gb_json_string_field(&j, "container", p->container);
 		gb_json_uint_field(&j, "events", p->events);
 		gb_json_uint_field(&j, "launches", p->launches);
 		gb_json_uint_field(&j, "syncs", p->syncs);
@@ -421,6 +487,35 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 			jdelta(&j, true, o, "launches", o ? d64(p->launches, o->launches) : 0,
 			       "sync_ns", o ? d64(p->sync_ns, o->sync_ns) : 0);
 		gb_json_end_object(&j);
+	}
+	gb_json_end_array(&j);
+
+	gb_json_name(&j, "containers");
+	gb_json_start_array(&j);
+	{
+		struct rep_cont *c;
+		bool any;
+		size_t k, n = containers(r, &c, &any);
+
+		for (k = 0; k < n; k++) {
+			if (!c[k].procs)
+				continue;
+			gb_json_start_object(&j);
+			gb_json_string_field(&j, "container", c[k].name);
+			gb_json_uint_field(&j, "processes", c[k].procs);
+			gb_json_uint_field(&j, "events", c[k].events);
+			gb_json_uint_field(&j, "launches", c[k].launches);
+			gb_json_uint_field(&j, "syncs", c[k].syncs);
+			gb_json_uint_field(&j, "sync_ns", c[k].sync_ns);
+			gb_json_uint_field(&j, "copies", c[k].copies);
+			gb_json_uint_field(&j, "copy_bytes", c[k].copy_bytes);
+			gb_json_uint_field(&j, "allocs", c[k].allocs);
+			gb_json_uint_field(&j, "alloc_bytes", c[k].alloc_bytes);
+			gb_json_uint_field(&j, "peak_alloc_bytes", c[k].peak_bytes);
+			gb_json_uint_field(&j, "errors", c[k].errors);
+			gb_json_end_object(&j);
+		}
+		free(c);
 	}
 	gb_json_end_array(&j);
 
@@ -514,6 +609,24 @@ static void csv(struct gb_buf *b, const struct report *r)
 		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			      ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", p->events, p->launches, p->syncs, p->sync_ns,
 			      p->copies, p->copy_bytes, p->allocs, p->alloc_bytes, p->peak_bytes, p->errors);
+	}
+	{
+		struct rep_cont *c;
+		bool any;
+		size_t n = containers(r, &c, &any);
+
+		gb_buf_puts(b, "\n# containers\ncontainer,processes,events,launches,syncs,sync_ns,copies,copy_bytes,"
+			    "allocs,alloc_bytes,peak_alloc_bytes,errors\n");
+		for (i = 0; i < n; i++) {
+			if (!c[i].procs)
+				continue;
+			csv_str(b, c[i].name);
+			gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+				      ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", c[i].procs, c[i].events,
+				      c[i].launches, c[i].syncs, c[i].sync_ns, c[i].copies, c[i].copy_bytes, c[i].allocs,
+				      c[i].alloc_bytes, c[i].peak_bytes, c[i].errors);
+		}
+		free(c);
 	}
 	if (r->nd) {
 		gb_buf_puts(b, "\n# devices\ndevice,kernels,busy_ns,idle_gaps,idle_ns,max_concurrent\n");

@@ -76,6 +76,8 @@ int sbt_reader_open(struct sbt_reader **r, const char *path, char *err, size_t e
 int sbt_reader_open_mem(struct sbt_reader **r, const void *data, size_t len, char *err, size_t errlen);
 const struct sbt_info *sbt_reader_info(struct sbt_reader *r);
 const char *sbt_reader_note(struct sbt_reader *r, const char *key);	/* NULL if absent */
+/* The i-th note (key set), in order of first sight; NULL past the last */
+const char *sbt_reader_note_at(struct sbt_reader *r, unsigned i, const char **key);
 /* Iterate events in time order. 1 = *ev filled, 0 = end, <0 = error (see last_error) */
 int sbt_reader_next(struct sbt_reader *r, struct gb_event *ev);
 /* Position so that next returns the first event with ts >= ts_ns */

@@ -15,6 +15,7 @@
 #include "sbt.h"
 #include "core/util.h"
 #include "core/varint.h"
+#include "core/hmap.h"
 
 #define SBT_MAGIC		"\x89GBT\r\n\x1a\n"	/* 8 bytes, file start */
 #define SBT_MAGIC_LEN		8
@@ -191,6 +192,15 @@ struct sbt_stack {
 
 struct sbt_note { char *key, *val; };
 
+/*
+ * Notes by key in O(1): idx maps a hash of the key to its index + 1 (the
+ * first key with that hash; a later namesake hash falls back to a scan).
+ * Index of key in n[0..nn), or -1.
+ */
+int sbt_note_find(const struct sbt_note *n, uint32_t nn, const struct hmap *idx, const char *key);
+/* after n[i] was added with key */
+int sbt_note_indexed(struct hmap *idx, const char *key, uint32_t i);
+
 struct sbt_reader {
 	struct sbt_src src;
 	struct sbt_info info;
@@ -202,6 +212,7 @@ struct sbt_reader {
 	uint32_t nstacks, capstacks;
 	struct sbt_note *notes;
 	uint32_t nnotes, notes_cap;
+	struct hmap note_idx;	/* see sbt_note_find */
 	uint64_t *drops;
 	/* block index in file order, and the merge state */
 	struct sbt_blk *blks;

@@ -5,12 +5,14 @@
  * the last error; and reads from the source (file or memory).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "sbt_codec.h"
+#include "core/hash.h"
 #include "core/vec.h"
 
 void sbt_rd_seterr(struct sbt_reader *r, const char *fmt, ...)
@@ -75,18 +77,16 @@ int sbt_rd_add_blk(struct sbt_reader *r, const struct sbt_blk *b)
 
 int sbt_rd_set_note(struct sbt_reader *r, const char *key, const char *val)
 {
+	int f = sbt_note_find(r->notes, r->nnotes, &r->note_idx, key);
 	struct sbt_note *n;
-	uint32_t i;
 	char *v = strdup(val);
 
 	if (!v)
 		return -ENOMEM;
-	for (i = 0; i < r->nnotes; i++) {
-		if (!strcmp(r->notes[i].key, key)) {
-			free(r->notes[i].val);
-			r->notes[i].val = v;
-			return 0;
-		}
+	if (f >= 0) {
+		free(r->notes[f].val);
+		r->notes[f].val = v;
+		return 0;
 	}
 	if (GB_GROW(r->notes, r->notes_cap, r->nnotes + 1)) {
 		free(v);
@@ -95,12 +95,44 @@ int sbt_rd_set_note(struct sbt_reader *r, const char *key, const char *val)
 	n = r->notes;
 	n[r->nnotes].key = strdup(key);
 	n[r->nnotes].val = v;
-	if (!n[r->nnotes].key) {
+	if (!n[r->nnotes].key || sbt_note_indexed(&r->note_idx, key, r->nnotes)) {
+		free(n[r->nnotes].key);
 		free(v);
 		return -ENOMEM;
 	}
 	r->nnotes++;
 	return 0;
+}
+
+static uint64_t note_hash(const char *key)
+{
+	uint64_t h = gb_fnv1a_str(GB_FNV_INIT, key);
+
+	return h < 2 ? h + 2 : h;	/* 0 and 1 are the map's own */
+}
+
+int sbt_note_find(const struct sbt_note *n, uint32_t nn, const struct hmap *idx, const char *key)
+{
+	uintptr_t v = (uintptr_t)hmap_get(idx, note_hash(key));
+	uint32_t i;
+
+	if (!v)
+		return -1;
+	if (v - 1 < nn && !strcmp(n[v - 1].key, key))
+		return (int)(v - 1);
+	for (i = 0; i < nn; i++)	/* another key with the same hash */
+		if (!strcmp(n[i].key, key))
+			return (int)i;
+	return -1;
+}
+
+int sbt_note_indexed(struct hmap *idx, const char *key, uint32_t i)
+{
+	uint64_t h = note_hash(key);
+
+	if (hmap_get(idx, h))
+		return 0;
+	return hmap_put(idx, h, (void *)(uintptr_t)(i + 1));
 }
 
 struct sbt_stack *sbt_rd_add_stack(struct sbt_reader *r, uint32_t id, uint32_t n)

@@ -246,6 +246,21 @@ static int write_notes(struct sbt_writer *w, const struct sbt_merge_trace *t, un
 		snprintf(val, sizeof(val), "%" PRId64, t[i].skew_ppb);
 		rc |= sbt_writer_note(w, key, val);
 	}
+	/* the processes' containers ("container.PID"), under their merged pids */
+	for (i = 0; i < n; i++) {
+		const char *k, *v;
+		unsigned j;
+		uint64_t pid;
+
+		for (j = 0; t[i].r && (v = sbt_reader_note_at(t[i].r, j, &k)); j++) {
+			if (strncmp(k, "container.", 10) || gb_parse_u64(k + 10, &pid) ||
+			    pid >= (1u << SBT_MERGE_PID_SHIFT))
+				continue;
+			snprintf(key, sizeof(key), "container.%" PRIu64,
+				 pid + ((uint64_t)t[i].host << SBT_MERGE_PID_SHIFT));
+			rc |= sbt_writer_note(w, key, v);
+		}
+	}
 	return rc;
 }
 

@@ -421,6 +421,7 @@ static void reset_index(struct sbt_reader *r)
 		free(r->notes[i].val);
 	}
 	r->nnotes = 0;
+	hmap_free(&r->note_idx);
 	free(r->drops);
 	r->drops = NULL;
 	r->info.ncpu = 0;

@@ -167,6 +167,7 @@ void sbt_reader_close(struct sbt_reader *r)
 		free(r->notes[i].val);
 	}
 	free(r->notes);
+	hmap_free(&r->note_idx);
 	free(r->drops);
 	free(r->blks);
 	free(r->order);
@@ -333,12 +334,17 @@ const struct sbt_info *sbt_reader_info(struct sbt_reader *r)
 
 const char *sbt_reader_note(struct sbt_reader *r, const char *key)
 {
-	uint32_t i;
+	int i = sbt_note_find(r->notes, r->nnotes, &r->note_idx, key);
 
-	for (i = 0; i < r->nnotes; i++)
-		if (!strcmp(r->notes[i].key, key))
-			return r->notes[i].val;
-	return NULL;
+	return i < 0 ? NULL : r->notes[i].val;
+}
+
+const char *sbt_reader_note_at(struct sbt_reader *r, unsigned i, const char **key)
+{
+	if (i >= r->nnotes)
+		return NULL;
+	*key = r->notes[i].key;
+	return r->notes[i].val;
 }
 
 const struct gb_frame *sbt_reader_stack(struct sbt_reader *r, uint32_t id, unsigned *n)

@@ -49,6 +49,7 @@ struct sbt_writer {
 	uint32_t nstacks;
 	struct sbt_note *notes;
 	uint32_t nnotes, capnotes;
+	struct hmap note_idx;	/* sbt_note_find */
 	bool notes_dirty;
 	uint64_t *drops;
 	unsigned ncpu;
@@ -444,6 +445,7 @@ int sbt_writer_add_stack(struct sbt_writer *w, uint32_t id, const struct gb_fram
 
 int sbt_writer_note(struct sbt_writer *w, const char *key, const char *value)
 {
+	int f;
 	uint32_t i;
 	char *v;
 
@@ -452,17 +454,19 @@ int sbt_writer_note(struct sbt_writer *w, const char *key, const char *value)
 	v = strdup(value);
 	if (!v)
 		return -ENOMEM;
-	for (i = 0; i < w->nnotes; i++)
-		if (!strcmp(w->notes[i].key, key))
-			break;
-	if (i == w->nnotes) {
+	f = sbt_note_find(w->notes, w->nnotes, &w->note_idx, key);
+	if (f >= 0) {
+		i = (uint32_t)f;
+	} else {
 		char *k = strdup(key);
 
-		if (!k) {
+		if (!k || sbt_note_indexed(&w->note_idx, key, w->nnotes)) {
+			free(k);
 			free(v);
 			return -ENOMEM;
 		}
 		GB_GROW_OR_DIE(w->notes, w->capnotes, w->nnotes + 1);
+		i = w->nnotes;
 		w->notes[w->nnotes++] = (struct sbt_note){ k, NULL };
 	}
 	free(w->notes[i].val);
@@ -496,6 +500,7 @@ static void free_writer(struct sbt_writer *w)
 		free(w->notes[i].val);
 	}
 	free(w->notes);
+	hmap_free(&w->note_idx);
 	free(w->drops);
 	free(w->ev);
 	free(w->etid);

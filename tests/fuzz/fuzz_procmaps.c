@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * fuzz_procmaps.c - libFuzzer target: arbitrary text as /proc/PID/maps
- * (user/procmaps.c): parse, then look up addresses in what came out.
+ * (host/procmaps.c): parse, then look up addresses in what came out; and
+ * the same bytes as /proc/PID/cgroup (procmaps_container_id).
  */
 // FUZZ_SRCS: src/host/procmaps.c src/core/util.c
 #include <stdint.h>
@@ -42,5 +43,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)strlen(one.path);
 	}
 	free(line);
+	{
+		char id[16];
+
+		/* the same bytes as /proc/PID/cgroup */
+		if (!procmaps_container_id((const char *)data, size, id, sizeof(id)) &&
+		    strlen(id) != 12)
+			abort();
+	}
 	return 0;
 }

@@ -125,3 +125,46 @@ c.true("wheel: launches named", all(e.get("kernel") == "rtdl_kernel_stub" for e 
 c.eq("the trace notes the discovery source", "perf-sideband", info(trace).get("discovery", {}).get("source"))
 sys.exit(1 if c.failed else 0)
 PY
+
+# containers in report and export: the recorder notes each process's
+# container (here its own pid namespace: "pidns-INODE"; a docker/containerd
+# cgroup id where there is one); report totals per container, export groups
+"$GPUBPF" report --json "$T/t.sbt" >"$T/r.json" 2>"$T/r.err" || fail "report --json ($(head -1 "$T/r.err"))"
+"$GPUBPF" report "$T/t.sbt" >"$T/r.txt" 2>&1 && grep -q "^CONTAINERS" "$T/r.txt"
+check_eq "report: a CONTAINERS table" 0 $?
+"$GPUBPF" export -q -f json --group-by container -o "$T/g.json" "$T/t.sbt" 2>"$T/g.err"
+check_eq "export --group-by container exits 0 ($(head -1 "$T/g.err"))" 0 $?
+PYTHONPATH=$ROOT/tests/py python3 - "$T/r.json" "$T/g.json" "$T/c1.out" "$T/w.out" "${REAL_RT:+real}" <<'PY'
+import sys, json, re
+from events import produced, Checker
+c = Checker()
+r = json.load(open(sys.argv[1]))
+p1, pw, real = produced(sys.argv[3]), produced(sys.argv[4]), sys.argv[5]
+cont = {x["container"]: x for x in r.get("containers", [])}
+own = sorted(k for k in cont if k != "host")
+c.true("report: one container per pid namespace started (pidns-INODE), and the host",
+       "host" in cont and len(own) == (2 if real else 1) and all(re.fullmatch(r"pidns-\d+", k) for k in own), str(list(cont)))
+procs = {p["pid"]: p for p in r.get("processes", [])}
+drv = [p for p in r.get("processes", []) if p.get("container") and p.get("launches") == 1000]
+c.eq("report: the driver container's process names its container", 1, len(drv))
+if drv:
+    k = drv[0]["container"]
+    c.true("report: that container's totals are its process's (1 process, 1000 launches, 1000 allocs)",
+           cont[k]["processes"] == 1 and cont[k]["launches"] == 1000 and cont[k]["allocs"] == 1000, str(cont[k]))
+c.true("report: the wheel process (started on the host) is the host's",
+       "container" not in procs.get(pw["pid"], {"container": 1}) and cont["host"]["processes"] >= 1)
+g = json.load(open(sys.argv[2]))
+ev = g["traceEvents"] if isinstance(g, dict) else g
+pname = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+gs = {v: k for k, v in pname.items() if v == "host" or v.startswith("container ")}
+c.true("export --group-by container: a group per container and one for the host",
+       set(gs) == {"host"} | {"container " + k for k in own}, str(pname))
+if drv:
+    gp = gs.get("container " + drv[0]["container"])
+    n = sum(1 for e in ev if e.get("ph") == "X" and e.get("name") == "cuLaunchKernel" and e["pid"] == gp)
+    c.eq("export --group-by container: the container's 1000 launches in its group", 1000, n)
+hl = sum(1 for e in ev if e.get("ph") == "X" and e.get("name") == "cudaLaunchKernel" and e["pid"] == gs.get("host"))
+c.eq("export --group-by container: the wheel's 200 runtime launches in the host group", 200, hl)
+sys.exit(1 if c.failed else 0)
+PY
+check_eq "containers in report and export" 0 $?
