@@ -315,6 +315,46 @@ static void test_empty_trace(void **state)
 	sbt_reader_close(r);
 }
 
+/* Thousands of notes (one per containerised process): each found, last value wins, in order */
+static void test_many_notes(void **state)
+{
+	const char *p = tpath("notes.sbt");
+	struct sbt_writer *w;
+	struct sbt_reader *r;
+	const char *k, *v;
+	char key[32], val[32], err[256];
+	unsigned i;
+
+	assert_int_equal(sbt_writer_open(&w, p, NULL), 0);
+	for (i = 0; i < 5000; i++) {
+		snprintf(key, sizeof(key), "container.%u", i);
+		snprintf(val, sizeof(val), "old%u", i);
+		assert_int_equal(sbt_writer_note(w, key, val), 0);
+		if (i % 1000 == 999)
+			assert_int_equal(sbt_writer_flush(w), 0);
+	}
+	for (i = 0; i < 5000; i += 7) {
+		snprintf(key, sizeof(key), "container.%u", i);
+		snprintf(val, sizeof(val), "id%u", i);
+		assert_int_equal(sbt_writer_note(w, key, val), 0);
+	}
+	assert_int_equal(sbt_writer_close(w, NULL), 0);
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	for (i = 0; i < 5000; i++) {
+		snprintf(key, sizeof(key), "container.%u", i);
+		snprintf(val, sizeof(val), i % 7 ? "old%u" : "id%u", i);
+		assert_string_equal(sbt_reader_note(r, key), val);
+	}
+	assert_null(sbt_reader_note(r, "container.5000"));
+	for (i = 0; (v = sbt_reader_note_at(r, i, &k)); i++) {
+		snprintf(key, sizeof(key), "container.%u", i);
+		assert_string_equal(k, key);
+		assert_string_equal(sbt_reader_note(r, k), v);
+	}
+	assert_int_equal(i, 5000);
+	sbt_reader_close(r);
+}
+
 /* An iterator source: events at ts[0..n-1] */
 struct it { const uint64_t *ts; unsigned n, pos; };
 
@@ -407,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_meta_notes_drops_stacks),
 		cmocka_unit_test(test_seek),
 		cmocka_unit_test(test_empty_trace),
+		cmocka_unit_test(test_many_notes),
 		cmocka_unit_test(test_merge_sources),
 	};
 

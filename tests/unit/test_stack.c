@@ -4,6 +4,7 @@
  * to (module, build-id, offset), DWARF unwinding of a stack copy taken in
  * this very process, and symbolisation with build-id checks.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -38,6 +39,41 @@ static int out(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n)
 	s->n = n < GB_STACK_MAX_FRAMES ? n : GB_STACK_MAX_FRAMES;
 	memcpy(s->f, f, s->n * sizeof(*f));
 	return 0;
+}
+
+/* /proc/PID/cgroup texts of the container engines users run, and of the host */
+static void test_container_id(void **state)
+{
+	static const struct { const char *cg, *id; } c[] = {
+		{ "0::/system.slice/docker-3f2a9c1b7e4d5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8.scope\n",
+		  "3f2a9c1b7e4d" },
+		{ "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_5f60_7182_93a4_b5c6d7e8f90a.slice/"
+		  "cri-containerd-aaaaaaaaaaaabbbbbbbbbbbbccccccccccccddddddddddddeeeeeeeeeeeeffff.scope\n", "aaaaaaaaaaaa" },
+		{ "12:pids:/docker/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"
+		  "0::/docker/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n", "0123456789ab" },
+		{ "0::/machine.slice/libpod-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope/container\n",
+		  "fedcba987654" },
+		{ "0::/user.slice/user-0.slice/session-3.scope\n", NULL },
+		{ "0::/\n", NULL },
+		/* 65 hex digits is no container id, nor is a 63-digit one */
+		{ "0::/x-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0\n", NULL },
+		{ "0::/x-123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n", NULL },
+	};
+	char id[16];
+	unsigned i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int rc = procmaps_container_id(c[i].cg, strlen(c[i].cg), id, sizeof(id));
+
+		if (c[i].id) {
+			assert_int_equal(rc, 0);
+			assert_string_equal(id, c[i].id);
+		} else {
+			assert_int_equal(rc, -ENOENT);
+		}
+	}
+	/* a process that is not there (whether this one is in a container depends on the host) */
+	assert_int_equal(procmaps_container(-1, id, sizeof(id)), -ENOENT);
 }
 
 static void test_dedup(void **state)
@@ -254,6 +290,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dedup),
+		cmocka_unit_test(test_container_id),
 		cmocka_unit_test(test_frames_from_maps),
 		cmocka_unit_test(test_unwind_self),
 		cmocka_unit_test(test_symbolize),
