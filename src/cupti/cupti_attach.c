@@ -137,21 +137,39 @@ void cupti_detach(struct cupti_attach *a)
 	free(a);
 }
 
-/* the library built beside this binary, else the installed one */
+#ifndef GPUBPF_LIBDIR
+#define GPUBPF_LIBDIR "/usr/local/lib/gpubpf"
+#endif
+
+/*
+ * The library --cupti loads by default, first readable of: the source tree's
+ * build beside this binary (build/gpubpf -> build/cupti/), the private library
+ * directory of an installation relative to the binary (PREFIX/bin/gpubpf ->
+ * PREFIX/lib/gpubpf/: also right under a DESTDIR or a moved tree), then the
+ * one this binary was built for (make PREFIX=...). None readable: the last,
+ * so that the error names where it should be.
+ */
 const char *cupti_default_lib(void)
 {
+	static const char *const rel[] = { "/cupti/libgpubpf_cupti.so",
+					   "/../lib/gpubpf/libgpubpf_cupti.so" };
 	static char path[4096];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+	char exe[4096 - 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
+	unsigned i;
 
 	if (n > 0) {
-		path[n] = 0;
-		slash = strrchr(path, '/');
+		exe[n] = 0;
+		slash = strrchr(exe, '/');
 		if (slash) {
-			strcpy(slash, "/cupti/libgpubpf_cupti.so");
-			if (access(path, R_OK) == 0)
-				return path;
+			*slash = 0;
+			for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+				snprintf(path, sizeof(path), "%s%s", exe, rel[i]);
+				if (access(path, R_OK) == 0)
+					return path;
+			}
 		}
 	}
-	return "/usr/local/lib/gpubpf/libgpubpf_cupti.so";
+	return GPUBPF_LIBDIR "/libgpubpf_cupti.so";
 }
