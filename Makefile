@@ -92,7 +92,7 @@ $(BPFBUILD)/%.skel.h: $(BPFBUILD)/%.bpf.o
 # --- user space ---
 $(BUILD)/obj/%.o: %.c $(HDRS) $(SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # the installed CUPTI library's directory is compiled in: rebuild when it changes
 $(BUILD)/libdir.txt: FORCE

@@ -64,7 +64,8 @@ fi
 see=""
 for l in "${lines[@]}"; do
 	read -r c summary <<<"$l"
-	if ! "$G" "$c" --help 2>&1 | grep -q "^Usage: gpubpf $c\\b"; then
+	help=$("$G" "$c" --help 2>&1 || true)
+	if ! grep -q "^Usage: gpubpf $c\\b" <<<"$help"; then
 		echo "mkman: 'gpubpf $c --help' prints no 'Usage: gpubpf $c ...' line: give the command a --help text" >&2
 		exit 1
 	fi
