@@ -176,4 +176,5 @@ uninstall:
 
 clean:
 	rm -rf build
+
 FORCE:

@@ -8,6 +8,8 @@
 source "$(dirname "$0")/../lib.sh"
 D=$T/root
 REL=${BUILD#"$ROOT"/}	# the Makefile's BUILD, relative when under the tree
+SAN=0	# the build under test is the sanitizer one: make must know
+ldd "$GPUBPF" 2>/dev/null | grep -q libasan && SAN=1
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 for t in help2man man; do
 	if ! command -v $t >/dev/null; then
@@ -15,7 +17,7 @@ for t in help2man man; do
 		exit 0
 	fi
 done
-mk() { make -C "$ROOT" --no-print-directory BUILD="$REL" PREFIX=/usr DESTDIR="$D" "$@"; }
+mk() { make -C "$ROOT" --no-print-directory BUILD="$REL" SAN=$SAN PREFIX=/usr DESTDIR="$D" "$@"; }
 if ! mk install >"$T/install.log" 2>&1; then
 	fail "make install DESTDIR PREFIX=/usr ($(tail -3 "$T/install.log" | tr '\n' ' '))"
 	exit 0

@@ -6,11 +6,13 @@
 # here by name.
 source "$(dirname "$0")/../lib.sh"
 REL=${BUILD#"$ROOT"/}
+SAN=0
+ldd "$GPUBPF" 2>/dev/null | grep -q libasan && SAN=1
 if ! command -v help2man >/dev/null; then
 	skip "man pages vs --help" "no help2man (make deps)"
 	exit 0
 fi
-if ! make -C "$ROOT" --no-print-directory BUILD="$REL" man >"$T/man.log" 2>&1; then
+if ! make -C "$ROOT" --no-print-directory BUILD="$REL" SAN=$SAN man >"$T/man.log" 2>&1; then
 	fail "make man ($(tail -3 "$T/man.log" | tr '\n' ' '))"
 	exit 0
 fi
