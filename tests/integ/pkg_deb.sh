@@ -39,7 +39,11 @@ done
 
 S=$T/src/gpubpf
 mkdir -p "$S"
-(cd "$ROOT" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -xf - -C "$S"
+if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then	# the tree as git sees it, without build/
+	(cd "$ROOT" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -xf - -C "$S"
+else
+	tar -C "$ROOT" --exclude=./build --exclude=./build-test.log -cf - . | tar -xf - -C "$S"
+fi
 profile=""
 if [ ! -r "$CUDA_HOME/include/cupti.h" ]; then
 	profile=nocuda
