@@ -8,10 +8,19 @@
 #   make bench-soak long soak of record at 50k events/s (SOAK_SECONDS, default 600)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)
 #   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from the running kernel's BTF
-#   make install    install gpubpf to $(PREFIX)/bin
+#   make man        man pages from each command's --help (help2man) into $(BUILD)/man
+#   make install    install (PREFIX=/usr/local, DESTDIR): binary, CUPTI library when
+#                   built, man pages, bash completion, systemd unit (not enabled)
+#   make uninstall  remove what make install put there
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+# private: the CUPTI injection library, found there by record --cupti
+GB_LIBDIR ?= $(PREFIX)/lib/gpubpf
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 BUILD ?= build
 BPFBUILD := build/bpf
 WL := build/workloads
@@ -36,7 +45,7 @@ DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
 	libncurses-dev libunwind-dev libcmocka-dev protobuf-compiler \
 	systemtap-sdt-dev libclang-rt-14-dev llvm-14 python3 tmux libcap2-bin \
 	util-linux iproute2 valgrind prometheus libamdhip64-dev bpftrace gcc g++ make pkg-config curl \
-	golang-go
+	golang-go help2man man-db bash-completion debhelper dpkg-dev fakeroot lintian
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BPFBUILD)/%.bpf.o,$(BPF_SRCS))
@@ -51,7 +60,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WL_SRCS := $(wildcard tests/workloads/*.c)
 
 .SECONDARY:
-.PHONY: all deps demo test test-only bench bench-soak fuzz vmlinux install clean workloads unit cupti
+.PHONY: all deps demo test test-only bench bench-soak fuzz vmlinux install uninstall man clean workloads unit cupti FORCE
 
 all: $(BUILD)/gpubpf
 
@@ -83,7 +92,14 @@ $(BPFBUILD)/%.skel.h: $(BPFBUILD)/%.bpf.o
 # --- user space ---
 $(BUILD)/obj/%.o: %.c $(HDRS) $(SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# the installed CUPTI library's directory is compiled in: rebuild when it changes
+$(BUILD)/libdir.txt: FORCE
+	@mkdir -p $(@D)
+	@echo '$(GB_LIBDIR)' | cmp -s - $@ || echo '$(GB_LIBDIR)' >$@
+$(BUILD)/obj/src/cupti/cupti_attach.o: $(BUILD)/libdir.txt
+$(BUILD)/obj/src/cupti/cupti_attach.o: CFLAGS += -DGPUBPF_LIBDIR='"$(GB_LIBDIR)"'
 
 $(BUILD)/libgpubpf.a: $(LIB_OBJS)
 	@rm -f $@
@@ -128,8 +144,37 @@ fuzz:
 	@$(MAKE) --no-print-directory -C tests/fuzz OUT=$(CURDIR)/build/fuzz
 	@bash tests/fuzz/run.sh $(CURDIR)/build/fuzz $${FUZZ_SECONDS:-60}
 
-install: all
-	install -D -m 0755 $(BUILD)/gpubpf $(DESTDIR)$(PREFIX)/bin/gpubpf
+# man pages: gpubpf(1) and gpubpf-COMMAND(1) for every command 'gpubpf --help'
+# lists, made from the --help texts with docs/man/*.h2m added (docs/man/mkman.sh)
+$(BUILD)/man/.stamp: $(BUILD)/gpubpf $(BUILD)/libdir.txt docs/man/mkman.sh $(wildcard docs/man/*.h2m)
+	@bash docs/man/mkman.sh $(BUILD)/gpubpf $(BUILD)/man $(VERSION) '$(GB_LIBDIR)'
+	@touch $@
+
+man: $(BUILD)/man/.stamp
+
+CUPTI_SO := build/cupti/libgpubpf_cupti.so
+INSTALLED_MAN = $(notdir $(wildcard $(BUILD)/man/gpubpf*.1))
+
+install: all man cupti
+	install -D -m 0755 $(BUILD)/gpubpf $(DESTDIR)$(BINDIR)/gpubpf
+	@if [ -f $(CUPTI_SO) ]; then set -x; \
+		install -D -m 0644 $(CUPTI_SO) $(DESTDIR)$(GB_LIBDIR)/libgpubpf_cupti.so; \
+	else echo "install: no $(CUPTI_SO) (make cupti needs the CUDA toolkit): record --cupti will not find it"; fi
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(addprefix $(BUILD)/man/,$(INSTALLED_MAN)) $(DESTDIR)$(MANDIR)/man1/
+	install -D -m 0644 docs/bash-completion/gpubpf $(DESTDIR)$(BASHCOMPDIR)/gpubpf
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|/usr/local/bin/gpubpf|$(BINDIR)/gpubpf|' docs/gpubpf-top.service >$(DESTDIR)$(SYSTEMDUNITDIR)/gpubpf-top.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/gpubpf-top.service
+
+# exactly what install put there (man pages: gpubpf.1 and gpubpf-*.1, ours alone)
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gpubpf $(DESTDIR)$(GB_LIBDIR)/libgpubpf_cupti.so \
+		$(DESTDIR)$(MANDIR)/man1/gpubpf.1 $(DESTDIR)$(MANDIR)/man1/gpubpf-*.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/gpubpf $(DESTDIR)$(SYSTEMDUNITDIR)/gpubpf-top.service
+	rmdir $(DESTDIR)$(GB_LIBDIR) 2>/dev/null || true
 
 clean:
 	rm -rf build
+
+FORCE:

@@ -5,6 +5,7 @@
  * like the uprobes: a process that loads the library later is covered.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,21 +138,41 @@ void cupti_detach(struct cupti_attach *a)
 	free(a);
 }
 
-/* the library built beside this binary, else the installed one */
+#ifndef GPUBPF_LIBDIR
+#define GPUBPF_LIBDIR "/usr/local/lib/gpubpf"
+#endif
+
+/*
+ * The library --cupti loads by default, first readable of: the source tree's
+ * build beside this binary (build/gpubpf -> build/cupti/), the private library
+ * directory of an installation relative to the binary (PREFIX/bin/gpubpf ->
+ * PREFIX/lib/gpubpf/: also right under a DESTDIR or a moved tree), the source
+ * tree's build for a second build (build/asan/gpubpf -> build/cupti/), then
+ * the one this binary was built for (make PREFIX=...). None readable: the last,
+ * so that the error names where it should be.
+ */
 const char *cupti_default_lib(void)
 {
-	static char path[4096];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+	static const char *const rel[] = { "/cupti/libgpubpf_cupti.so",
+					   "/../lib/gpubpf/libgpubpf_cupti.so",
+					   "/../cupti/libgpubpf_cupti.so" };
+	static char path[PATH_MAX];
+	char exe[PATH_MAX - 64], cand[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
+	unsigned i;
 
 	if (n > 0) {
-		path[n] = 0;
-		slash = strrchr(path, '/');
+		exe[n] = 0;
+		slash = strrchr(exe, '/');
 		if (slash) {
-			strcpy(slash, "/cupti/libgpubpf_cupti.so");
-			if (access(path, R_OK) == 0)
-				return path;
+			*slash = 0;
+			for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+				snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
+				if (access(cand, R_OK) == 0 && realpath(cand, path))
+					return path;
+			}
 		}
 	}
-	return "/usr/local/lib/gpubpf/libgpubpf_cupti.so";
+	return GPUBPF_LIBDIR "/libgpubpf_cupti.so";
 }

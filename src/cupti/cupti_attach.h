@@ -36,6 +36,7 @@ unsigned cupti_attach_count(const struct cupti_attach *a);
 
 void cupti_detach(struct cupti_attach *a);	/* NULL is fine */
 
-/* the injection library: the one built beside this binary, else the installed one */
+/* the injection library: the one built beside this binary (source tree), else
+ * the installed one (PREFIX/lib/gpubpf, found relative to the binary first) */
 const char *cupti_default_lib(void);
 #endif
