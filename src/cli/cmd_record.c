@@ -4,7 +4,9 @@
  * src/collect/recorder.c. With --perfetto, the export when it is done.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +16,36 @@
 #include "exporters/export.h"
 #include "exporters/ui_serve.h"
 #include "core/util.h"
+
+/* cmd names a program execvp would run: errno set when not */
+static bool runnable(const char *cmd)
+{
+	const char *path = getenv("PATH"), *p, *e;
+	char buf[4096];
+	int err = ENOENT;
+
+	errno = 0;
+	if (!*cmd) {
+		errno = ENOENT;
+		return false;
+	}
+	if (strchr(cmd, '/'))
+		return !faccessat(AT_FDCWD, cmd, X_OK, AT_EACCESS);
+	for (p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; ; p = e + 1) {
+		e = strchrnul(p, ':');
+		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(e - p), p, e > p ? "/" : "", cmd) <
+		    (int)sizeof(buf)) {
+			if (!faccessat(AT_FDCWD, buf, X_OK, AT_EACCESS))
+				return true;
+			if (errno != ENOENT && errno != ENOTDIR)
+				err = errno;
+		}
+		if (!*e)
+			break;
+	}
+	errno = err;
+	return false;
+}
 
 static const char usage_text[] =
 "Usage: gpubpf record [OPTIONS] (-a | -p PID... | -- COMMAND [ARGS...])\n"
@@ -301,6 +333,12 @@ static int parse_args(struct record_opts *o, struct open_opts *op, int argc, cha
 	}
 	if (optind < argc) {
 		o->cmd = argv + optind;
+		if (!runnable(o->cmd[0])) {
+			gb_err("cannot run '%s': %s; give a program's path or a command on PATH "
+			       "(gpubpf record [OPTIONS] -- COMMAND [ARGS])", o->cmd[0],
+			       strerror(errno ? errno : ENOENT));
+			return -1;
+		}
 	}
 	if (o->cupti_inject && !o->cupti_lib)
 		o->cupti_lib = cupti_default_lib();

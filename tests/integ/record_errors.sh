@@ -31,6 +31,10 @@ one_line_err "output through a symlink refused" "$T/e4" "cannot write" $?
 one_line_err "no target: one line" "$T/e5" "choose one target" $?
 "$GPUBPF" record -a --lib /nonexistent/libcuda.so.1 -o "$T/x.sbt" 2>"$T/e6" >/dev/null
 one_line_err "missing --lib: one line" "$T/e6" "cannot trace --lib" $?
+"$GPUBPF" record -o "$T/x.sbt" -- "$T/nosuchprog" 2>"$T/e7" >/dev/null
+one_line_err "a command that does not exist: one line, before recording" "$T/e7" "cannot run '$T/nosuchprog': No such file" $?
+"$GPUBPF" record -o "$T/x.sbt" "$T/x.sbt" 2>"$T/e8" >/dev/null
+one_line_err "a trace file given where the command goes: one line" "$T/e8" "give a program's path or a command on PATH" $?
 
 # SIGINT mid-recording while calls are being made: exit 0, finalized file
 "$WL/cuda_work" -l "$WL/libcuda.so.1" -n 2000000 -r 20000 >/dev/null &
