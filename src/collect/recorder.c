@@ -366,7 +366,7 @@ static int attach_libs(struct rec_ctx *r)
 		.dl_state = r->skel->progs.gb_dl_state,
 		.launch_rets = !o->lean,
 		.multi = r->multi,
-		.kinds = ~0u,
+		.kinds = ~o->no_oplibs,
 		/* -p: breakpoints in the targets only; -- CMD follows children: everyone */
 		.pids = o->cmd ? NULL : o->pids,
 		.npids = o->cmd ? 0 : o->npids,
