@@ -134,6 +134,40 @@ bool gb_op_is_gemm(const struct gb_event *e);	/* cuBLAS GEMMs, cuBLASLt matmuls 
 bool gb_op_is_conv(const struct gb_event *e);	/* cuDNN convolutions */
 /* "cublasSgemm_v2 128x64x32 NT f32,f32->f32 32F" ...: what info groups ops by */
 int gb_op_label(const struct gb_event *e, char *buf, size_t n);
+/*
+ * Launches attributed to the library op that made them: feed events in
+ * time order; for an op (outermost, with a span) returns its label, for a
+ * launch the label of the op of its thread it falls in (NULL: none). The
+ * labels are interned here, valid until gb_opctx_free.
+ */
+#include "hmap.h"
+struct gb_opctx {
+	struct hmap by_tid;	/* tid -> the thread's outermost op seen last */
+	struct intern *names;
+};
+void gb_opctx_init(struct gb_opctx *c);
+const char *gb_opctx_feed(struct gb_opctx *c, const struct gb_event *e);
+void gb_opctx_free(struct gb_opctx *c);
+/* kernels by op and shape: per op label, its calls, host time and the launches made inside */
+#define GB_OPSTAT_KERNELS 8
+struct gb_opstat {
+	const char *label;	/* gb_op_label */
+	unsigned type;		/* the op's type */
+	uint64_t calls, ns, launches;
+	const char *kern[GB_OPSTAT_KERNELS];	/* kernel names launched inside, first seen first */
+	uint64_t kern_n[GB_OPSTAT_KERNELS];
+	unsigned nkern;
+};
+struct gb_opstats {
+	struct gb_opctx ctx;
+	struct hmap by_label;	/* label pointer -> struct gb_opstat */
+	uint64_t launches_in_ops, launches_outside;
+};
+void gb_opstats_init(struct gb_opstats *s);
+int gb_opstats_add(struct gb_opstats *s, const struct gb_event *e);	/* time order; <0: no memory */
+/* NULL-terminated, by host time then launches (free() it); NULL: no memory */
+struct gb_opstat **gb_opstats_sorted(struct gb_opstats *s);
+void gb_opstats_free(struct gb_opstats *s);
 /* GEMM fields: m = aux[0], n = aux[1], k = arg, types packed in ptr, batch = src */
 #define GB_GEMM_PACK(ta, tb, at, bt, ct, comp) \
 	(((uint64_t)(ta) & 0xff) | ((uint64_t)(tb) & 0xff) << 8 | ((uint64_t)(at) & 0xff) << 16 | \

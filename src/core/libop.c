@@ -7,7 +7,10 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "event.h"
+#include "hmap.h"
 
 /* cudaDataType_t (library_types.h) */
 static const char *const cuda_dtypes[] = {
@@ -119,4 +122,166 @@ int gb_op_label(const struct gb_event *e, char *buf, size_t n)
 	if (e->name)
 		return snprintf(buf, n, "%s %s", tn, e->name);
 	return snprintf(buf, n, "%s", tn);
+}
+
+/*
+ * Launches by op: ops open per thread (time order: an op starts before the
+ * launches it makes), the outermost one is kept until its end.
+ */
+struct open_op {
+	uint64_t end;
+	const char *label;
+};
+
+void gb_opctx_init(struct gb_opctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->names = intern_new();
+}
+
+const char *gb_opctx_feed(struct gb_opctx *c, const struct gb_event *e)
+{
+	unsigned cat = gb_event_cat(e);
+	struct open_op *o;
+	char label[256];
+
+	if (!c->names)
+		return NULL;
+	if (cat == GB_CAT_OP) {
+		if (!gb_event_outermost(e) || !gb_event_span(e))
+			return NULL;
+		o = hmap_get(&c->by_tid, e->tid);
+		if (o && e->ts_ns < o->end && o->label)
+			return NULL;	/* inside another op (a dispatching copy): counted there */
+		gb_op_label(e, label, sizeof(label));
+		if (!o) {
+			o = calloc(1, sizeof(*o));
+			if (!o || hmap_put(&c->by_tid, e->tid, o)) {
+				free(o);
+				return NULL;
+			}
+		}
+		o->end = e->ts_ns + e->dur_ns;
+		o->label = intern_str(c->names, label);
+		return o->label;
+	}
+	if (cat != GB_CAT_LAUNCH)
+		return NULL;
+	o = hmap_get(&c->by_tid, e->tid);
+	return o && e->ts_ns <= o->end ? o->label : NULL;
+}
+
+void gb_opctx_free(struct gb_opctx *c)
+{
+	size_t it = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(&c->by_tid, &it, &k, &v))
+		free(v);
+	hmap_free(&c->by_tid);
+	intern_free(c->names);
+	c->names = NULL;
+}
+
+/* --- kernels by op and shape (info, report) --- */
+
+static struct gb_opstat *opstat_get(struct gb_opstats *s, const char *label, unsigned type)
+{
+	struct gb_opstat *o = hmap_get(&s->by_label, (uintptr_t)label);
+
+	if (o)
+		return o;
+	o = calloc(1, sizeof(*o));
+	if (!o || hmap_put(&s->by_label, (uintptr_t)label, o)) {
+		free(o);
+		return NULL;
+	}
+	o->label = label;
+	o->type = type;
+	return o;
+}
+
+void gb_opstats_init(struct gb_opstats *s)
+{
+	memset(s, 0, sizeof(*s));
+	gb_opctx_init(&s->ctx);
+}
+
+int gb_opstats_add(struct gb_opstats *s, const struct gb_event *e)
+{
+	const char *label = gb_opctx_feed(&s->ctx, e);
+	unsigned cat = gb_event_cat(e), i;
+	struct gb_opstat *o;
+	const char *k;
+
+	if (cat == GB_CAT_LAUNCH && gb_event_outermost(e) && !label) {
+		s->launches_outside++;
+		return 0;
+	}
+	if (!label || (cat == GB_CAT_OP && !gb_event_outermost(e)))
+		return 0;
+	o = opstat_get(s, label, cat == GB_CAT_OP ? e->type : 0);
+	if (!o)
+		return -1;
+	if (cat == GB_CAT_OP) {
+		if (!o->type)
+			o->type = e->type;
+		o->calls++;
+		o->ns += e->dur_ns;
+		return 0;
+	}
+	if (!gb_event_outermost(e))
+		return 0;
+	o->launches++;
+	s->launches_in_ops++;
+	k = intern_str(s->ctx.names, e->name ? e->name : "(unnamed)");
+	for (i = 0; i < o->nkern; i++)
+		if (o->kern[i] == k)
+			break;
+	if (i == o->nkern && i < GB_OPSTAT_KERNELS) {
+		o->kern[i] = k;
+		o->nkern++;
+	}
+	if (i < GB_OPSTAT_KERNELS)
+		o->kern_n[i]++;
+	return 0;
+}
+
+static int cmp_opstat(const void *x, const void *y)
+{
+	const struct gb_opstat *a = *(const struct gb_opstat *const *)x, *b = *(const struct gb_opstat *const *)y;
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	if (a->launches != b->launches)
+		return a->launches > b->launches ? -1 : 1;
+	return strcmp(a->label, b->label);
+}
+
+struct gb_opstat **gb_opstats_sorted(struct gb_opstats *s)
+{
+	struct gb_opstat **v = calloc(s->by_label.n + 1, sizeof(*v));
+	size_t it = 0, j = 0;
+	uint64_t k;
+	void *val;
+
+	if (!v)
+		return NULL;
+	while (hmap_next(&s->by_label, &it, &k, &val))
+		v[j++] = val;
+	qsort(v, j, sizeof(*v), cmp_opstat);
+	return v;
+}
+
+void gb_opstats_free(struct gb_opstats *s)
+{
+	size_t it = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(&s->by_label, &it, &k, &v))
+		free(v);
+	hmap_free(&s->by_label);
+	gb_opctx_free(&s->ctx);
 }
