@@ -130,7 +130,9 @@ const char *gb_cuda_dtype_name(unsigned dt);
 const char *gb_blas_compute_name(unsigned ct);
 const char *gb_dnn_dtype_name(unsigned dt);
 const char *gb_blas_op_name(unsigned op);
-bool gb_op_is_gemm(const struct gb_event *e);	/* cuBLAS GEMMs, cuBLASLt matmuls */
+bool gb_op_is_gemm(const struct gb_event *e);
+/* JIT work: NVRTC compilations, nvJitLink links, module loads from images (jit-stall) */
+bool gb_type_is_jit(unsigned type);	/* cuBLAS GEMMs, cuBLASLt matmuls */
 bool gb_op_is_conv(const struct gb_event *e);	/* cuDNN convolutions */
 /* "cublasSgemm_v2 128x64x32 NT f32,f32->f32 32F" ...: what info groups ops by */
 int gb_op_label(const struct gb_event *e, char *buf, size_t n);

@@ -75,6 +75,17 @@ bool gb_op_is_gemm(const struct gb_event *e)
 					      d == GB_OP_LT_MATMUL);
 }
 
+bool gb_type_is_jit(unsigned type)
+{
+	const struct gb_type_info *ti = gb_type_info(type);
+
+	if (!ti)
+		return false;
+	if (ti->shape == GB_SH_MODLOAD)
+		return true;
+	return ti->cat == GB_CAT_OP && (ti->detail == GB_OP_JIT_COMPILE || ti->detail == GB_OP_JIT_LINK);
+}
+
 bool gb_op_is_conv(const struct gb_event *e)
 {
 	const struct gb_type_info *ti = gb_type_info(e->type);
