@@ -34,7 +34,7 @@ int main(void)
 	ry = cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, 32, 64, 112, 112);
 	rnd = cudnnSetTensorNdDescriptor(x5, CUDNN_DATA_FLOAT, 4, dims, strides);
 	rcv2 = cudnnSetConvolutionNdDescriptor(conv2, 2, pad, str, dil, CUDNN_CONVOLUTION, CUDNN_DATA_FLOAT);
-	rf = cudnnConvolutionForward(NULL, &one, x, buf, w, buf, conv, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+	rf = cudnnConvolutionForward(NULL, &one, x, buf, w, buf, conv, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
 				     NULL, 0, &zero, y, buf);
 	rbd = cudnnConvolutionBackwardData(NULL, &one, w, buf, y, buf, conv, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
 					   NULL, 0, &zero, x, buf);
