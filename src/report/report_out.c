@@ -553,7 +553,8 @@ static void csv(struct gb_buf *b, const struct report *r)
 	{
 		struct gb_opstat **ops = op_rows(r);
 
-		gb_buf_puts(b, "\n# ops\nop,type,calls,host_ns,launches,kernels\n");
+		if (ops)	/* a section only for traces with library ops */
+			gb_buf_puts(b, "\n# ops\nop,type,calls,host_ns,launches,kernels\n");
 		for (i = 0; ops && ops[i]; i++) {
 			csv_str(b, ops[i]->label);
 			gb_buf_printf(b, ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",\"", gb_type_name(ops[i]->type),
