@@ -620,6 +620,7 @@ static void summary(struct rec_ctx *r, uint64_t drops, double secs)
 		[GB_CAT_MEMSET] = "memsets", [GB_CAT_FREE] = "frees", [GB_CAT_NAME] = "name lookups",
 		[GB_CAT_IOCTL] = "ioctls", [GB_CAT_FUNC] = "functions", [GB_CAT_MARK] = "marks",
 		[GB_CAT_DEVICE] = "device activities", [GB_CAT_COLL] = "collectives",
+		[GB_CAT_OP] = "library ops", [GB_CAT_DESC] = "library descriptor calls",
 	};
 	char extra[512] = "";
 	size_t len = 0;
