@@ -102,7 +102,8 @@ static const char usage_text[] =
 "  sudo gpubpf record -p 4242 -p 4250 -d 30 -o job.sbt  # running processes, 30 s\n"
 "  sudo gpubpf record -o run.sbt -- ./train --epochs 1  # a command and its children\n"
 "  sudo gpubpf record --perfetto run.pftrace --open -- ./train  # then view it\n"
-"  sudo gpubpf record -a --flight 30 --trigger-on-error -o incident.sbt  # always on\n";
+"  sudo gpubpf record -a --flight 30 --trigger-on-error -o incident.sbt  # always on\n"
+"  sudo gpubpf record -p 4242 --libs cublas,jit -o ml.sbt  # GEMM shapes, JIT stalls\n";
 
 enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR,
        OPT_STACK, OPT_PYTHON, OPT_IOCTL, OPT_IOCTL_DEV, OPT_FLIGHT, OPT_FLIGHT_MEM, OPT_TRIG_ERR,
