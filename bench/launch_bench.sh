@@ -162,7 +162,7 @@ fi
 op_line() {
 	[ -n "${OP[rec]:-}" ] || { echo "n/a (build blas_work first: make workloads)"; return; }
 	awk -v n="${OP[none]}" -v r="${OP[rec]}" -v l="${R[stack_none]:-0}" -v b="$base" 'BEGIN {
-		a = r - n; printf "%.1f ns per GEMM untraced, %.1f traced: %.1f added, of which %.1f for its traced launch (`--stack none` above): the op range %.1f ns (%.2f x a launch event)", n, r, a, l - b, a - (l - b), (l - b) > 0 ? (a - (l - b)) / (l - b) : 0 }'
+		a = r - n; printf "%.1f ns per GEMM untraced, %.1f traced: %.1f added, of which %.1f for its traced launch (`--stack none` above): the op range %.1f ns (%.2f x a launch event)", n, r, a, l - b, a - (l - b), ((l - b) > 0 ? (a - (l - b)) / (l - b) : 0) }'
 }
 prim() { awk -v v="${PRIM[$1]:-}" -v e="${PRIM[bench_empty]:-0}" 'BEGIN { if (v == "") print "n/a"; else printf "%.0f", v - e }'; }
 
