@@ -335,6 +335,16 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 		read_user(&r->x[1], 8, r->a[3], r);
 		read_user(&r->x[2], 8, r->a[4], r);
 		break;
+	case GB_SH_JIT_OPTS:	/* the first four option pointers; their text is read at return */
+		if ((int)r->a[1] > 0)
+			read_user(&r->x[1], 8, r->a[2], r);
+		if ((int)r->a[1] > 1)
+			read_user(&r->x[2], 8, r->a[2] + 8, r);
+		if ((int)r->a[1] > 2)
+			read_user(&r->x[3], 8, r->a[2] + 16, r);
+		if ((int)r->a[1] > 3)
+			read_user(&r->x[4], 8, r->a[2] + 24, r);
+		break;
 	case GB_SH_MODLOAD:	/* the image's header: ELF or fat binary, its size */
 		read_user(&r->x[1], 16, r->a[1], r);
 		read_user(&r->x[3], 8, r->a[1] + 40, r);
@@ -755,6 +765,20 @@ static __always_inline void complete(struct pt_regs *ctx, struct gb_rec *r, __u6
 	}
 }
 
+/* nvrtcCompileProgram's first four options, one per 64-byte quarter of the name */
+static __always_inline void jit_opts(struct gb_name_rec *nr)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		char *dst = nr->name + i * GB_JIT_OPT_LEN;
+
+		dst[0] = 0;
+		if (nr->r.x[1 + i] && bpf_probe_read_user_str(dst, GB_JIT_OPT_LEN, (void *)nr->r.x[1 + i]) < 0)
+			dst[0] = 0;
+	}
+}
+
 SEC("uretprobe")
 int gb_return(struct pt_regs *ctx)
 {
@@ -797,7 +821,7 @@ int gb_return(struct pt_regs *ctx)
 		count_drop(GB_DROP_CALL);	/* the slot's call cannot be completed */
 		return 0;
 	}
-	if (shape == GB_SH_NAME || shape == GB_SH_REGFUNC) {
+	if (shape == GB_SH_NAME || shape == GB_SH_REGFUNC || shape == GB_SH_JIT_OPTS) {
 		/* rare (module loads, registrations): a fixed record with room for every address */
 		nr = bpf_ringbuf_reserve(&rb, sizeof(*nr) + sizeof(sl->c.ips), 0);
 		if (!nr)
@@ -806,7 +830,9 @@ int gb_return(struct pt_regs *ctx)
 		__builtin_memcpy((void *)(nr + 1), sl->c.ips, sizeof(sl->c.ips));
 		complete(ctx, &nr->r, now, shape);
 		nr->r.kind = GB_REC_NAME;
-		if (bpf_probe_read_user_str(nr->name, sizeof(nr->name), (void *)nr->r.a[2]) < 0) {
+		if (shape == GB_SH_JIT_OPTS) {
+			jit_opts(nr);
+		} else if (bpf_probe_read_user_str(nr->name, sizeof(nr->name), (void *)nr->r.a[2]) < 0) {
 			nr->name[0] = 0;
 			nr->r.flags |= GB_RF_XFAULT;
 		}

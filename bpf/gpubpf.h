@@ -94,8 +94,12 @@ enum gb_shape {
 	GB_SH_LT_MATMUL,	/* cublasLtMatmul | x: Bdesc, Cdesc, Ddesc, stream (args 6 9 11 15) */
 	GB_SH_MODLOAD,		/* module from an image a[1]: out a[0] | x[0] *a[0] at return,
 				 * x[1..2] image bytes 0-15, x[3] bytes 40-47, x[4] bytes 56-63 */
+	GB_SH_JIT_OPTS,		/* nvrtcCompileProgram(prog, n, options) | x[1..4]: options[0..3];
+				 * at return a name record: each option's text in a 64-byte
+				 * quarter of name[] (GB_JIT_OPT_LEN) */
 	GB_SH__COUNT,
 };
+#define GB_JIT_OPT_LEN	64
 
 /* Per-type flags */
 #define GB_TF_RET	0x1	/* attach a return probe: duration and return value */
@@ -491,7 +495,7 @@ enum gb_op_detail {
 	X(cudnnSetConvolutionNdDescriptor, GB_API_CUDNN, GB_CAT_DESC, GB_SH_DNN_CONV_ND, GB_TF_OPTIONAL, GB_OP_DNN_CONV_ND) \
 	/* JIT: NVRTC compilations and nvJitLink links (can take seconds) */ \
 	X(nvrtcCreateProgram,		GB_API_NVRTC, GB_CAT_NAME, GB_SH_NAME, GB_TF_RET | GB_TF_OPTIONAL, GB_OP_JIT_PROGRAM) \
-	X(nvrtcCompileProgram,		GB_API_NVRTC, GB_CAT_OP, GB_SH_PLAIN, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_COMPILE) \
+	X(nvrtcCompileProgram,		GB_API_NVRTC, GB_CAT_OP, GB_SH_JIT_OPTS, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_COMPILE) \
 	X(nvJitLinkComplete,		GB_API_NVJITLINK, GB_CAT_OP, GB_SH_PLAIN, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_LINK) \
 	X(__nvJitLinkComplete_13_0,	GB_API_NVJITLINK, GB_CAT_OP, GB_SH_PLAIN, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_LINK) \
 	X(__nvJitLinkComplete_12_0,	GB_API_NVJITLINK, GB_CAT_OP, GB_SH_PLAIN, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_LINK)

@@ -714,8 +714,12 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 		libops_desc(&p->libops, &ev, r);
 	} else if (cat == GB_CAT_OP) {
 		libops_stamp(&p->libops, &ev, r);
-		if (gb_type_info(ev.type)->detail == GB_OP_JIT_COMPILE)	/* nvrtcCreateProgram's name */
+		if (gb_type_info(ev.type)->detail == GB_OP_JIT_COMPILE) {
+			/* nvrtcCreateProgram's name; the options read at return */
 			ev.name = hmap_get(&p->names, name_key(p, ev.handle, ev.ts_ns));
+			if (name_str)
+				ev.detail = intern_str(c->strs, name_str);
+		}
 	}
 	if (cat == GB_CAT_LAUNCH) {
 		ev.name = kernel_name(c, p, &ev);
@@ -759,6 +763,8 @@ static int rec_name(struct collector *c, const void *data, size_t size)
 
 	memcpy(name, nr->name, GB_NAME_MAX);
 	name[GB_NAME_MAX] = 0;
+	if (nr->r.type < GB_T__COUNT && gb_type_info(nr->r.type)->shape == GB_SH_JIT_OPTS)
+		return handle_call(c, data, libops_jit_opts(nr->name, name), ips, nips);
 	return handle_call(c, data, name[0] ? name : NULL, ips, nips);
 }
 

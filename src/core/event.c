@@ -56,7 +56,7 @@
  *                 grid[1] = cudnnDataType_t + 1 (0: unknown; no GB_EF_GRID), arg = algo.
  *                 cudnnBackendExecute: arg = the execution plan. nvrtcCompileProgram:
  *                 handle = the program, name = its name (nvrtcCreateProgram), arg =
- *                 number of options. nvJitLinkComplete: handle = the linker
+ *                 number of options, detail = the first four, space separated. nvJitLinkComplete: handle = the linker
  *   descriptors   (GB_CAT_DESC) handle = the descriptor / handle set (a[0]);
  *                 cublasSetStream: stream
  *   module loads  from an image (cuModuleLoadData ...): handle = the module, arg = the

@@ -231,3 +231,22 @@ void libops_free(struct hmap *descs)
 		free(v);
 	hmap_free(descs);
 }
+
+const char *libops_jit_opts(const char *raw, char *out)
+{
+	size_t len = 0, i, n;
+
+	for (i = 0; i < GB_NAME_MAX / GB_JIT_OPT_LEN; i++) {
+		n = strnlen(raw + i * GB_JIT_OPT_LEN, GB_JIT_OPT_LEN);
+		if (!n)
+			continue;
+		if (len && len < GB_NAME_MAX)
+			out[len++] = ' ';
+		if (n > GB_NAME_MAX - len)
+			n = GB_NAME_MAX - len;
+		memcpy(out + len, raw + i * GB_JIT_OPT_LEN, n);
+		len += n;
+	}
+	out[len] = 0;
+	return len ? out : NULL;
+}

@@ -19,4 +19,7 @@ void libops_desc(struct hmap *descs, const struct gb_event *ev, const struct gb_
 /* a library op (GB_CAT_OP): its shape from the descriptors it names */
 void libops_stamp(struct hmap *descs, struct gb_event *ev, const struct gb_rec *r);
 void libops_free(struct hmap *descs);
+/* nvrtcCompileProgram's options as BPF read them (one per GB_JIT_OPT_LEN bytes of a
+ * GB_NAME_MAX name), joined by spaces into out (GB_NAME_MAX + 1 bytes); NULL if none */
+const char *libops_jit_opts(const char *raw, char *out);
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 25 (library ops), acceptance 2: two real NVRTC compilations (nvrtc
 # compiles without a GPU) recorded with their program names (from
-# nvrtcCreateProgram, kept by handle), option counts and real durations
+# nvrtcCreateProgram, kept by handle), options and real durations
 # (within 10% + 2 ms of what the program measured around the call); the
 # nvJitLink link; module loads from images in memory with the image size
 # from the ELF / fat binary header; report's jit-stall finding.
@@ -33,6 +33,9 @@ ev = [e for e in load(trace) if e["pid"] == p.get("pid")]
 comp = [e for e in ev if e["type"] == "nvrtcCompileProgram"]
 c.eq("two compilations recorded, by program name", ["saxpy.cu", "reduce_kernels.cu"], [e.get("name") for e in comp])
 c.eq("their option counts", [1, 3], [e.get("options") for e in comp])
+c.eq("their options' text", ["--gpu-architecture=compute_80",
+                             "--gpu-architecture=compute_80 -default-device --use_fast_math"],
+     [e.get("detail") for e in comp])
 for e, k in zip(comp, ("ns1", "ns2")):
     d, want = e.get("dur_ns", 0), p[k]
     c.true(f"{e.get('name')}: duration {d} ns is the program's own {want} ns (10% + 2 ms)",

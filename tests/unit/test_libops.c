@@ -198,10 +198,26 @@ static void test_jit(void **state)
 	nr.r.x[0] = 0x9a0;	/* the program, read at return */
 	snprintf(nr.name, sizeof(nr.name), "saxpy.cu");
 	assert_int_equal(collector_handle(c, &nr, sizeof(nr)), 0);
-	call(GB_T_nvrtcCompileProgram, (uint64_t[6]){ 0x9a0, 3, 0 }, NULL, 0, 20000000);
+	/* the compilation: its options read at return, one per 64-byte quarter */
+	memset(&nr, 0, sizeof(nr));
+	nr.r.kind = GB_REC_NAME;
+	nr.r.type = GB_T_nvrtcCompileProgram;
+	nr.r.ts_ns = now++;
+	nr.r.pid = 777;
+	nr.r.tid = 778;
+	nr.r.flags = GB_RF_RET;
+	nr.r.dur_ns = 20000000;
+	nr.r.a[0] = 0x9a0;
+	nr.r.a[1] = 3;
+	snprintf(nr.name, GB_JIT_OPT_LEN, "-arch=compute_80");
+	memset(nr.name + 2 * GB_JIT_OPT_LEN, 'x', GB_JIT_OPT_LEN);	/* unterminated: cut at 64 */
+	assert_int_equal(collector_handle(c, &nr, sizeof(nr)), 0);
 	e = last(GB_T_nvrtcCompileProgram);
 	assert_non_null(e);
 	assert_string_equal(names[e - got], "saxpy.cu");
+	assert_non_null(e->detail);
+	assert_int_equal(strlen(e->detail), 16 + 1 + 64);
+	assert_memory_equal(e->detail, "-arch=compute_80 xxxx", 21);
 	assert_int_equal(e->arg, 3);
 	assert_true(gb_type_is_jit(e->type));
 	/* a fat binary header: magic, version, header size 16 | payload 4096 */
