@@ -137,6 +137,33 @@ for p in bench_empty $PRIMS; do
 		$2 == p && ($1 in c) && $4 > c[$1] { printf "%.0f", ($3 - t[$1]) / ($4 - c[$1]) }' "$T/s0" "$T/s1")
 done
 sysctl -qw kernel.bpf_stats_enabled=0
+# a library op range (issue 25): N/10 cublasSgemm_v2 of the fake libcublas, each
+# making one launch through the fake libcuda; ns per GEMM untraced and under
+# record -a --stack none: the op's added cost is that less one traced launch's
+OPN=$((N / 10))
+op_run() { taskset -c 1 "$WL/blas_work" -n "$OPN" -e 0 -k 64 | \
+	sed -n 's/.*sgemm=\([0-9]*\).*elapsed_ns=\([0-9]*\).*/\2 \1/p' | awk '{ printf "%.1f\n", $1 / $2 }'; }
+OPBLAS=$WL/blas/libcublas.so.13
+declare -A OP
+if [ -x "$WL/blas_work" ] && [ -e "$OPBLAS" ]; then
+	for ((r = 0; r < ROUNDS; r++)); do
+		op_run >>"$T/op.none"
+		rm -f "$T/ready"
+		taskset -c 0 "$G" record -a --stack none -o "$T/out.sbt" --lib "$WL/libcuda.so.1" --lib "$OPBLAS" \
+			--ready-file "$T/ready" >"$T/log" 2>&1 &
+		TP=$!
+		for _ in $(seq 600); do [ -e "$T/ready" ] && break; kill -0 $TP 2>/dev/null || break; sleep 0.05; done
+		[ -e "$T/ready" ] && op_run >>"$T/op.rec"
+		stop_mode
+	done
+	OP[none]=$(median <"$T/op.none")
+	[ -s "$T/op.rec" ] && OP[rec]=$(median <"$T/op.rec")
+fi
+op_line() {
+	[ -n "${OP[rec]:-}" ] || { echo "n/a (build blas_work first: make workloads)"; return; }
+	awk -v n="${OP[none]}" -v r="${OP[rec]}" -v l="${R[stack_none]:-0}" -v b="$base" 'BEGIN {
+		a = r - n; printf "%.1f ns per GEMM untraced, %.1f traced: %.1f added, of which %.1f for its traced launch (`--stack none` above): the op range %.1f ns (%.2f x a launch event)", n, r, a, l - b, a - (l - b), ((l - b) > 0 ? (a - (l - b)) / (l - b) : 0) }'
+}
 prim() { awk -v v="${PRIM[$1]:-}" -v e="${PRIM[bench_empty]:-0}" 'BEGIN { if (v == "") print "n/a"; else printf "%.0f", v - e }'; }
 
 base=${R[none]}
@@ -164,6 +191,7 @@ Machine: $(nproc) vCPU $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed
 $(for m in "${MODES[@]}"; do row "$m"; done)
 
 Lost to a full ring (default 8 MiB ring, worst round): default ${DROPS[default]:-n/a}; \`--stack dwarf\` ${DROPS[dwarf]:-n/a}.
+Library op range (a fake \`cublasSgemm_v2\` making one launch, $OPN calls, \`record -a --stack none\`): $(op_line).
 Frame-pointer stack cost (default − \`--stack none\`): $(awk -v a="${R[default]:-0}" -v b="${R[stack_none]:-0}" 'BEGIN { printf "%.0f", a - b }') ns per call.
 
 bpf_stats adds ${PRIM[bench_empty]:-n/a} ns to every program run (the empty program's figure): the

@@ -56,6 +56,9 @@ struct rec_ips {
 struct inflight_slot {
 	struct rec_ips c;
 	__u64 sp;
+	__u32 nonop;		/* calls in flight up to this one that are not library ops:
+				 * a call is nested when there is one (an op when any call is) */
+	__u32 _pad;
 };
 
 /*
@@ -216,6 +219,44 @@ static __always_inline void nccl_init_args(struct pt_regs *ctx, struct gb_rec *r
 	r->x[0] = h ? h : 1;
 }
 
+/*
+ * Library operations pass their shape words past the sixth argument:
+ * stack words 0..n-1 (arguments 7..) into the thread's window, which the
+ * fp walk is done with by now. Argument i (6 <= i < 6 + n) is then
+ * st->win[i - 6]; on arm64 the first two of those are registers.
+ */
+#define GB_OP_STACK_WORDS	16
+static __always_inline __u64 op_arg(struct pt_regs *ctx, struct gb_rec *r,
+				    struct inflight_stack *st, int i)
+{
+#if defined(__TARGET_ARCH_x86)
+	if (i < 6)
+		return call_arg(ctx, i, r);
+	if (!st)
+		return call_arg(ctx, i, r);
+	if (st->win_len != 1) {
+		st->win_len = 1;	/* marks the window as holding stack arguments */
+		if (read_user(st->win, GB_OP_STACK_WORDS * 8, PT_REGS_SP(ctx) + STACK_ARG0_OFF, r))
+			return 0;
+	}
+	return st->win[(i - 6) & (GB_OP_STACK_WORDS - 1)];
+#else
+	return call_arg(ctx, i, r);
+#endif
+}
+
+static __always_inline void op_args(struct pt_regs *ctx, struct gb_rec *r, struct inflight_stack *st,
+				    int i0, int i1, int i2, int i3, int i4)
+{
+	r->x[0] = op_arg(ctx, r, st, i0);
+	r->x[1] = op_arg(ctx, r, st, i1);
+	r->x[2] = op_arg(ctx, r, st, i2);
+	if (i3 >= 0)
+		r->x[3] = op_arg(ctx, r, st, i3);
+	if (i4 >= 0)
+		r->x[4] = op_arg(ctx, r, st, i4);
+}
+
 static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r, __u32 shape,
 					  struct inflight_stack *st)
 {
@@ -264,6 +305,50 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 		break;
 	case GB_SH_NCCL_INIT:
 		nccl_init_args(ctx, r, st);
+		break;
+	case GB_SH_GEMM_EX:
+		op_args(ctx, r, st, 8, 11, 15, 17, -1);
+		break;
+	case GB_SH_GEMM_BATCHED:
+		op_args(ctx, r, st, 8, 11, 15, 18, 17);
+		break;
+	case GB_SH_GEMM_STRIDED:
+		op_args(ctx, r, st, 8, 12, 17, 21, 20);
+		break;
+	case GB_SH_DNN_CONV:
+		op_args(ctx, r, st, 6, 7, 11, -1, -1);
+		break;
+	case GB_SH_LT_MATMUL:
+		op_args(ctx, r, st, 6, 9, 11, 15, -1);
+		break;
+	case GB_SH_STACK3:
+		stack_args(ctx, r, st, 3);
+		break;
+	case GB_SH_ATTR:	/* the attribute's value: up to 8 bytes */
+		read_user(&r->x[0], r->a[3] >= 8 ? 8 : 4, r->a[2], r);
+		break;
+	case GB_SH_DNN_ND:	/* up to 6 dimensions */
+		read_user(&r->x[0], 24, r->type == GB_T_cudnnSetFilterNdDescriptor ? r->a[4] : r->a[3], r);
+		break;
+	case GB_SH_DNN_CONV_ND:	/* two spatial dimensions of each */
+		read_user(&r->x[0], 8, r->a[2], r);
+		read_user(&r->x[1], 8, r->a[3], r);
+		read_user(&r->x[2], 8, r->a[4], r);
+		break;
+	case GB_SH_JIT_OPTS:	/* the first four option pointers; their text is read at return */
+		if ((int)r->a[1] > 0)
+			read_user(&r->x[1], 8, r->a[2], r);
+		if ((int)r->a[1] > 1)
+			read_user(&r->x[2], 8, r->a[2] + 8, r);
+		if ((int)r->a[1] > 2)
+			read_user(&r->x[3], 8, r->a[2] + 16, r);
+		if ((int)r->a[1] > 3)
+			read_user(&r->x[4], 8, r->a[2] + 24, r);
+		break;
+	case GB_SH_MODLOAD:	/* the image's header: ELF or fat binary, its size */
+		read_user(&r->x[1], 16, r->a[1], r);
+		read_user(&r->x[3], 8, r->a[1] + 40, r);
+		read_user(&r->x[4], 8, r->a[1] + 56, r);
 		break;
 	}
 }
@@ -561,6 +646,18 @@ static __always_inline void flush_stale(struct inflight_stack *st, __u64 sp)
 	}
 }
 
+/* an entry-only call made inside another traced call (see gb_entry) */
+static __always_inline bool in_call(struct inflight_stack *st, __u64 cookie)
+{
+	__u32 d = st->depth;
+
+	if (!d)
+		return false;
+	if (cookie & GB_COOKIE_F_OP)
+		return true;
+	return d > GB_INFLIGHT_DEPTH || top_slot(st, d)->nonop;
+}
+
 SEC("uprobe")
 int gb_entry(struct pt_regs *ctx)
 {
@@ -570,13 +667,21 @@ int gb_entry(struct pt_regs *ctx)
 	struct inflight_stack *st;
 	struct rec_ips *c;
 	struct gb_rec *r;
-	__u32 d;
+	__u32 d, nonop;
 
 	if (stopping || !traced(id >> 32))
 		return 0;
 	if (cookie & GB_COOKIE_F_RET) {
 		st = thread_state();
 		if (!st)
+			return 0;
+		d = st->depth;
+		/* the same function entered again at the same stack pointer: a tail
+		 * call from a dispatching copy (the libcudnn.so.9 shim jumps to its
+		 * sub-library's function of the same name): one call, whose return
+		 * probes both fire; the first completes it */
+		if (d && d <= GB_INFLIGHT_DEPTH && top_slot(st, d)->sp == PT_REGS_SP(ctx) &&
+		    top_slot(st, d)->c.r.type == type)
 			return 0;
 		flush_stale(st, PT_REGS_SP(ctx));
 		d = st->depth;
@@ -589,8 +694,16 @@ int gb_entry(struct pt_regs *ctx)
 		c = &st->slot[d].c;
 		/* pid_tgid again, not id: keeping id live costs spills on every path */
 		call_hdr(&c->r, type);
-		if (d)
+		nonop = d ? top_slot(st, d)->nonop : 0;
+		/* a launch inside a library op is not nested (its device work is
+		 * counted at it); an op inside another call is */
+		if (cookie & GB_COOKIE_F_OP) {
+			if (d)
+				c->r.flags |= GB_RF_NESTED;
+		} else if (nonop) {
 			c->r.flags |= GB_RF_NESTED;
+		}
+		st->slot[d].nonop = nonop + !(cookie & GB_COOKIE_F_OP);
 		st->win_len = 0;
 		take_stack(ctx, st, c, type);
 		capture_entry(ctx, &c->r, shape, st);
@@ -613,7 +726,7 @@ int gb_entry(struct pt_regs *ctx)
 			return 0;
 		c = &st->scratch;
 		call_hdr(&c->r, type);
-		if (st->depth)
+		if (in_call(st, cookie))
 			c->r.flags |= GB_RF_NESTED;
 		st->win_len = 0;
 		take_stack(ctx, st, c, type);
@@ -626,7 +739,7 @@ int gb_entry(struct pt_regs *ctx)
 		return 0;
 	call_hdr(r, type);
 	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
-	if (st && st->depth)
+	if (st && in_call(st, cookie))
 		r->flags |= GB_RF_NESTED;
 	capture_entry(ctx, r, shape, NULL);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
@@ -641,7 +754,7 @@ static __always_inline void complete(struct pt_regs *ctx, struct gb_rec *r, __u6
 	r->dur_ns = now - r->ts_ns;
 	r->ret = (__s32)PT_REGS_RC(ctx);
 	r->flags |= GB_RF_RET;
-	if (shape == GB_SH_OUT0 || shape == GB_SH_NAME) {
+	if (shape == GB_SH_OUT0 || shape == GB_SH_NAME || shape == GB_SH_MODLOAD) {
 		read_user(&out, sizeof(out), r->a[0], r);
 		r->x[0] = out;
 	} else if (shape == GB_SH_NCCL_INIT || shape == GB_SH_NCCL_SPLIT) {
@@ -649,6 +762,20 @@ static __always_inline void complete(struct pt_regs *ctx, struct gb_rec *r, __u6
 		if (r->ret == 0)
 			read_user(&out, sizeof(out), shape == GB_SH_NCCL_INIT ? r->a[0] : r->a[3], r);
 		r->x[1] = out;
+	}
+}
+
+/* nvrtcCompileProgram's first four options, one per 64-byte quarter of the name */
+static __always_inline void jit_opts(struct gb_name_rec *nr)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		char *dst = nr->name + i * GB_JIT_OPT_LEN;
+
+		dst[0] = 0;
+		if (nr->r.x[1 + i] && bpf_probe_read_user_str(dst, GB_JIT_OPT_LEN, (void *)nr->r.x[1 + i]) < 0)
+			dst[0] = 0;
 	}
 }
 
@@ -694,7 +821,7 @@ int gb_return(struct pt_regs *ctx)
 		count_drop(GB_DROP_CALL);	/* the slot's call cannot be completed */
 		return 0;
 	}
-	if (shape == GB_SH_NAME || shape == GB_SH_REGFUNC) {
+	if (shape == GB_SH_NAME || shape == GB_SH_REGFUNC || shape == GB_SH_JIT_OPTS) {
 		/* rare (module loads, registrations): a fixed record with room for every address */
 		nr = bpf_ringbuf_reserve(&rb, sizeof(*nr) + sizeof(sl->c.ips), 0);
 		if (!nr)
@@ -703,7 +830,9 @@ int gb_return(struct pt_regs *ctx)
 		__builtin_memcpy((void *)(nr + 1), sl->c.ips, sizeof(sl->c.ips));
 		complete(ctx, &nr->r, now, shape);
 		nr->r.kind = GB_REC_NAME;
-		if (bpf_probe_read_user_str(nr->name, sizeof(nr->name), (void *)nr->r.a[2]) < 0) {
+		if (shape == GB_SH_JIT_OPTS) {
+			jit_opts(nr);
+		} else if (bpf_probe_read_user_str(nr->name, sizeof(nr->name), (void *)nr->r.a[2]) < 0) {
 			nr->name[0] = 0;
 			nr->r.flags |= GB_RF_XFAULT;
 		}

@@ -28,6 +28,11 @@ enum gb_api {
 	GB_API_NVTX,		/* NVTX ranges: "nvtx" */
 	GB_API_GPUBPF,		/* the collector itself: "gpubpf" */
 	GB_API_NCCL,		/* libnccl / librccl: "nccl" */
+	GB_API_CUBLAS,		/* libcublas: "cublas" */
+	GB_API_CUBLASLT,	/* libcublasLt: "cublaslt" */
+	GB_API_CUDNN,		/* libcudnn and its sub-libraries: "cudnn" */
+	GB_API_NVRTC,		/* libnvrtc: "nvrtc" */
+	GB_API_NVJITLINK,	/* libnvJitLink: "nvjitlink" */
 	GB_API__COUNT,
 };
 
@@ -46,6 +51,9 @@ enum gb_cat {
 	GB_CAT_MARK,		/* instants and ranges (NVTX, custom events) */
 	GB_CAT_DEVICE,		/* device-side activity (CUPTI) */
 	GB_CAT_COLL,		/* collective and point-to-point communication (NCCL/RCCL) */
+	GB_CAT_OP,		/* a library operation (GEMM, convolution, JIT compilation): a
+				 * range on its thread; the launches it makes nest under it */
+	GB_CAT_DESC,		/* a library descriptor set (shapes kept by the collector) */
 	GB_CAT__COUNT,
 };
 
@@ -72,13 +80,34 @@ enum gb_shape {
 				 * 2 nranks, 3 rank */
 	GB_SH_NCCL_SPLIT,	/* ncclCommSplit(comm, color, key, newcomm *, config) | x: 1 *a[3] at return */
 	GB_SH_ARGS,		/* a[0..5] only; detail picks the argument map (enum gb_argmap) */
+	/* library operations and descriptors (detail: GB_OP_*) */
+	GB_SH_GEMM,		/* cublas?gemm: handle, transa, transb, m, n, k (registers) */
+	GB_SH_GEMM_EX,		/* cublasGemmEx | x: Atype, Btype, Ctype, compute (args 8 11 15 17) */
+	GB_SH_GEMM_BATCHED,	/* cublasGemmBatchedEx | x: types, compute, batch (8 11 15 18 17) */
+	GB_SH_GEMM_STRIDED,	/* cublasGemmStridedBatchedEx | x: (8 12 17 21 20) */
+	GB_SH_STACK3,		/* a[0..5] | x: arguments 7, 8, 9 (cudnnSet*4dDescriptor ...) */
+	GB_SH_ATTR,		/* cublasLt*SetAttribute(obj, attr, buf, size) | x[0]: 8 bytes at buf */
+	GB_SH_DNN_ND,		/* cudnnSet{Tensor,Filter}NdDescriptor | x[0..2]: 6 ints at the dims
+				 * array (a[3] for tensors, a[4] for filters) */
+	GB_SH_DNN_CONV_ND,	/* cudnnSetConvolutionNdDescriptor | x: 2 ints at pad, stride, dilation */
+	GB_SH_DNN_CONV,		/* cudnnConvolution*: | x: convDesc, algo, the last descriptor (args 6 7 11) */
+	GB_SH_LT_MATMUL,	/* cublasLtMatmul | x: Bdesc, Cdesc, Ddesc, stream (args 6 9 11 15) */
+	GB_SH_MODLOAD,		/* module from an image a[1]: out a[0] | x[0] *a[0] at return,
+				 * x[1..2] image bytes 0-15, x[3] bytes 40-47, x[4] bytes 56-63 */
+	GB_SH_JIT_OPTS,		/* nvrtcCompileProgram(prog, n, options) | x[1..4]: options[0..3];
+				 * at return a name record: each option's text in a 64-byte
+				 * quarter of name[] (GB_JIT_OPT_LEN) */
 	GB_SH__COUNT,
 };
+#define GB_JIT_OPT_LEN	64
 
 /* Per-type flags */
 #define GB_TF_RET	0x1	/* attach a return probe: duration and return value */
 #define GB_TF_OPTIONAL	0x2	/* absent in many library versions: no warning */
 #define GB_TF_LEAN_RET	0x4	/* return probe dropped by --lean (launches) */
+#define GB_TF_OP	0x10	/* a library operation: launches inside it are not nested
+				 * calls (device work counted at the launch), another op
+				 * inside it is (counted once, at the outermost op) */
 #define GB_TF_BLOCKS	0x8	/* can block (module loads ...): announced at entry, like
 				 * every sync, copy, memset, allocation and free */
 
@@ -126,6 +155,32 @@ enum gb_argmap {
 	GB_AM_EVREC_FLAGS,	/* handle a0 (event), stream a1, arg a2 (flags) */
 	GB_AM__COUNT,
 };
+
+/* library operations (detail of GB_CAT_OP / GB_CAT_DESC types; see src/core/event.c) */
+enum gb_op_detail {
+	GB_OP_NONE = 0,
+	GB_OP_SGEMM, GB_OP_DGEMM, GB_OP_HGEMM, GB_OP_CGEMM, GB_OP_ZGEMM,	/* typed: dtype known */
+	GB_OP_GEMM_EX,		/* types from the arguments */
+	GB_OP_SETSTREAM,	/* cublasSetStream(handle, stream) */
+	GB_OP_LT_MATMUL,
+	GB_OP_LT_LAYOUT,	/* cublasLtMatrixLayoutCreate(out, type, rows, cols, ld) */
+	GB_OP_LT_LAYOUT_ATTR,
+	GB_OP_LT_DESC,		/* cublasLtMatmulDescCreate(out, compute, scale) */
+	GB_OP_LT_DESC_ATTR,
+	GB_OP_CONV_FWD, GB_OP_CONV_BWD_DATA, GB_OP_CONV_BWD_FILTER,
+	GB_OP_DNN_TENSOR4D,	/* cudnnSetTensor4dDescriptor(d, format, dtype, n, c, h | w) */
+	GB_OP_DNN_TENSOR4D_EX,	/* cudnnSetTensor4dDescriptorEx(d, dtype, n, c, h, w ...) */
+	GB_OP_DNN_TENSOR_ND,	/* cudnnSetTensorNdDescriptor(d, dtype, nb, dims, strides) */
+	GB_OP_DNN_FILTER4D,	/* cudnnSetFilter4dDescriptor(d, dtype, format, k, c, h | w) */
+	GB_OP_DNN_FILTER_ND,	/* cudnnSetFilterNdDescriptor(d, dtype, format, nb, dims) */
+	GB_OP_DNN_CONV2D,	/* cudnnSetConvolution2dDescriptor(d, ph, pw, u, v, dh | dw, mode, type) */
+	GB_OP_DNN_CONV_ND,	/* cudnnSetConvolutionNdDescriptor(d, n, pad, stride, dil, mode, type) */
+	GB_OP_DNN_EXEC,		/* cudnnBackendExecute(handle, plan, variant pack) */
+	GB_OP_JIT_COMPILE,	/* nvrtcCompileProgram(prog, nopts, opts) */
+	GB_OP_JIT_LINK,		/* nvJitLinkComplete(handle) */
+	GB_OP_JIT_PROGRAM,	/* nvrtcCreateProgram(out, src, name ...) */
+};
+#define GB_OP_64	0x80	/* detail flag: the ILP64 (_64) form */
 
 /* GB_SH_OUT0 allocations: where the other fields are (0: stream a2 if Async) */
 #define GB_D_OUT0_POOL	1	/* arg a2 (memory pool), stream a3 (cuMemAllocFromPoolAsync) */
@@ -246,11 +301,11 @@ enum gb_argmap {
 	X(__cudaRegisterFunction,	GB_API_CUDA_RT, GB_CAT_NAME, GB_SH_REGFUNC, GB_TF_RET | GB_TF_OPTIONAL, 0) \
 	/* module loads: JIT compilation and file reads can take seconds */	\
 	X(cuModuleLoad,			GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
-	X(cuModuleLoadData,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
-	X(cuModuleLoadDataEx,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
-	X(cuLibraryLoadData,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(cuModuleLoadData,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_MODLOAD, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(cuModuleLoadDataEx,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_MODLOAD, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(cuLibraryLoadData,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_MODLOAD, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
 	X(hipModuleLoad,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
-	X(hipModuleLoadData,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(hipModuleLoadData,		GB_API_HIP, GB_CAT_OTHER, GB_SH_MODLOAD, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
 	/* a traced process ended (ret: the signal of a crash; instant) */	\
 	X(process_exit,			GB_API_GPUBPF, GB_CAT_MARK, GB_SH_PLAIN, 0, 0) \
 	/* NCCL / RCCL (same API): collectives can wait for every rank */	\
@@ -332,7 +387,7 @@ enum gb_argmap {
 	X(cuLaunchGridAsync,		GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_ARGS, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, GB_AM_GRID_ASYNC) \
 	X(cuLaunchCooperativeKernelMultiDevice, GB_API_CUDA_DRV, GB_CAT_LAUNCH, GB_SH_ARGS, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, GB_AM_MULTIDEV) \
 	/* module loads and kernel names */					\
-	X(cuModuleLoadFatBinary,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(cuModuleLoadFatBinary,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_MODLOAD, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
 	X(cuLibraryLoadFromFile,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
 	X(cuKernelGetName,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE1) \
 	X(cuFuncGetName,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE1) \
@@ -363,7 +418,7 @@ enum gb_argmap {
 	X(cudaLaunchHostFunc_ptsz,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HOSTFN) \
 	X(cudaLaunchCooperativeKernel_ptsz, GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_LAUNCH_RT, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
 	X(cudaLaunchCooperativeKernelMultiDevice, GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_ARGS, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, GB_AM_MULTIDEV) \
-	X(cudaLibraryLoadData,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(cudaLibraryLoadData,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_MODLOAD, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
 	X(cudaLibraryLoadFromFile,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
 	/* HIP: per-thread (_spt) forms and the same families */		\
 	X(hipMemcpy_spt,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_ARG) \
@@ -396,12 +451,54 @@ enum gb_argmap {
 	X(hipHostUnregister,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, GB_AM_PTR) \
 	X(hipMemPrefetchAsync,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_PREFETCH) \
 	X(hipMemAdvise,			GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_ADVISE) \
-	X(hipModuleLoadDataEx,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
+	X(hipModuleLoadDataEx,		GB_API_HIP, GB_CAT_OTHER, GB_SH_MODLOAD, GB_TF_RET | GB_TF_OPTIONAL | GB_TF_BLOCKS, 0) \
 	X(hipMemsetD8Async,		GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 1) \
 	X(hipMemsetD16Async,		GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 2) \
 	X(hipMemsetD32Async,		GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 4) \
 	X(hipMemcpyWithStream,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_ARG) \
-	X(hipCtxSynchronize,		GB_API_HIP, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0)
+	X(hipCtxSynchronize,		GB_API_HIP, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	/* cuBLAS: GEMMs (ranges; their launches nest under them), the handle's stream */ \
+	X(cublasSgemm_v2,		GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_SGEMM) \
+	X(cublasSgemm_v2_64,		GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_SGEMM | GB_OP_64) \
+	X(cublasDgemm_v2,		GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_DGEMM) \
+	X(cublasDgemm_v2_64,		GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_DGEMM | GB_OP_64) \
+	X(cublasCgemm_v2,		GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_CGEMM) \
+	X(cublasCgemm_v2_64,		GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_CGEMM | GB_OP_64) \
+	X(cublasZgemm_v2,		GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_ZGEMM) \
+	X(cublasZgemm_v2_64,		GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_ZGEMM | GB_OP_64) \
+	X(cublasHgemm,			GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_HGEMM) \
+	X(cublasHgemm_64,		GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_HGEMM | GB_OP_64) \
+	X(cublasGemmEx,			GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM_EX, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_GEMM_EX) \
+	X(cublasGemmEx_64,		GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM_EX, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_GEMM_EX | GB_OP_64) \
+	X(cublasGemmBatchedEx,		GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM_BATCHED, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_GEMM_EX) \
+	X(cublasGemmBatchedEx_64,	GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM_BATCHED, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_GEMM_EX | GB_OP_64) \
+	X(cublasGemmStridedBatchedEx,	GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM_STRIDED, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_GEMM_EX) \
+	X(cublasGemmStridedBatchedEx_64,	GB_API_CUBLAS, GB_CAT_OP, GB_SH_GEMM_STRIDED, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_GEMM_EX | GB_OP_64) \
+	X(cublasSetStream_v2,		GB_API_CUBLAS, GB_CAT_DESC, GB_SH_PLAIN, GB_TF_OPTIONAL, GB_OP_SETSTREAM) \
+	/* cuBLASLt: matmuls; layouts and descriptors read at their calls */ \
+	X(cublasLtMatmul,		GB_API_CUBLASLT, GB_CAT_OP, GB_SH_LT_MATMUL, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_LT_MATMUL) \
+	X(cublasLtMatrixLayoutCreate,	GB_API_CUBLASLT, GB_CAT_DESC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_OP_LT_LAYOUT) \
+	X(cublasLtMatrixLayoutSetAttribute, GB_API_CUBLASLT, GB_CAT_DESC, GB_SH_ATTR, GB_TF_OPTIONAL, GB_OP_LT_LAYOUT_ATTR) \
+	X(cublasLtMatmulDescCreate,	GB_API_CUBLASLT, GB_CAT_DESC, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, GB_OP_LT_DESC) \
+	X(cublasLtMatmulDescSetAttribute, GB_API_CUBLASLT, GB_CAT_DESC, GB_SH_ATTR, GB_TF_OPTIONAL, GB_OP_LT_DESC_ATTR) \
+	/* cuDNN (the libcudnn.so.9 shim and the sub-libraries it dispatches to) */ \
+	X(cudnnConvolutionForward,	GB_API_CUDNN, GB_CAT_OP, GB_SH_DNN_CONV, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_CONV_FWD) \
+	X(cudnnConvolutionBackwardData,	GB_API_CUDNN, GB_CAT_OP, GB_SH_DNN_CONV, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_CONV_BWD_DATA) \
+	X(cudnnConvolutionBackwardFilter, GB_API_CUDNN, GB_CAT_OP, GB_SH_DNN_CONV, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_CONV_BWD_FILTER) \
+	X(cudnnBackendExecute,		GB_API_CUDNN, GB_CAT_OP, GB_SH_PLAIN, GB_TF_RET | GB_TF_OP | GB_TF_OPTIONAL, GB_OP_DNN_EXEC) \
+	X(cudnnSetTensor4dDescriptor,	GB_API_CUDNN, GB_CAT_DESC, GB_SH_STACK3, GB_TF_OPTIONAL, GB_OP_DNN_TENSOR4D) \
+	X(cudnnSetTensor4dDescriptorEx,	GB_API_CUDNN, GB_CAT_DESC, GB_SH_PLAIN, GB_TF_OPTIONAL, GB_OP_DNN_TENSOR4D_EX) \
+	X(cudnnSetTensorNdDescriptor,	GB_API_CUDNN, GB_CAT_DESC, GB_SH_DNN_ND, GB_TF_OPTIONAL, GB_OP_DNN_TENSOR_ND) \
+	X(cudnnSetFilter4dDescriptor,	GB_API_CUDNN, GB_CAT_DESC, GB_SH_STACK3, GB_TF_OPTIONAL, GB_OP_DNN_FILTER4D) \
+	X(cudnnSetFilterNdDescriptor,	GB_API_CUDNN, GB_CAT_DESC, GB_SH_DNN_ND, GB_TF_OPTIONAL, GB_OP_DNN_FILTER_ND) \
+	X(cudnnSetConvolution2dDescriptor, GB_API_CUDNN, GB_CAT_DESC, GB_SH_STACK3, GB_TF_OPTIONAL, GB_OP_DNN_CONV2D) \
+	X(cudnnSetConvolutionNdDescriptor, GB_API_CUDNN, GB_CAT_DESC, GB_SH_DNN_CONV_ND, GB_TF_OPTIONAL, GB_OP_DNN_CONV_ND) \
+	/* JIT: NVRTC compilations and nvJitLink links (can take seconds) */ \
+	X(nvrtcCreateProgram,		GB_API_NVRTC, GB_CAT_NAME, GB_SH_NAME, GB_TF_RET | GB_TF_OPTIONAL, GB_OP_JIT_PROGRAM) \
+	X(nvrtcCompileProgram,		GB_API_NVRTC, GB_CAT_OP, GB_SH_JIT_OPTS, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_COMPILE) \
+	X(nvJitLinkComplete,		GB_API_NVJITLINK, GB_CAT_OP, GB_SH_PLAIN, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_LINK) \
+	X(__nvJitLinkComplete_13_0,	GB_API_NVJITLINK, GB_CAT_OP, GB_SH_PLAIN, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_LINK) \
+	X(__nvJitLinkComplete_12_0,	GB_API_NVJITLINK, GB_CAT_OP, GB_SH_PLAIN, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_LINK)
 
 enum gb_type {
 #define GB_X_ENUM(name, api, cat, shape, flags, detail) GB_T_##name,
@@ -545,6 +642,7 @@ struct gb_py_rec {
 #define GB_COOKIE_F_RET		(1ull << 32)	/* a return probe completes this call */
 #define GB_COOKIE_F_OPEN	(1ull << 33)	/* announced at entry (GB_RF_OPEN): seen even if it
 						 * never returns */
+#define GB_COOKIE_F_OP		(1ull << 34)	/* a library operation (GB_TF_OP) */
 #define GB_COOKIE(type, shape)	((__u64)(type) | ((__u64)(shape) << 16))
 #define GB_COOKIE_TYPE(c)	((__u32)((c) & 0xffff))
 #define GB_COOKIE_SHAPE(c)	((__u32)(((c) >> 16) & 0xffff))

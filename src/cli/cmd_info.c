@@ -49,6 +49,7 @@ struct info_acc {
 	} coll[GB_T__COUNT];
 	bool any_coll;
 	struct coll_skew *skew;	/* collectives matched across ranks */
+	struct gb_opstats ops;	/* kernels by library op and shape */
 };
 
 static const char usage_text[] =
@@ -118,6 +119,8 @@ static int acc_add(struct info_acc *a, const struct gb_event *ev)
 	if (!p->comm && ev->comm)
 		p->comm = intern_str(a->names, ev->comm);
 	p->events++;
+	if (gb_opstats_add(&a->ops, ev))
+		return -1;
 	if (gb_event_cat(ev) == GB_CAT_COLL && ev->type < GB_T__COUNT) {
 		struct coll_stat *cs = &a->coll[ev->type];
 
@@ -240,6 +243,52 @@ static void print_coll_json(struct gb_json *j, const struct info_acc *a)
 	coll_skew_json(a->skew, j);
 }
 
+static void print_ops_text(struct info_acc *a)
+{
+	struct gb_opstat **v;
+	unsigned i, k;
+
+	if (!a->ops.by_label.n)
+		return;
+	v = gb_opstats_sorted(&a->ops);
+	printf("\nkernels by op and shape (%" PRIu64 " launches inside library ops, %" PRIu64 " outside):\n"
+	       "  %8s %12s %10s  %s\n", a->ops.launches_in_ops, a->ops.launches_outside, "CALLS", "TIME_MS",
+	       "LAUNCHES", "OP / KERNELS");
+	for (i = 0; v && v[i] && i < TOP_N; i++) {
+		printf("  %8" PRIu64 " %12.3f %10" PRIu64 "  %s\n", v[i]->calls, v[i]->ns / 1e6, v[i]->launches,
+		       v[i]->label);
+		for (k = 0; k < v[i]->nkern; k++)
+			printf("  %8s %12s %10" PRIu64 "    %s\n", "", "", v[i]->kern_n[k], v[i]->kern[k]);
+	}
+	free(v);
+}
+
+static void print_ops_json(struct gb_json *j, struct info_acc *a)
+{
+	struct gb_opstat **v = gb_opstats_sorted(&a->ops);
+	unsigned i, k;
+
+	gb_json_name(j, "ops");
+	gb_json_start_array(j);
+	for (i = 0; v && v[i]; i++) {
+		gb_json_start_object(j);
+		gb_json_string_field(j, "op", v[i]->label);
+		gb_json_string_field(j, "type", gb_type_name(v[i]->type));
+		gb_json_uint_field(j, "calls", v[i]->calls);
+		gb_json_uint_field(j, "time_ns", v[i]->ns);
+		gb_json_uint_field(j, "launches", v[i]->launches);
+		gb_json_name(j, "kernels");
+		gb_json_start_object(j);
+		for (k = 0; k < v[i]->nkern; k++)
+			gb_json_uint_field(j, v[i]->kern[k], v[i]->kern_n[k]);
+		gb_json_end_object(j);
+		gb_json_end_object(j);
+	}
+	gb_json_end_array(j);
+	gb_json_uint_field(j, "launches_in_ops", a->ops.launches_in_ops);
+	free(v);
+}
+
 static void fmt_time(char *buf, size_t n, uint64_t real_ns)
 {
 	time_t t = (time_t)(real_ns / 1000000000ull);
@@ -304,6 +353,7 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 			printf("  %12" PRIu64 "  %s\n", ks[i]->launches, ks[i]->name);
 	}
 	print_coll_text(a);
+	print_ops_text(a);
 }
 
 /* groups of the trace's notes info shows: the ioctl tracer's, discovery's, a flight dump's */
@@ -427,6 +477,7 @@ static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc
 	}
 	gb_json_end_array(j);
 	print_coll_json(j, a);
+	print_ops_json(j, a);
 	print_notes_json(j, r);
 	gb_json_end_object(j);
 	gb_json_raw(j, "\n");
@@ -457,6 +508,7 @@ static void acc_free(struct info_acc *a)
 	hmap_free(&a->kerns);
 	intern_free(a->names);
 	coll_skew_free(a->skew);
+	gb_opstats_free(&a->ops);
 }
 
 int cmd_info(int argc, char **argv)
@@ -492,6 +544,7 @@ int cmd_info(int argc, char **argv)
 		return 1;
 	a.names = intern_new();
 	a.skew = coll_skew_new();
+	gb_opstats_init(&a.ops);
 	if (!a.names || !a.skew)
 		goto cleanup;
 	while ((n = sbt_reader_next(r, &ev)) > 0)

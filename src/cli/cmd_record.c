@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmds.h"
+#include "collect/libs.h"
 #include "collect/recorder.h"
 #include "cupti/cupti_attach.h"
 #include "exporters/export.h"
@@ -66,6 +67,11 @@ static const char usage_text[] =
 "      --ring-size SIZE   BPF ring buffer size (default 8M; rounded up to a power of 2)\n"
 "      --lib PATH         also trace this library file (repeatable); its kind comes\n"
 "                         from its name, unknown names are treated as libcuda\n"
+"      --libs LIST        library operations to trace, comma separated: cublas\n"
+"                         (cuBLAS GEMMs and cuBLASLt matmuls), cudnn (convolutions,\n"
+"                         graph execution), jit (NVRTC compilations, nvJitLink links);\n"
+"                         default all: each op is a range its launches nest under\n"
+"      --no-libs          none of them (CUDA, HIP, NCCL calls only)\n"
 "      --lean             no return probes on launches: lowest overhead, launches\n"
 "                         lose their duration and return code\n"
 "      --perfetto FILE    also export a Perfetto trace to FILE at the end\n"
@@ -130,11 +136,12 @@ static const char usage_text[] =
 "  sudo gpubpf record -p 4242 -p 4250 -d 30 -o job.sbt  # running processes, 30 s\n"
 "  sudo gpubpf record -o run.sbt -- ./train --epochs 1  # a command and its children\n"
 "  sudo gpubpf record --perfetto run.pftrace --open -- ./train  # then view it\n"
-"  sudo gpubpf record -a --flight 30 --trigger-on-error -o incident.sbt  # always on\n";
+"  sudo gpubpf record -a --flight 30 --trigger-on-error -o incident.sbt  # always on\n"
+"  sudo gpubpf record -p 4242 --libs cublas,jit -o ml.sbt  # GEMM shapes, JIT stalls\n";
 
 enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR,
        OPT_STACK, OPT_PYTHON, OPT_IOCTL, OPT_IOCTL_DEV, OPT_FLIGHT, OPT_FLIGHT_MEM, OPT_TRIG_ERR,
-       OPT_TRIG_STUCK, OPT_OPEN, OPT_OPEN_PORT };
+       OPT_TRIG_STUCK, OPT_OPEN, OPT_OPEN_PORT, OPT_LIBS, OPT_NO_LIBS };
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -144,6 +151,8 @@ static const struct option long_opts[] = {
 	{ "ring-size", required_argument, NULL, OPT_RING },
 	{ "lib", required_argument, NULL, OPT_LIB },
 	{ "lean", no_argument, NULL, OPT_LEAN },
+	{ "libs", required_argument, NULL, OPT_LIBS },
+	{ "no-libs", no_argument, NULL, OPT_NO_LIBS },
 	{ "ready-file", required_argument, NULL, OPT_READY },
 	{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 	{ "open", no_argument, NULL, OPT_OPEN },
@@ -258,6 +267,21 @@ static int parse_args(struct record_opts *o, struct open_opts *op, int argc, cha
 			break;
 		case OPT_LEAN:
 			o->lean = true;
+			break;
+		case OPT_LIBS: {
+			const char *bad = "";
+			long m = libs_parse_oplibs(optarg, &bad);
+
+			if (m <= 0) {
+				gb_err("bad --libs '%s' (%s): give a list of cublas, cudnn, jit, e.g. --libs cublas,jit",
+				       optarg, m < 0 ? bad : "empty");
+				return -1;
+			}
+			o->no_oplibs = LIB_MASK_OPLIBS & ~(unsigned)m;
+			break;
+		}
+		case OPT_NO_LIBS:
+			o->no_oplibs = LIB_MASK_OPLIBS;
 			break;
 		case OPT_READY:
 			o->ready_file = optarg;

@@ -30,6 +30,7 @@ static const char usage_text[] =
 "      --from SECS     only events at or after SECS seconds from the trace start\n"
 "      --to SECS       only events before SECS seconds from the trace start\n"
 "      --idle-ms MS    gpu-idle: gaps between kernels longer than MS (default 1)\n"
+"      --jit-ms MS     jit-stall: JIT calls longer than MS (default 100)\n"
 "      --symfs DIR     look for the traced binaries under DIR first (call sites)\n"
 "  -h, --help          this text\n"
 "\n"
@@ -43,7 +44,7 @@ static const char usage_text[] =
 "  gpubpf report --json trace.sbt | jq '.findings[] | .rule'\n"
 "  gpubpf report --baseline yesterday.sbt today.sbt\n";
 
-enum { OPT_CSV = 256, OPT_BASE, OPT_IDLE, OPT_SYMFS };
+enum { OPT_CSV = 256, OPT_BASE, OPT_IDLE, OPT_SYMFS, OPT_JIT };
 
 static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
@@ -51,6 +52,7 @@ static const struct option long_opts[] = {
 	{ "baseline", required_argument, NULL, OPT_BASE },
 	VIEW_FILTER_LONG_OPTS,
 	{ "idle-ms", required_argument, NULL, OPT_IDLE },
+	{ "jit-ms", required_argument, NULL, OPT_JIT },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -157,6 +159,17 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			}
 			ro.idle_ns = (uint64_t)(ms * 1e6);
+			break;
+		}
+		case OPT_JIT: {
+			char *end;
+			double ms = strtod(optarg, &end);
+
+			if (end == optarg || *end || !(ms > 0) || ms > 3.6e6) {
+				gb_err("bad --jit-ms '%s': give milliseconds, e.g. --jit-ms 50", optarg);
+				return 2;
+			}
+			ro.jit_ns = (uint64_t)(ms * 1e6);
 			break;
 		}
 		case OPT_SYMFS:

@@ -194,10 +194,18 @@ void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
 		gb_buf_printf(b, " ptr=0x%" PRIx64, ev->ptr);
 	if (ev->flags & GB_EF_STREAM)
 		gb_buf_printf(b, " stream=0x%" PRIx64, ev->stream);
-	if (cat == GB_CAT_COLL)
+	if (cat == GB_CAT_COLL) {
 		coll_text(b, ev);
-	else if (ev->flags & GB_EF_ARG)
+	} else if (cat == GB_CAT_OP) {
+		char label[256];
+
+		/* the shape, past the type name the line already has */
+		gb_op_label(ev, label, sizeof(label));
+		if (strchr(label, ' ') && !(ev->name && !gb_op_is_gemm(ev) && !gb_op_is_conv(ev)))
+			gb_buf_printf(b, " %s", strchr(label, ' ') + 1);
+	} else if (ev->flags & GB_EF_ARG) {
 		gb_buf_printf(b, " arg=%" PRIu64, ev->arg);
+	}
 	if (ev->detail)
 		gb_buf_printf(b, " %s", ev->detail);
 	if (cat == GB_CAT_IOCTL)

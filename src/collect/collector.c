@@ -14,6 +14,7 @@
 #include "stacks/stack.h"
 #include "core/util.h"
 #include "coll/nccl_comms.h"
+#include "libops/libops.h"
 #include "core/vec.h"
 
 struct proc {
@@ -23,6 +24,7 @@ struct proc {
 	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
 	struct hmap nccl;	/* NCCL communicator handle -> state (nccl_comms.c) */
+	struct hmap libops;	/* library handle/descriptor -> state (libops/libops.c) */
 	struct gb_maps maps;	/* file mappings: timeline (side-band) + /proc snapshot */
 	bool have_maps;		/* maps holds something */
 	bool complete;		/* seen from its fork or exec: the timeline has everything */
@@ -140,6 +142,7 @@ static void clear_proc(struct proc *p)
 	hmap_free(&p->rt_launch);
 	hmap_free(&p->comms);
 	nccl_comms_free(&p->nccl);
+	libops_free(&p->libops);
 	procmaps_free(&p->maps);
 	free(p->execs);
 	p->execs = NULL;
@@ -715,6 +718,17 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 	if (ev.api == GB_API_NCCL)
 		nccl_stamp(&p->nccl, &ev, have_held ? &held : NULL);
 	cat = gb_event_cat(&ev);
+	if (cat == GB_CAT_DESC) {
+		libops_desc(&p->libops, &ev, r);
+	} else if (cat == GB_CAT_OP) {
+		libops_stamp(&p->libops, &ev, r);
+		if (gb_type_info(ev.type)->detail == GB_OP_JIT_COMPILE) {
+			/* nvrtcCreateProgram's name; the options read at return */
+			ev.name = hmap_get(&p->names, name_key(p, ev.handle, ev.ts_ns));
+			if (name_str)
+				ev.detail = intern_str(c->strs, name_str);
+		}
+	}
 	if (cat == GB_CAT_LAUNCH) {
 		ev.name = kernel_name(c, p, &ev);
 	} else if (cat == GB_CAT_NAME) {
@@ -757,6 +771,8 @@ static int rec_name(struct collector *c, const void *data, size_t size)
 
 	memcpy(name, nr->name, GB_NAME_MAX);
 	name[GB_NAME_MAX] = 0;
+	if (nr->r.type < GB_T__COUNT && gb_type_info(nr->r.type)->shape == GB_SH_JIT_OPTS)
+		return handle_call(c, data, libops_jit_opts(nr->name, name), ips, nips);
 	return handle_call(c, data, name[0] ? name : NULL, ips, nips);
 }
 

@@ -61,16 +61,22 @@ static const struct {
 	{ "ld-linux", LIB_LDSO },
 	{ "libnccl.so", LIB_NCCL },
 	{ "librccl.so", LIB_NCCL },	/* ROCm's RCCL: NCCL's API and names */
+	{ "libcublas.so", LIB_CUBLAS },
+	{ "libcublasLt.so", LIB_CUBLASLT },
+	{ "libcudnn", LIB_CUDNN },	/* libcudnn.so.9 and the sub-libraries it dispatches to */
+	{ "libnvrtc.so", LIB_NVRTC },
+	{ "libnvrtc.alt.so", LIB_NVRTC },
+	{ "libnvJitLink.so", LIB_NVJITLINK },
 };
 
 static const char *const kind_names[LIB__COUNT] = {
 	"libcuda", "libcudart", "libamdhip64", "libhsa-runtime64", "ld.so", "static cudart",
-	"libnccl",
+	"libnccl", "libcublas", "libcublasLt", "libcudnn", "libnvrtc", "libnvJitLink",
 };
 
 static const unsigned kind_api[LIB__COUNT] = {
 	GB_API_CUDA_DRV, GB_API_CUDA_RT, GB_API_HIP, GB_API_HSA, GB_API_NONE, GB_API_CUDA_RT,
-	GB_API_NCCL,
+	GB_API_NCCL, GB_API_CUBLAS, GB_API_CUBLASLT, GB_API_CUDNN, GB_API_NVRTC, GB_API_NVJITLINK,
 };
 
 /* sections nvcc puts in every file with device code (a static runtime's sign) */
@@ -79,6 +85,39 @@ static const char *const fatbin_sections[] = { ".nv_fatbin", ".nvFatBinSegment" 
 static uint64_t inode_key(uint64_t dev, uint64_t ino)
 {
 	return (dev << 40) ^ ino;
+}
+
+long libs_parse_oplibs(const char *list, const char **bad)
+{
+	static const struct {
+		const char *name;
+		unsigned mask;
+	} names[] = {
+		{ "cublas", (1u << LIB_CUBLAS) | (1u << LIB_CUBLASLT) },
+		{ "cublaslt", 1u << LIB_CUBLASLT },
+		{ "cudnn", 1u << LIB_CUDNN },
+		{ "jit", (1u << LIB_NVRTC) | (1u << LIB_NVJITLINK) },
+		{ "nvrtc", 1u << LIB_NVRTC },
+		{ "nvjitlink", 1u << LIB_NVJITLINK },
+	};
+	static char word[32];
+	unsigned mask = 0, i;
+	size_t n;
+
+	while (*list) {
+		n = strcspn(list, ",");
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (n == strlen(names[i].name) && !strncmp(list, names[i].name, n))
+				break;
+		if (i == sizeof(names) / sizeof(names[0])) {
+			snprintf(word, sizeof(word), "%.*s", (int)(n < 31 ? n : 31), list);
+			*bad = word;
+			return -1;
+		}
+		mask |= names[i].mask;
+		list += n + (list[n] == ',');
+	}
+	return mask;
 }
 
 int libs_kind_of(const char *path)
@@ -249,7 +288,8 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 		for (v = 0; v < nv && n < GB_MAX_PROBES; v++) {
 			offs[n] = probe_offset(lib->path, off[v]);
 			cookies[n++] = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0) |
-				       (ret && gb_type_can_block(t) ? GB_COOKIE_F_OPEN : 0);
+				       (ret && gb_type_can_block(t) ? GB_COOKIE_F_OPEN : 0) |
+				       (ti->tflags & GB_TF_OP ? GB_COOKIE_F_OP : 0);
 		}
 	}
 	if (!n)

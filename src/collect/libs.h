@@ -16,6 +16,11 @@ enum gb_lib_kind {
 	LIB_CUDA_DRV, LIB_CUDA_RT, LIB_HIP, LIB_HSA, LIB_LDSO,
 	LIB_CUDA_RT_STATIC,	/* an executable or library with nvcc's static runtime inside */
 	LIB_NCCL,		/* libnccl / librccl (collectives) */
+	LIB_CUBLAS,		/* libcublas: GEMMs */
+	LIB_CUBLASLT,		/* libcublasLt: matmuls */
+	LIB_CUDNN,		/* libcudnn*: convolutions, graph execution */
+	LIB_NVRTC,		/* libnvrtc: runtime compilation */
+	LIB_NVJITLINK,		/* libnvJitLink: JIT linking */
 	LIB__COUNT
 };
 
@@ -63,6 +68,11 @@ void libs_print(const struct gb_libs *l, FILE *f);
 /* Detach everything */
 void libs_free(struct gb_libs *l);
 
+/* the library kinds --libs names: "cublas" (cuBLAS and cuBLASLt), "cudnn", "jit" */
+#define LIB_MASK_OPLIBS	((1u << LIB_CUBLAS) | (1u << LIB_CUBLASLT) | (1u << LIB_CUDNN) | \
+			 (1u << LIB_NVRTC) | (1u << LIB_NVJITLINK))
+/* a --libs list to a mask of those kinds; -1 (and *bad the unknown name) if wrong */
+long libs_parse_oplibs(const char *list, const char **bad);
 /* Kind of a library from its file name, -1 if not one of ours */
 int libs_kind_of(const char *path);
 #endif

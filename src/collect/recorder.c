@@ -382,7 +382,7 @@ static int attach_libs(struct rec_ctx *r)
 		.dl_state = r->skel->progs.gb_dl_state,
 		.launch_rets = !o->lean,
 		.multi = r->multi,
-		.kinds = ~0u,
+		.kinds = ~o->no_oplibs,
 		/* -p: breakpoints in the targets only; -- CMD follows children: everyone */
 		.pids = o->cmd ? NULL : o->pids,
 		.npids = o->cmd ? 0 : o->npids,
@@ -636,6 +636,7 @@ static void summary(struct rec_ctx *r, uint64_t drops, double secs)
 		[GB_CAT_MEMSET] = "memsets", [GB_CAT_FREE] = "frees", [GB_CAT_NAME] = "name lookups",
 		[GB_CAT_IOCTL] = "ioctls", [GB_CAT_FUNC] = "functions", [GB_CAT_MARK] = "marks",
 		[GB_CAT_DEVICE] = "device activities", [GB_CAT_COLL] = "collectives",
+		[GB_CAT_OP] = "library ops", [GB_CAT_DESC] = "library descriptor calls",
 	};
 	char extra[512] = "";
 	size_t len = 0;

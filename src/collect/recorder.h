@@ -23,6 +23,7 @@ struct record_opts {
 	const char *libs[RECORD_MAX_LIBS];
 	unsigned nlibs;
 	bool lean;
+	unsigned no_oplibs;	/* library kinds --libs / --no-libs leave out (LIB_MASK_OPLIBS bits) */
 	struct stack_opts stack;	/* --stack, --python */
 	const char *ready_file;
 	const char *perfetto;

@@ -44,6 +44,24 @@
  *                 chose that color); its rank and size are not known (ptr = 0)
  *   ncclCommInitAll handle = the first communicator, arg = ndev; other nccl calls:
  *                 handle = the communicator (a[0])
+ *   library ops   (GB_CAT_OP, ranges; src/core/libop.c names them) handle = the library
+ *                 handle (a[0]). GEMMs (cuBLAS, cuBLASLt): aux[0] = m, aux[1] = n,
+ *                 arg = k (GB_EF_ARG), ptr = transa, transb, A/B/C types, compute type
+ *                 packed (GB_GEMM_PACK, no GB_EF_PTR), src = batch count, stream (from
+ *                 cublasSetStream or cublasLtMatmul's argument; GB_EF_STREAM). cuBLASLt's
+ *                 shape comes from the layouts and descriptor (collector, src/libops/).
+ *                 Convolutions: aux[0] = x [N,C,H,W], aux[1] = w [K,C,R,S], ptr = y,
+ *                 four 16-bit dims each (gb_dims4; 0 unknown), src = pad h, pad w,
+ *                 stride h, stride w (16 bits each), grid[0] = dilation h | w << 16,
+ *                 grid[1] = cudnnDataType_t + 1 (0: unknown; no GB_EF_GRID), arg = algo.
+ *                 cudnnBackendExecute: arg = the execution plan. nvrtcCompileProgram:
+ *                 handle = the program, name = its name (nvrtcCreateProgram), arg =
+ *                 number of options, detail = the first four, space separated. nvJitLinkComplete: handle = the linker
+ *   descriptors   (GB_CAT_DESC) handle = the descriptor / handle set (a[0]);
+ *                 cublasSetStream: stream
+ *   module loads  from an image (cuModuleLoadData ...): handle = the module, arg = the
+ *                 image address, bytes = its size from its ELF or fat binary header
+ *                 (GB_EF_BYTES; unknown for PTX text)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -62,7 +80,8 @@ static const char *const api_names[GB_API__COUNT] = {
 	[GB_API_CUDA_RT] = "cuda-runtime", [GB_API_HIP] = "hip",
 	[GB_API_HSA] = "hsa", [GB_API_IOCTL] = "ioctl", [GB_API_XRAY] = "xray",
 	[GB_API_CUPTI] = "cupti", [GB_API_NVTX] = "nvtx", [GB_API_GPUBPF] = "gpubpf",
-	[GB_API_NCCL] = "nccl",
+	[GB_API_NCCL] = "nccl", [GB_API_CUBLAS] = "cublas", [GB_API_CUBLASLT] = "cublaslt",
+	[GB_API_CUDNN] = "cudnn", [GB_API_NVRTC] = "nvrtc", [GB_API_NVJITLINK] = "nvjitlink",
 };
 
 static const char *const cat_names[GB_CAT__COUNT] = {
@@ -70,7 +89,7 @@ static const char *const cat_names[GB_CAT__COUNT] = {
 	[GB_CAT_MEMSET] = "memset", [GB_CAT_ALLOC] = "alloc", [GB_CAT_FREE] = "free",
 	[GB_CAT_SYNC] = "sync", [GB_CAT_NAME] = "name", [GB_CAT_IOCTL] = "ioctl",
 	[GB_CAT_FUNC] = "func", [GB_CAT_MARK] = "mark", [GB_CAT_DEVICE] = "device",
-	[GB_CAT_COLL] = "collective",
+	[GB_CAT_COLL] = "collective", [GB_CAT_OP] = "op", [GB_CAT_DESC] = "descriptor",
 };
 
 /* ncclDataType_t (nccl.h): name and size in bytes */
@@ -343,6 +362,8 @@ static void decode_plain(struct gb_event *ev, const struct gb_type_info *ti, con
 	}
 }
 
+static uint64_t image_size(const __u64 *x);
+
 static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, const struct gb_rec *r)
 {
 	const __u64 *a = r->a, *x = r->x;
@@ -408,6 +429,13 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 		ev->handle = x[0];
 		ev->arg = a[1];
 		break;
+	case GB_SH_MODLOAD:
+		ev->handle = x[0];
+		ev->arg = a[1];
+		ev->bytes = image_size(x);
+		if (ev->bytes)
+			ev->flags |= GB_EF_BYTES;
+		break;
 	case GB_SH_NCCL_INIT:
 		ev->handle = x[1];
 		ev->aux[1] = x[0];
@@ -431,6 +459,75 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 		break;
 	default:
 		decode_plain(ev, ti, r);
+		break;
+	}
+}
+
+/* ELF64 or fat binary header words x[1..4] (GB_SH_MODLOAD): the image size, 0 unknown */
+static uint64_t image_size(const __u64 *x)
+{
+	uint64_t shoff = x[3], shent = x[4] >> 16 & 0xffff, shnum = x[4] >> 32 & 0xffff;
+
+	if ((uint32_t)x[1] == 0x464c457f && (x[1] >> 32 & 0xff) == 2)	/* \x7fELF, 64-bit */
+		return shoff + shent * shnum;
+	if ((uint32_t)x[1] == 0xba55ed50)	/* fat binary: header size + payload size */
+		return (x[1] >> 48) + x[2];
+	return 0;
+}
+
+static uint64_t int_arg(uint64_t v, bool wide)
+{
+	return wide ? v : (uint64_t)(int64_t)(int32_t)v;
+}
+
+/* library operations and descriptors (GB_CAT_OP, GB_CAT_DESC): by detail */
+static void decode_op(struct gb_event *ev, const struct gb_type_info *ti, const struct gb_rec *r)
+{
+	static const uint8_t typed[][2] = {	/* data type, compute type of S/D/H/C/Z gemm */
+		[GB_OP_SGEMM] = { 0, 68 }, [GB_OP_DGEMM] = { 1, 70 }, [GB_OP_HGEMM] = { 2, 64 },
+		[GB_OP_CGEMM] = { 4, 68 }, [GB_OP_ZGEMM] = { 5, 70 },
+	};
+	const __u64 *a = r->a, *x = r->x;
+	unsigned d = ti->detail & ~GB_OP_64;
+	bool wide = ti->detail & GB_OP_64;
+
+	ev->handle = a[0];
+	switch (d) {
+	case GB_OP_SGEMM: case GB_OP_DGEMM: case GB_OP_HGEMM: case GB_OP_CGEMM: case GB_OP_ZGEMM:
+	case GB_OP_GEMM_EX:
+		ev->aux[0] = int_arg(a[3], wide);
+		ev->aux[1] = int_arg(a[4], wide);
+		ev->arg = int_arg(a[5], wide);
+		ev->flags |= GB_EF_ARG;
+		ev->src = 1;
+		if (d != GB_OP_GEMM_EX) {
+			ev->ptr = GB_GEMM_PACK(a[1], a[2], typed[d][0], typed[d][0], typed[d][0], typed[d][1]);
+			break;
+		}
+		ev->ptr = GB_GEMM_PACK(a[1], a[2], x[0], x[1], x[2], x[3]);
+		if (ti->shape != GB_SH_GEMM_EX)
+			ev->src = int_arg(x[4], wide);
+		break;
+	case GB_OP_LT_MATMUL:
+		ev->stream = x[3];
+		ev->flags |= GB_EF_STREAM;
+		break;
+	case GB_OP_CONV_FWD: case GB_OP_CONV_BWD_DATA: case GB_OP_CONV_BWD_FILTER:
+		ev->arg = (uint32_t)x[1];
+		ev->flags |= GB_EF_ARG;
+		break;
+	case GB_OP_DNN_EXEC:
+	case GB_OP_JIT_COMPILE:
+		ev->arg = d == GB_OP_JIT_COMPILE ? (uint64_t)(int64_t)(int32_t)a[1] : a[1];
+		ev->flags |= GB_EF_ARG;
+		break;
+	case GB_OP_LT_LAYOUT:
+	case GB_OP_LT_DESC:
+		ev->handle = x[0];	/* the object made (read at return) */
+		break;
+	case GB_OP_SETSTREAM:
+		ev->stream = a[1];
+		ev->flags |= GB_EF_STREAM;
 		break;
 	}
 }
@@ -509,6 +606,8 @@ int gb_event_from_rec(struct gb_event *ev, const struct gb_rec *r)
 		ev->flags |= GB_EF_NESTED;
 	if (ti->cat == GB_CAT_COLL)
 		decode_coll(ev, ti, r);
+	else if (ti->cat == GB_CAT_OP || ti->cat == GB_CAT_DESC)
+		decode_op(ev, ti, r);
 	else if (ti->shape == GB_SH_PLAIN)
 		decode_plain(ev, ti, r);
 	else

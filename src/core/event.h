@@ -121,6 +121,83 @@ static inline uint64_t gb_coll_comm_id(const struct gb_event *e) { return e->aux
 static inline uint32_t gb_coll_rank(const struct gb_event *e) { return (uint32_t)e->ptr; }
 static inline uint32_t gb_coll_nranks(const struct gb_event *e) { return (uint32_t)(e->ptr >> 32); }
 static inline uint64_t gb_coll_seq(const struct gb_event *e) { return e->src; }
+/*
+ * Library operations (GB_CAT_OP, src/core/libop.c): data type names
+ * (cudaDataType_t "f32" ..., cublasComputeType_t "32F" ..., cudnnDataType_t
+ * "float" ...; NULL unknown), cublasOperation_t ("N", "T", "C").
+ */
+const char *gb_cuda_dtype_name(unsigned dt);
+const char *gb_blas_compute_name(unsigned ct);
+const char *gb_dnn_dtype_name(unsigned dt);
+const char *gb_blas_op_name(unsigned op);
+bool gb_op_is_gemm(const struct gb_event *e);
+/* JIT work: NVRTC compilations, nvJitLink links, module loads from images (jit-stall) */
+bool gb_type_is_jit(unsigned type);	/* cuBLAS GEMMs, cuBLASLt matmuls */
+bool gb_op_is_conv(const struct gb_event *e);	/* cuDNN convolutions */
+/* "cublasSgemm_v2 128x64x32 NT f32,f32->f32 32F" ...: what info groups ops by */
+int gb_op_label(const struct gb_event *e, char *buf, size_t n);
+/*
+ * Launches attributed to the library op that made them: feed events in
+ * time order; for an op (outermost, with a span) returns its label, for a
+ * launch the label of the op of its thread it falls in (NULL: none). The
+ * labels are interned here, valid until gb_opctx_free.
+ */
+#include "hmap.h"
+struct gb_opctx {
+	struct hmap by_tid;	/* tid -> the thread's outermost op seen last */
+	struct intern *names;
+};
+void gb_opctx_init(struct gb_opctx *c);
+const char *gb_opctx_feed(struct gb_opctx *c, const struct gb_event *e);
+void gb_opctx_free(struct gb_opctx *c);
+/* kernels by op and shape: per op label, its calls, host time and the launches made inside */
+#define GB_OPSTAT_KERNELS 8
+struct gb_opstat {
+	const char *label;	/* gb_op_label */
+	unsigned type;		/* the op's type */
+	uint64_t calls, ns, launches;
+	const char *kern[GB_OPSTAT_KERNELS];	/* kernel names launched inside, first seen first */
+	uint64_t kern_n[GB_OPSTAT_KERNELS];
+	unsigned nkern;
+};
+struct gb_opstats {
+	struct gb_opctx ctx;
+	struct hmap by_label;	/* label pointer -> struct gb_opstat */
+	uint64_t launches_in_ops, launches_outside;
+};
+void gb_opstats_init(struct gb_opstats *s);
+int gb_opstats_add(struct gb_opstats *s, const struct gb_event *e);	/* time order; <0: no memory */
+/* NULL-terminated, by host time then launches (free() it); NULL: no memory */
+struct gb_opstat **gb_opstats_sorted(struct gb_opstats *s);
+void gb_opstats_free(struct gb_opstats *s);
+/* GEMM fields: m = aux[0], n = aux[1], k = arg, types packed in ptr, batch = src */
+#define GB_GEMM_PACK(ta, tb, at, bt, ct, comp) \
+	(((uint64_t)(ta) & 0xff) | ((uint64_t)(tb) & 0xff) << 8 | ((uint64_t)(at) & 0xff) << 16 | \
+	 ((uint64_t)(bt) & 0xff) << 24 | ((uint64_t)(ct) & 0xff) << 32 | ((uint64_t)(comp) & 0xff) << 40)
+static inline unsigned gb_gemm_transa(const struct gb_event *e) { return e->ptr & 0xff; }
+static inline unsigned gb_gemm_transb(const struct gb_event *e) { return e->ptr >> 8 & 0xff; }
+static inline unsigned gb_gemm_atype(const struct gb_event *e) { return e->ptr >> 16 & 0xff; }
+static inline unsigned gb_gemm_btype(const struct gb_event *e) { return e->ptr >> 24 & 0xff; }
+static inline unsigned gb_gemm_ctype(const struct gb_event *e) { return e->ptr >> 32 & 0xff; }
+static inline unsigned gb_gemm_compute(const struct gb_event *e) { return e->ptr >> 40 & 0xff; }
+/* convolution dims: four 16-bit fields, first in the low bits (0: unknown) */
+static inline uint64_t gb_dims4_pack(const int64_t *d)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 3; i >= 0; i--)
+		v = v << 16 | (uint64_t)(d[i] < 0 ? 0 : d[i] > 0xffff ? 0xffff : d[i]);
+	return v;
+}
+static inline void gb_dims4(uint64_t v, uint16_t *d)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		d[i] = (uint16_t)(v >> (16 * i));
+}
+
 /* device work is counted once: at the outermost call that asked for it */
 static inline bool gb_event_outermost(const struct gb_event *e)
 {

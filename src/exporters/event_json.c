@@ -64,6 +64,85 @@ static void coll_json(struct gb_json *j, const struct gb_event *ev, unsigned cat
 	}
 }
 
+static void uints(struct gb_json *j, const char *name, const uint64_t *v, unsigned n)
+{
+	unsigned i;
+
+	gb_json_name(j, name);
+	gb_json_start_array(j);
+	for (i = 0; i < n; i++)
+		gb_json_uint(j, v[i]);
+	gb_json_end_array(j);
+}
+
+static void name_or_num(struct gb_json *j, const char *s, unsigned v)
+{
+	if (s)
+		gb_json_string(j, s);
+	else
+		gb_json_uint(j, v);
+}
+
+/* a library op or descriptor call: see event.c for where each field lives */
+static void op_json(struct gb_json *j, const struct gb_event *ev)
+{
+	const struct gb_type_info *ti = gb_type_info(ev->type);
+	uint64_t v[4];
+	uint16_t d[4];
+	unsigned i, k;
+
+	gb_json_uint_field(j, "handle", ev->handle);
+	if (gb_op_is_gemm(ev)) {
+		gb_json_uint_field(j, "m", ev->aux[0]);
+		gb_json_uint_field(j, "n", ev->aux[1]);
+		gb_json_uint_field(j, "k", ev->arg);
+		gb_json_string_field(j, "transa", gb_blas_op_name(gb_gemm_transa(ev)));
+		gb_json_string_field(j, "transb", gb_blas_op_name(gb_gemm_transb(ev)));
+		gb_json_name(j, "dtype");
+		gb_json_start_array(j);
+		name_or_num(j, gb_cuda_dtype_name(gb_gemm_atype(ev)), gb_gemm_atype(ev));
+		name_or_num(j, gb_cuda_dtype_name(gb_gemm_btype(ev)), gb_gemm_btype(ev));
+		name_or_num(j, gb_cuda_dtype_name(gb_gemm_ctype(ev)), gb_gemm_ctype(ev));
+		gb_json_end_array(j);
+		gb_json_name(j, "compute");
+		name_or_num(j, gb_blas_compute_name(gb_gemm_compute(ev)), gb_gemm_compute(ev));
+		gb_json_uint_field(j, "batch", ev->src);
+	} else if (gb_op_is_conv(ev)) {
+		static const char *const dims[] = { "x", "w", "y" };
+		const uint64_t packed[3] = { ev->aux[0], ev->aux[1], ev->ptr };
+
+		for (k = 0; k < 3; k++) {
+			gb_dims4(packed[k], d);
+			for (i = 0; i < 4; i++)
+				v[i] = d[i];
+			uints(j, dims[k], v, 4);
+		}
+		for (k = 0; k < 2; k++) {
+			v[0] = ev->src >> (32 * k) & 0xffff;
+			v[1] = ev->src >> (32 * k + 16) & 0xffff;
+			uints(j, k ? "stride" : "pad", v, 2);
+		}
+		v[0] = ev->grid[0] & 0xffff;
+		v[1] = ev->grid[0] >> 16;
+		uints(j, "dilation", v, 2);
+		gb_json_uint_field(j, "algo", ev->arg);
+		if (ev->grid[1]) {
+			gb_json_name(j, "dtype");
+			name_or_num(j, gb_dnn_dtype_name(ev->grid[1] - 1), ev->grid[1] - 1);
+		}
+	} else if (ti && ti->detail == GB_OP_DNN_EXEC) {
+		gb_json_uint_field(j, "plan", ev->arg);
+	} else if (ti && ti->detail == GB_OP_JIT_COMPILE) {
+		gb_json_uint_field(j, "options", ev->arg);
+	}
+	if (ti && ti->cat == GB_CAT_OP) {
+		char label[256];
+
+		gb_op_label(ev, label, sizeof(label));
+		gb_json_string_field(j, "label", label);
+	}
+}
+
 void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 {
 	unsigned cat = gb_event_cat(ev);
@@ -100,7 +179,8 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 		gb_json_uint_field(j, "func_id", ev->handle);
 		if (ev->flags & GB_EF_ARG)
 			gb_json_uint_field(j, "arg", ev->arg);
-	} else if ((ev->flags & GB_EF_ARG) && cat != GB_CAT_IOCTL && cat != GB_CAT_MARK) {
+	} else if ((ev->flags & GB_EF_ARG) && cat != GB_CAT_IOCTL && cat != GB_CAT_MARK &&
+		   cat != GB_CAT_OP) {
 		gb_json_uint_field(j, "arg", ev->arg);	/* flags, device, advice, offset ... */
 	}
 	if (ev->flags & GB_EF_GRID) {
@@ -140,6 +220,8 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 				   (gb_type_info(ev->type)->shape == GB_SH_NCCL_INIT ||
 				    gb_type_info(ev->type)->shape == GB_SH_NCCL_SPLIT)))
 		coll_json(j, ev, cat);
+	if (cat == GB_CAT_OP || cat == GB_CAT_DESC)
+		op_json(j, ev);
 }
 
 void gb_event_json(struct gb_buf *b, const struct gb_event *ev)

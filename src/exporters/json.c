@@ -283,6 +283,14 @@ static void args(struct gb_exporter *ex, const struct gb_event *ev)
 		arg_s(ex, &a, "kernel", ev->name);
 	if (cat == GB_CAT_FUNC)
 		arg_u(&a, "func_id", ev->handle);
+	if (cat == GB_CAT_OP) {
+		char label[256];
+
+		gb_op_label(ev, label, sizeof(label));
+		arg_s(ex, &a, "shape", label);
+		if (ev->name)
+			arg_s(ex, &a, "name", ev->name);
+	}
 	if (cat == GB_CAT_COLL)
 		coll_args(ex, &a, ev);
 	else if (ev->flags & GB_EF_ARG)

@@ -86,7 +86,8 @@ enum ann {
 	A_KIND, A_PTR, A_SRC, A_HANDLE, A_CORR_ID, A_TIMING, A_DETAIL, A_DEVICE,
 	A_PID, A_RET, A_ARG_FAULT, A_STACK_ID, A_COUNT, A_CPU, A_CUPTI_DROPPED,
 	A_RATE_LIMITED, A_STACK, A_STATE, A_IN_FLIGHT_NS,
-	A_DATATYPE, A_REDOP, A_ROOT, A_PEER, A_COMM, A_COMM_ID, A_RANK, A_NRANKS, A_SEQ, A__N
+	A_DATATYPE, A_REDOP, A_ROOT, A_PEER, A_COMM, A_COMM_ID, A_RANK, A_NRANKS, A_SEQ,
+	A_SHAPE, A_NAME, A__N
 };
 static const char *const ann_names[A__N] = {
 	"kernel", "func_id", "arg", "grid", "block", "shmem", "stream", "bytes",
@@ -94,6 +95,7 @@ static const char *const ann_names[A__N] = {
 	"pid", "ret", "arg_fault", "stack_id", "count", "cpu", "cupti_dropped",
 	"rate_limited", "stack", "state", "in_flight_ns",
 	"datatype", "redop", "root", "peer", "comm", "comm_id", "rank", "nranks", "seq",
+	"shape", "name",
 };
 
 struct pf {
@@ -385,6 +387,15 @@ static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_even
 		da_istr(ex, pf, A_KERNEL, ev->name);
 	if (cat == GB_CAT_FUNC)
 		da_u(ex, pf, A_FUNC_ID, DA_UINT, ev->handle);
+	if (cat == GB_CAT_OP) {
+		char label[256];
+
+		/* the op's shape: what its launches, nested under it, were for */
+		gb_op_label(ev, label, sizeof(label));
+		da_istr(ex, pf, A_SHAPE, label);
+		if (ev->name)
+			da_istr(ex, pf, A_NAME, ev->name);
+	}
 	if (cat == GB_CAT_COLL)
 		annotate_coll(ex, pf, ev);
 	else if (ev->flags & GB_EF_ARG)

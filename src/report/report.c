@@ -23,6 +23,7 @@ const struct report_rule report_rules[] = {
 	{ "stuck-call", "calls that had not returned when the trace ended, their process died or the tracer attached" },
 	{ "launch-bound", "with device timing: most kernels (half or more, at least 10) run shorter than their launch call" },
 	{ "gpu-idle", "with device timing: gaps between kernels on a device longer than the threshold, and what the host did then" },
+	{ "jit-stall", "JIT work (NVRTC compilations, nvJitLink links, module loads from images) longer than the threshold: count, total and longest" },
 	{ "straggler", "collectives matched across ranks (one trace of several ranks, or traces joined by gpubpf merge): the rank that came last most, if on a tenth or more of them" },
 };
 const unsigned report_nrules = sizeof(report_rules) / sizeof(report_rules[0]);
@@ -122,6 +123,9 @@ struct report *report_new(const struct report_opts *o)
 	r->o = *o;
 	if (!r->o.idle_ns)
 		r->o.idle_ns = 1000000;
+	if (!r->o.jit_ns)
+		r->o.jit_ns = 100000000;
+	gb_opstats_init(&r->ops);
 	r->strs = intern_new();
 	r->skew = coll_skew_new();
 	if (!r->strs || !r->skew) {
@@ -406,6 +410,19 @@ void report_add(struct report *r, const struct gb_event *ev)
 	}
 	stat_add(&r->api[ev->type], ev->dur_ns, timed);
 	p->since_busy[ev->type] += timed ? ev->dur_ns : 0;
+	gb_opstats_add(&r->ops, ev);
+	if (timed && outer && gb_type_is_jit(ev->type) && ev->dur_ns > r->o.jit_ns) {
+		if (!p->jit_calls++)
+			p->jit_first = ev->ts_ns;
+		p->jit_last = ev->ts_ns;
+		p->jit_ns += ev->dur_ns;
+		if (ev->dur_ns > p->jit_max_ns) {
+			p->jit_max_ns = ev->dur_ns;
+			p->jit_max_type = ev->type;
+			p->jit_max_name = ev->name ? intern_str(r->strs, ev->name) : NULL;
+			p->jit_site = ev->stack_id;
+		}
+	}
 	if ((ev->flags & GB_EF_RET) && ev->ret && ev->api != GB_API_IOCTL) {
 		r->api[ev->type].errors++;
 		p->errors++;
@@ -626,6 +643,17 @@ static void make_findings(struct report *r, struct sbt_reader *rd, struct symbol
 			f->of = p->device_launches;
 			f->advice = "the GPU spends less time in these kernels than the host needs to launch them: fuse kernels or capture them in a CUDA graph";
 		}
+		if (p->jit_calls && (f = finding(r, "jit-stall", p))) {
+			f->count = p->jit_calls;
+			f->ns = p->jit_ns;
+			f->extra = p->jit_max_ns;
+			f->first = p->jit_first;
+			f->last = p->jit_last;
+			f->func = gb_type_name(p->jit_max_type);
+			f->name = p->jit_max_name;
+			f->site = site_name(r, rd, sy, p->jit_site);
+			f->advice = "the thread waited for JIT work: cache compiled kernels (CUDA_CACHE_PATH, Triton/torch.compile caches), compile ahead of time (fatbins for the target arch), or warm up before timing";
+		}
 		if (p->idle_gaps && (f = finding(r, "gpu-idle", p))) {
 			unsigned best = 0;
 
@@ -754,6 +782,7 @@ void report_free(struct report *r)
 	free(r->dlist);
 	free(r->findings);
 	coll_skew_free(r->skew);
+	gb_opstats_free(&r->ops);
 	intern_free(r->strs);
 	free(r);
 }

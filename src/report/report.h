@@ -18,6 +18,7 @@ struct gb_buf;
 
 struct report_opts {
 	uint64_t idle_ns;	/* gpu-idle: gaps longer than this (default 1 ms) */
+	uint64_t jit_ns;	/* jit-stall: JIT calls longer than this (default 100 ms) */
 	const char *symfs;	/* where the traced binaries are (symbolize.h) */
 };
 

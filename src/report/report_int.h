@@ -98,6 +98,11 @@ struct rep_proc {
 	uint64_t since_busy[GB_T__COUNT];	/* host ns per function since the GPU last went idle */
 	uint64_t idle_host[GB_T__COUNT];	/* ... summed over the idle gaps */
 	uint64_t idle_gaps, idle_ns, idle_first, idle_last;
+	/* jit-stall: compilations, links and module loads from images longer than jit_ns */
+	uint64_t jit_calls, jit_ns, jit_max_ns, jit_first, jit_last;
+	unsigned jit_max_type;
+	const char *jit_max_name;	/* the program, where known */
+	uint32_t jit_site;
 	bool exited;
 	uint64_t exit_ts;
 	int exit_sig;
@@ -105,6 +110,7 @@ struct rep_proc {
 
 struct rep_finding {
 	const char *rule, *comm, *site, *advice, *func;
+	const char *name;		/* jit-stall: the longest call's program, where known */
 	uint32_t pid, tid;
 	uint64_t count, of, bytes, ns, first, last, extra;
 	uint64_t comm_id;
@@ -131,6 +137,7 @@ struct report {
 	size_t nd, capd;
 	struct rep_finding *findings;
 	size_t nf, capf;
+	struct gb_opstats ops;		/* kernels by library op and shape */
 };
 
 uint64_t rep_quantile(const uint64_t *h, uint64_t n, double q);

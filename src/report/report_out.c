@@ -153,10 +153,20 @@ static void summary(char *b, size_t n, const struct rep_finding *f)
 	else if (!strcmp(f->rule, "straggler"))
 		snprintf(b, n, "rank %u of %u (communicator %016" PRIx64 ") came last on %" PRIu64 " of %" PRIu64 " collectives, %.3f ms late on average",
 			 f->rank, f->nranks, f->comm_id, f->count, f->of, f->ns / 1e6);
+	else if (!strcmp(f->rule, "jit-stall"))
+		snprintf(b, n, "%" PRIu64 " JIT calls over the threshold took %.3f ms in all; the longest, %s%s%s, %.3f ms",
+			 f->count, f->ns / 1e6, f->func ? f->func : "?", f->name ? " " : "", f->name ? f->name : "",
+			 f->extra / 1e6);
 	else if (!strcmp(f->rule, "gpu-idle"))
 		snprintf(b, n, "the GPU was idle %" PRIu64 " times for %.3f ms in all", f->count, f->ns / 1e6);
 	else
 		snprintf(b, n, "%" PRIu64, f->count);
+}
+
+/* kernels by library op and shape: the table's rows (free() them) */
+static struct gb_opstat **op_rows(const struct report *r)
+{
+	return ((struct report *)r)->ops.by_label.n ? gb_opstats_sorted(&((struct report *)r)->ops) : NULL;
 }
 
 /* --- text --- */
@@ -164,6 +174,7 @@ static void summary(char *b, size_t n, const struct rep_finding *f)
 static void text(struct gb_buf *b, const struct report *r, const struct report *base)
 {
 	unsigned rows[GB_T__COUNT], n, i, k;
+	struct gb_opstat **ops;
 	double dur = r->last > r->first ? (r->last - r->first) / 1e9 : 0;
 	struct rep_kern **ks;
 	char s[512];
@@ -234,6 +245,19 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 					      base->klist[i]->name, base->klist[i]->launches);
 	}
 	free(ks);
+	ops = op_rows(r);
+	if (ops) {
+		gb_buf_puts(b, "\nKERNELS BY OP AND SHAPE\n");
+		gb_buf_printf(b, "  %8s %12s %10s  %s\n", "CALLS", "HOST ms", "LAUNCHES", "OP / KERNELS");
+		for (i = 0; ops[i]; i++) {
+			gb_buf_printf(b, "  %8" PRIu64 " %12.3f %10" PRIu64 "  %s\n", ops[i]->calls, ops[i]->ns / 1e6,
+				      ops[i]->launches, ops[i]->label);
+			for (k = 0; k < ops[i]->nkern; k++)
+				gb_buf_printf(b, "  %8s %12s %10" PRIu64 "    %s\n", "", "", ops[i]->kern_n[k],
+					      ops[i]->kern[k]);
+		}
+		free(ops);
+	}
 	gb_buf_puts(b, "\nCOPIES\n");
 	gb_buf_printf(b, "  %-8s %10s %14s %12s %10s%s\n", "KIND", "COUNT", "BYTES", "TIME ms", "GB/s",
 		      base ? "   COUNT +-     BYTES +-" : "");
@@ -315,6 +339,10 @@ static void jfinding(struct gb_json *j, const struct rep_finding *f)
 		gb_json_uint_field(j, "pageable", f->extra);
 	if (f->func)
 		gb_json_string_field(j, "func", f->func);
+	if (f->name)
+		gb_json_string_field(j, "name", f->name);
+	if (!strcmp(f->rule, "jit-stall"))
+		gb_json_uint_field(j, "max_ns", f->extra);
 	if (f->has_code)
 		gb_json_int_field(j, "code", f->code);
 	if (f->tid)
@@ -434,6 +462,28 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 			gb_json_end_object(&j);
 		}
 	gb_json_end_array(&j);
+	{
+		struct gb_opstat **ops = op_rows(r);
+
+		gb_json_name(&j, "ops");
+		gb_json_start_array(&j);
+		for (i = 0; ops && ops[i]; i++) {
+			gb_json_start_object(&j);
+			gb_json_string_field(&j, "op", ops[i]->label);
+			gb_json_string_field(&j, "type", gb_type_name(ops[i]->type));
+			gb_json_uint_field(&j, "calls", ops[i]->calls);
+			gb_json_uint_field(&j, "host_ns", ops[i]->ns);
+			gb_json_uint_field(&j, "launches", ops[i]->launches);
+			gb_json_name(&j, "kernels");
+			gb_json_start_object(&j);
+			for (k = 0; k < ops[i]->nkern; k++)
+				gb_json_uint_field(&j, ops[i]->kern[k], ops[i]->kern_n[k]);
+			gb_json_end_object(&j);
+			gb_json_end_object(&j);
+		}
+		gb_json_end_array(&j);
+		free(ops);
+	}
 
 	gb_json_name(&j, "copies");
 	gb_json_start_array(&j);
@@ -594,6 +644,21 @@ static void csv(struct gb_buf *b, const struct report *r)
 		csv_str(b, r->klist[i]->name);
 		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", r->klist[i]->launches,
 			      r->klist[i]->host_ns, r->klist[i]->device_n, r->klist[i]->device_ns);
+	}
+	{
+		struct gb_opstat **ops = op_rows(r);
+
+		if (ops)	/* a section only for traces with library ops */
+			gb_buf_puts(b, "\n# ops\nop,type,calls,host_ns,launches,kernels\n");
+		for (i = 0; ops && ops[i]; i++) {
+			csv_str(b, ops[i]->label);
+			gb_buf_printf(b, ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",\"", gb_type_name(ops[i]->type),
+				      ops[i]->calls, ops[i]->ns, ops[i]->launches);
+			for (k = 0; k < ops[i]->nkern; k++)
+				gb_buf_printf(b, "%s%s=%" PRIu64, k ? " " : "", ops[i]->kern[k], ops[i]->kern_n[k]);
+			gb_buf_puts(b, "\"\n");
+		}
+		free(ops);
 	}
 	gb_buf_puts(b, "\n# copies\nkind,count,bytes,ns\n");
 	for (k = 0; k < REP_NKINDS; k++)

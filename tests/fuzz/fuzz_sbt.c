@@ -1,24 +1,33 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * fuzz_sbt.c - the .sbt reader (gpubpf and TraceSmith flavours) on
- * arbitrary bytes: open, info, notes, stacks, iterate, seek, iterate.
+ * arbitrary bytes: open, info, notes, stacks, iterate, seek, iterate;
+ * every event through the library-op label and kernels-by-op tables.
  */
-// FUZZ_SRCS: src/sbt/sbt_read.c src/sbt/sbt_reader.c src/sbt/sbt_index.c src/sbt/sbt_codec.c src/sbt/sbt_tracesmith.c src/sbt/sbt_write.c src/core/util.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/core/json.c
+// FUZZ_SRCS: src/sbt/sbt_read.c src/sbt/sbt_reader.c src/sbt/sbt_index.c src/sbt/sbt_codec.c src/sbt/sbt_tracesmith.c src/sbt/sbt_write.c src/core/util.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/core/json.c src/core/libop.c
 // FUZZ_LIBS: -lzstd -lz -lstdc++
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "sbt/sbt.h"
 
 static void walk(struct sbt_reader *r, unsigned max)
 {
 	struct gb_event e;
+	struct gb_opstats ops;
+	struct gb_opstat **v;
 	unsigned n = 0, k;
 	volatile size_t sink = 0;
+	char label[256];
 
+	gb_opstats_init(&ops);
 	while (n++ < max && sbt_reader_next(r, &e) == 1) {
 		const struct gb_frame *f = sbt_reader_stack(r, e.stack_id, &k);
 
+		/* fields of a hostile trace: any value for any type */
+		sink += (size_t)gb_op_label(&e, label, sizeof(label));
+		gb_opstats_add(&ops, &e);
 		/* touch what the reader handed out: ASan checks it is alive */
 		if (e.comm)
 			sink += strlen(e.comm);
@@ -29,6 +38,11 @@ static void walk(struct sbt_reader *r, unsigned max)
 		while (f && k--)
 			sink += f[k].sym ? strlen(f[k].sym) : f[k].line;
 	}
+	v = gb_opstats_sorted(&ops);
+	for (k = 0; v && v[k]; k++)
+		sink += strlen(v[k]->label) + v[k]->nkern;
+	free(v);
+	gb_opstats_free(&ops);
 	(void)sink;
 }
 

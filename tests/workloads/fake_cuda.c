@@ -234,6 +234,26 @@ NOINLINE CUresult cuModuleLoadFatBinary(CUmodule *m, const void *fatbin)
 	*m = (CUmodule)name_handle("fatbin");
 	return CUDA_SUCCESS;
 }
+/* module loads from an image in memory (tests/integ/record_libs_jit.sh: image sizes) */
+NOINLINE CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+	if (!m || !image)
+		return CUDA_ERROR_INVALID_VALUE;
+	*m = (CUmodule)name_handle("image");
+	return CUDA_SUCCESS;
+}
+NOINLINE CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned int n, void *opts, void **vals)
+{
+	return cuModuleLoadData(m, image);
+}
+NOINLINE CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, void *jo, void **jv, unsigned int nj,
+				    void *lo, void **lv, unsigned int nl)
+{
+	if (!lib || !code)
+		return CUDA_ERROR_INVALID_VALUE;
+	*lib = (CUlibrary)name_handle("library image");
+	return CUDA_SUCCESS;
+}
 NOINLINE CUresult cuLibraryLoadFromFile(CUlibrary *lib, const char *file, void *jo, void **jv, unsigned int nj,
 					void *lo, void **lv, unsigned int nl)
 {
