@@ -22,6 +22,7 @@ static const struct cmd cmds[] = {
 	{ "merge", cmd_merge, "merge traces of several hosts or ranks onto one clock" },
 	{ "import", cmd_import, "import LLVM XRay logs (xray-log.*) into a trace" },
 	{ "dump", cmd_dump, "make the running flight recorder (record --flight) write what it holds" },
+	{ "check", cmd_check, "what this host lets gpubpf trace and why not; the capabilities record needs" },
 };
 
 static void usage(FILE *f)
