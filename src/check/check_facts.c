@@ -247,7 +247,7 @@ static void check_gpu(struct check_result *r)
 		check_detail(it, "no NVIDIA (/proc/driver/nvidia/version, /dev/nvidia*) or AMD (/dev/kfd, /dev/dri) driver: library calls are still traced, driver ioctls (--ioctl) and device timing are not");
 		check_fix(it, "install the GPU driver (nvidia-driver or amdgpu) where there is a GPU");
 	}
-	it = check_add(r, "nvidia-uvm", !access("/dev/nvidia-uvm", F_OK), false);
+	it = check_add(r, "nvidia-uvm", !faccessat(AT_FDCWD, "/dev/nvidia-uvm", F_OK, AT_EACCESS), false);
 	check_detail(it, it->ok ? "/dev/nvidia-uvm: unified memory ioctls are decoded" :
 		     "no /dev/nvidia-uvm: CUDA cannot start here (the nvidia-uvm module is not loaded)");
 	if (!it->ok)

@@ -11,6 +11,7 @@
 #include "cmds.h"
 #include "collect/recorder.h"
 #include "cupti/cupti_attach.h"
+#include "host/privs.h"
 #include "exporters/export.h"
 #include "exporters/ui_serve.h"
 #include "core/util.h"
@@ -354,7 +355,10 @@ int cmd_record(int argc, char **argv)
 			ret = 1;
 		}
 	}
-	if (!ret && op.open)
+	if (!ret && op.open) {
+		/* the HTTP requests of ui.perfetto.dev are parsed with no capability at all */
+		privs_limit(0);
 		ret = ui_serve_file(o.perfetto, "application/octet-stream", op.port);
+	}
 	return ret;
 }

@@ -24,6 +24,16 @@ int session_check_btf(void);
 int session_check_pids(const pid_t *pids, unsigned n);
 int session_ensure_tracefs(void);
 
+/*
+ * Least privilege (host/privs.h): once the programs are loaded and the
+ * first libraries attached, keep only what discovery and attaching still
+ * need (privs_recording_set()) plus extra; said on stderr if it fails.
+ * Call while single-threaded (capabilities are per thread). when: for -v.
+ */
+int session_limit_privileges(uint64_t extra, const char *when);
+/* keep only keep (the recording is over: the parsers and writers that remain) */
+int session_drop_privileges(uint64_t keep, const char *when);
+
 /* libbpf's messages: warnings with -v, debug with -vv */
 void session_log_init(void);
 

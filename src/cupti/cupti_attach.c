@@ -4,6 +4,7 @@
  * its USDT programs system-wide by library path. USDT attach is by inode,
  * like the uprobes: a process that loads the library later is covered.
  */
+#include <fcntl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +49,7 @@ int cupti_attach_drops_fd(const char *lib_path, int ringbuf_fd, int targets_fd, 
 	int ret;
 
 	*out = NULL;
-	if (!lib_path || access(lib_path, R_OK)) {
+	if (!lib_path || faccessat(AT_FDCWD, lib_path, R_OK, AT_EACCESS)) {
 		ret = lib_path ? -errno : -EINVAL;
 		snprintf(err, errlen, "cupti: cannot read %s: %s; build it with 'make cupti' "
 			 "(needs CUDA headers) and pass its path", lib_path ? lib_path : "(null)",
@@ -149,7 +150,7 @@ const char *cupti_default_lib(void)
 		slash = strrchr(path, '/');
 		if (slash) {
 			strcpy(slash, "/cupti/libgpubpf_cupti.so");
-			if (access(path, R_OK) == 0)
+			if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0)
 				return path;
 		}
 	}
