@@ -42,6 +42,7 @@ struct check_result {
 	uint64_t caps_have;	/* effective */
 	uint64_t caps_needed;	/* what record -a needs here */
 	bool can_load;		/* loading BPF is allowed to this process */
+	bool tracefs_later;	/* not mounted; record mounts it (cap_sys_admin held) */
 };
 
 /* Add a fact; fix and detail are printf formats' results (fix "" when ok) */

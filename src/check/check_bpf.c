@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +89,7 @@ static int perf_probe(const char *pmu, bool ret, const char *target, uint64_t of
 	prog = load(BPF_PROG_TYPE_KPROBE, 0, 0);
 	if (prog < 0)
 		return prog;
-	pfd = (int)syscall(__NR_perf_event_open, &a, kernel ? -1 : 0, kernel ? 0 : -1, -1, PERF_FLAG_FD_CLOEXEC);
+	pfd = (int)syscall(__NR_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (pfd < 0)
 		err = -errno;
 	else if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog))
@@ -223,6 +224,22 @@ static void report(struct check_result *r, const char *name, int err, bool requi
 	check_fix(it, "%s", fix);
 }
 
+static void perf_uprobe(struct check_result *r, const char *name, int err, bool required,
+			const char *what, const char *lost)
+{
+	struct check_item *it;
+
+	if ((err == -EACCES || err == -EPERM) && r->can_load && !(r->caps_have & (1ull << CAP_SYS_ADMIN))) {
+		it = check_add(r, name, false, required);
+		check_detail(it, "perf-event uprobes refused without cap_sys_admin (%s): %s", strerror(-err),
+			     required ? lost : "record attaches libraries with uprobe_multi links instead; --cupti's USDT probes need cap_sys_admin");
+		check_fix(it, "%s", required ? "add cap_sys_admin, or use a kernel with uprobe_multi (6.6+)" :
+			  "nothing for record -a; --cupti needs cap_sys_admin");
+		return;
+	}
+	report(r, name, err, required, what, lost, "use a kernel with CONFIG_UPROBE_EVENTS=y");
+}
+
 void check_bpf(struct check_result *r)
 {
 	struct elf_syms *s = elf_syms_open("/proc/self/exe");
@@ -230,7 +247,7 @@ void check_bpf(struct check_result *r)
 	uint64_t off = 0;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int found = s && n > 0 && !elf_syms_find(s, "gb_check_probe_target", &off);
-	int up, urp, um, us, kp, kr;
+	int up, urp, um, us, kp, kr, tp;
 
 	elf_syms_close(s);
 	exe[n > 0 ? n : 0] = 0;
@@ -242,10 +259,18 @@ void check_bpf(struct check_result *r)
 	urp = found ? perf_probe("uprobe", true, exe, off, false) : -ENOENT;
 	um = found ? link_multi(UMULTI_UPROBE_MULTI, exe, off) : -ENOENT;
 	us = found ? link_multi(UMULTI_UPROBE_SESSION, exe, off) : -ENOENT;
-	report(r, "uprobe", up, true, "perf-event uprobe attached to a function of this binary",
-	       "no GPU library call can be traced", "use a kernel with CONFIG_UPROBE_EVENTS=y");
-	report(r, "uretprobe", urp, true, "return probe attached: durations and return values",
-	       "no call durations or results", "use a kernel with CONFIG_UPROBE_EVENTS=y");
+	/*
+	 * Without uprobe_multi every library is attached with perf-event
+	 * uprobes, which this kernel gives to cap_sys_admin only (measured on
+	 * 6.18: EACCES with cap_perfmon); with it they serve --cupti's USDT
+	 * probes and the loader hook only.
+	 */
+	if (um)
+		r->caps_needed |= 1ull << CAP_SYS_ADMIN;
+	perf_uprobe(r, "uprobe", up, !!um, "perf-event uprobe attached to a function of this binary",
+		    "no GPU library call can be traced");
+	perf_uprobe(r, "uretprobe", urp, !!um, "return probe attached: durations and return values",
+		    "no call durations or results");
 	report(r, "uprobe_multi", um, false, "one link per library (6.6+): attached and detached in one batch, -p puts breakpoints in the targets only",
 	       "one perf-event uprobe per function instead (slower attach and detach; with -p every process that maps the library traps)",
 	       "a kernel 6.6 or newer (gpubpf falls back by itself)");
@@ -260,8 +285,16 @@ void check_bpf(struct check_result *r)
 	report(r, "fentry", fentry(), false, "fentry program attached to do_nanosleep",
 	       "no fentry/fexit on kernel functions (--ioctl falls back to the syscall tracepoint); gpubpf does not need them",
 	       "nothing for gpubpf; fentry needs BPF trampolines (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS) and no lockdown");
-	report(r, "tracepoint", tracepoint(), true, "sched_process_exit tracepoint attached",
-	       "process exits and new tasks are not seen", "mount tracefs (see tracefs) on a kernel with CONFIG_TRACEPOINTS");
+	tp = tracepoint();
+	if (tp == -ENOENT && r->tracefs_later) {
+		struct check_item *it = check_add(r, "tracepoint", true, true);
+
+		check_detail(it, "not probed: tracefs is not mounted yet (record mounts it, then attaches)");
+	} else {
+		report(r, "tracepoint", tp, true, "sched_process_exit tracepoint attached",
+		       "process exits and new tasks are not seen",
+		       "mount tracefs (see tracefs) on a kernel with CONFIG_TRACEPOINTS");
+	}
 	report(r, "ring_buffer", probed(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL)), true,
 	       "BPF ring buffer (5.8+)", "records cannot reach user space", "a kernel 5.8 or newer");
 	report(r, "task_storage", probed(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL)), true,

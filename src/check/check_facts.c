@@ -105,6 +105,7 @@ static void check_tracefs(struct check_result *r)
 	/* not mounted: record mounts it, which takes cap_sys_admin */
 	r->caps_needed |= PRIVS_BIT(CAP_SYS_ADMIN);
 	it = check_add(r, "tracefs", have(r, CAP_SYS_ADMIN), true);
+	r->tracefs_later = it->ok;
 	if (it->ok) {
 		check_detail(it, "not mounted: record and top mount it at /sys/kernel/tracing (with cap_sys_admin)");
 	} else {
@@ -209,6 +210,8 @@ static void check_sideband(struct check_result *r)
 	if (!err) {
 		check_detail(it, "perf mmap2/comm/task records: libraries mapped later, in any mount namespace, are found");
 	} else {
+		/* then the loader hook: a perf-event uprobe (cap_sys_admin) */
+		r->caps_needed |= PRIVS_BIT(CAP_SYS_ADMIN);
 		check_detail(it, "%s: libraries mapped later are found through the host's loader only (not in containers)", msg);
 		check_fix(it, "add cap_perfmon");
 	}

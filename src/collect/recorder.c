@@ -803,7 +803,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	recorder_blocked_at_attach(r.col, o->pids, o->npids);
 	/* new files after this point: flight dumps, the --perfetto export (in another user's directory) */
 	out_caps = o->flight_ns || o->perfetto ? PRIVS_BIT(CAP_CHOWN) | PRIVS_BIT(CAP_DAC_OVERRIDE) : 0;
-	session_limit_privileges(out_caps, "after attach");
+	session_limit_privileges(out_caps | session_attach_caps(r.multi, r.disc != NULL), "after attach");
 	if (o->ready_file)
 		close(open(o->ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	gb_dbg("tracing: %u libraries, %u functions", libs_count(r.libs), libs_probe_count(r.libs));

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/mount.h>
 #include <unistd.h>
 #include "core/util.h"
@@ -93,6 +94,12 @@ int session_limit_privileges(uint64_t extra, const char *when)
 	gb_dbg("%s: capabilities kept: effective %#llx, permitted %#llx", when,
 	       (unsigned long long)privs_effective(), (unsigned long long)privs_permitted());
 	return 0;
+}
+
+uint64_t session_attach_caps(bool multi, bool stream)
+{
+	/* perf-event uprobes (no uprobe_multi; the loader hook): cap_sys_admin on 6.18 */
+	return multi && stream ? 0 : PRIVS_BIT(CAP_SYS_ADMIN);
 }
 
 int session_drop_privileges(uint64_t keep, const char *when)

@@ -31,6 +31,9 @@ int session_ensure_tracefs(void);
  * Call while single-threaded (capabilities are per thread). when: for -v.
  */
 int session_limit_privileges(uint64_t extra, const char *when);
+/* what attaching later needs beyond that: cap_sys_admin for perf-event uprobes
+ * (no uprobe_multi links, or no process events: the loader hook) */
+uint64_t session_attach_caps(bool multi, bool stream);
 /* keep only keep (the recording is over: the parsers and writers that remain) */
 int session_drop_privileges(uint64_t keep, const char *when);
 

@@ -421,7 +421,7 @@ int top_run(const struct top_opts *o)
 		goto cleanup;
 	}
 	/* least privilege: the HTTP requests of --prometheus are parsed with no more than this */
-	session_limit_privileges(0, "after attach");
+	session_limit_privileges(session_attach_caps(t.multi, t.disc != NULL), "after attach");
 	if (o->ready_file)
 		close(open(o->ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	gb_dbg("counting: %u libraries, %u functions", libs_count(t.libs), libs_probe_count(t.libs));
