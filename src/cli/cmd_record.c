@@ -20,6 +20,8 @@ static const char usage_text[] =
 "Usage: gpubpf record [OPTIONS] (-a | -p PID... | -- COMMAND [ARGS...])\n"
 "\n"
 "Trace GPU API calls (CUDA driver and runtime, HIP) with uprobes into a .sbt file.\n"
+"Needs root or the capabilities 'gpubpf check' lists; after attaching it keeps only\n"
+"cap_bpf, cap_perfmon, cap_dac_read_search and cap_sys_ptrace (README: Privileges).\n"
 "\n"
 "Targets:\n"
 "  -a, --all              every process on the system, also those started later\n"

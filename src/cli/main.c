@@ -38,6 +38,7 @@ static void usage(FILE *f)
 	fprintf(f, "  %-8s %s\n", "version", "print the version");
 	fprintf(f, "\n'gpubpf COMMAND --help' describes a command.\n\n"
 		"EXAMPLES:\n"
+		"  sudo gpubpf check                           # can this host trace? what is missing\n"
 		"  sudo gpubpf record -a -o trace.sbt          # every process, until Ctrl-C\n"
 		"  sudo gpubpf record -p 4242 -d 30 -o job.sbt # a running job, 30 s\n"
 		"  sudo gpubpf record -o run.sbt -- ./train    # a command and its children\n"
