@@ -77,12 +77,18 @@ print(" ".join(sorted(names)))' $hex
 }
 mkdir -p "$T/late"
 cp "$LIB" "$T/late/libcuda.so.1"
-start_record -a -o "$T/root.sbt" --lib "$LIB" || { fail "record as root started"; exit 0; }
+start_record -a -v -o "$T/root.sbt" --lib "$LIB" || { fail "record as root started"; exit 0; }
 check_eq "root recorder after attach: CapPrm and CapEff of every thread within the documented set" \
 	"$KEEP" "$(cap_names $REC_PID)"
 check_eq "... and no inheritable or ambient capability" "0000000000000000" \
 	"$(awk '/^Cap(Inh|Amb):/ {print $2}' /proc/$REC_PID/task/*/status | sort -u | tr -d '\n')"
-"$WL/rtdl_work" -d -l "$T/late/libcuda.so.1" -n 300 >"$T/late.out" 2>&1
+"$WL/rtdl_work" -d -l "$T/late/libcuda.so.1" -n 300 -w "$T/late/go" >"$T/late.out" 2>&1 &
+L=$!
+_bg_pids+=($L)
+for ((i = 0; i < 400; i++)); do grep -q "mapped .*late/libcuda.so.1: attached" "$T/rec.log" && break; sleep 0.05; done
+check_true "after the drop: the library first mapped later is attached" grep -q "mapped .*late/libcuda.so.1: attached" "$T/rec.log"
+touch "$T/late/go"
+wait $L
 stop_record
 check_eq "root recorder exits 0" 0 "$REC_RC"
 PYTHONPATH=$ROOT/tests/py python3 - "$T/root.sbt" "$T/late.out" <<'PY'
