@@ -4,7 +4,8 @@
 # -fcf-protection (its entry points start with endbr64, which gpubpf skips,
 # or with push %rbp, which the kernel emulates), and a copy that exists only
 # inside a container root (own mount namespace, chroot), found through
-# /proc/PID/root and reported with its path inside and its namespace.
+# /proc/PID/root or map_files and reported with its mount namespace and
+# pid; and an executable with nvcc's static CUDA runtime inside.
 source "$(dirname "$0")/../lib.sh"
 need_bpf "check libraries"
 [ -x "$WL/rtdl_work" ] || { skip "check libraries" "build/workloads/rtdl_work missing: run make workloads"; exit 0; }
@@ -51,6 +52,22 @@ print(l['endbr64_skipped'], l['push_rbp'] == l['entry_points'], l['entry_points'
 "$GPUBPF" check >"$T/c.txt" 2>&1
 check_true "text: the endbr64 library's line says so" grep -A1 "$T/e/libcuda.so.1" "$T/c.txt" -q -e "start with endbr64"
 touch "$T/go"
+
+# a static CUDA runtime inside an executable (nvcc's default), found by its device code
+NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+if [ -x "$NVCC" ] && "$NVCC" -o "$T/static_rt" "$ROOT/tests/workloads/static_rt.cu" 2>/dev/null; then
+	"$T/static_rt" "$T/sgo" >/dev/null 2>&1 &
+	S=$!; _bg_pids+=($S)
+	wait_mapped $S "$T/static_rt"
+	"$GPUBPF" check --json >"$T/s.json" 2>/dev/null
+	check_eq "static runtime: the executable listed as static cudart, its runtime entry points found" "static cudart True True" \
+		"$(lib "$T/s.json" "$T/static_rt" 'print(l["kind"], l["static_runtime"], l["entry_points"] > 5)')"
+	check_eq "static runtime: said in the probe text" True \
+		"$(lib "$T/s.json" "$T/static_rt" 'print("static CUDA runtime inside" in l["probe"])')"
+	touch "$T/sgo"
+else
+	skip "static runtime library" "no nvcc at $NVCC (set CUDA_HOME), or it failed"
+fi
 
 # a library only inside a container root
 if ! command -v unshare >/dev/null || ! unshare --mount --fork true 2>/dev/null; then
