@@ -310,8 +310,10 @@ void check_privileges(struct check_result *r)
 	cap_list(&need, r->caps_needed);
 	cap_list(&miss, missing);
 	if (!missing) {
-		check_detail(it, "%s; record -a needs %s", geteuid() == 0 && r->caps_have == privs_permitted() &&
-			     (r->caps_have & PRIVS_BIT(CAP_SYS_ADMIN)) ? "root" : "present", need.p);
+		uint64_t all = privs_last_cap() >= 63 ? ~0ull : (PRIVS_BIT(privs_last_cap() + 1) - 1);
+
+		check_detail(it, "%s; record -a needs %s", (r->caps_have & all) == all ?
+			     "every capability (root)" : "present", need.p);
 	} else {
 		check_detail(it, "missing %s (record -a needs %s)", miss.p, need.p);
 		for (i = 0; i < 64; i++)
