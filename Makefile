@@ -35,7 +35,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -DGPUBPF_VERSION='"$(VERSION)"' \
 	  -I$(BPFBUILD) -Isrc -I. -Ibpf -fno-omit-frame-pointer
-LDLIBS := -lbpf -lelf -lz -lzstd -lncursesw -lunwind-ptrace -lunwind-generic -lunwind -lstdc++ -lpthread -lm
+LDLIBS := -lbpf -lcap -lelf -lz -lzstd -lncursesw -lunwind-ptrace -lunwind-generic -lunwind -lstdc++ -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
@@ -45,7 +45,7 @@ DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
 	libncurses-dev libunwind-dev libcmocka-dev protobuf-compiler \
 	systemtap-sdt-dev libclang-rt-14-dev llvm-14 python3 tmux libcap2-bin \
 	util-linux iproute2 valgrind prometheus libamdhip64-dev bpftrace gcc g++ make pkg-config curl \
-	golang-go help2man man-db bash-completion debhelper dpkg-dev fakeroot lintian
+	golang-go help2man man-db bash-completion debhelper dpkg-dev fakeroot lintian libcap-dev
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BPFBUILD)/%.bpf.o,$(BPF_SRCS))

@@ -14,6 +14,7 @@
 #include "collect/libs.h"
 #include "collect/recorder.h"
 #include "cupti/cupti_attach.h"
+#include "host/privs.h"
 #include "exporters/export.h"
 #include "exporters/ui_serve.h"
 #include "core/util.h"
@@ -52,6 +53,8 @@ static const char usage_text[] =
 "Usage: gpubpf record [OPTIONS] (-a | -p PID... | -- COMMAND [ARGS...])\n"
 "\n"
 "Trace GPU API calls (CUDA driver and runtime, HIP) with uprobes into a .sbt file.\n"
+"Needs root or the capabilities 'gpubpf check' lists; after attaching it keeps only\n"
+"cap_bpf, cap_perfmon, cap_dac_read_search and cap_sys_ptrace (README: Privileges).\n"
 "\n"
 "Targets:\n"
 "  -a, --all              every process on the system, also those started later\n"
@@ -418,7 +421,10 @@ int cmd_record(int argc, char **argv)
 			ret = 1;
 		}
 	}
-	if (!ret && op.open)
+	if (!ret && op.open) {
+		/* the HTTP requests of ui.perfetto.dev are parsed with no capability at all */
+		privs_limit(0);
 		ret = ui_serve_file(o.perfetto, "application/octet-stream", op.port);
+	}
 	return ret;
 }

@@ -18,6 +18,8 @@ static const char usage_text[] =
 "live device memory, API latency (p50/p99) of the calls with a return probe\n"
 "(syncs, copies, allocations; launches are counted at entry, one trap each).\n"
 "Counting happens in BPF; the view reads the counters once per interval.\n"
+"Needs root or the capabilities 'gpubpf check' lists; after attaching it keeps only\n"
+"cap_bpf, cap_perfmon, cap_dac_read_search and cap_sys_ptrace (README: Privileges).\n"
 "\n"
 "Options:\n"
 "  -p, --pid PID          only this process (repeatable; its breakpoints go into it\n"

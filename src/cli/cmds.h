@@ -14,5 +14,6 @@ int cmd_top(int argc, char **argv) __attribute__((weak));
 int cmd_dump(int argc, char **argv) __attribute__((weak));
 int cmd_report(int argc, char **argv) __attribute__((weak));
 int cmd_stuck(int argc, char **argv) __attribute__((weak));
+int cmd_check(int argc, char **argv);
 
 #endif

@@ -22,6 +22,7 @@ static const struct cmd cmds[] = {
 	{ "merge", cmd_merge, "merge traces of several hosts or ranks onto one clock" },
 	{ "import", cmd_import, "import LLVM XRay logs (xray-log.*) into a trace" },
 	{ "dump", cmd_dump, "make the running flight recorder (record --flight) write what it holds" },
+	{ "check", cmd_check, "what this host lets gpubpf trace and why not; the capabilities record needs" },
 };
 
 static void usage(FILE *f)
@@ -37,6 +38,7 @@ static void usage(FILE *f)
 	fprintf(f, "  %-8s %s\n", "version", "print the version");
 	fprintf(f, "\n'gpubpf COMMAND --help' describes a command.\n\n"
 		"EXAMPLES:\n"
+		"  sudo gpubpf check                           # can this host trace? what is missing\n"
 		"  sudo gpubpf record -a -o trace.sbt          # every process, until Ctrl-C\n"
 		"  sudo gpubpf record -p 4242 -d 30 -o job.sbt # a running job, 30 s\n"
 		"  sudo gpubpf record -o run.sbt -- ./train    # a command and its children\n"

@@ -36,6 +36,10 @@ struct lib {
 	int *mfds;		/* uprobe_multi links: entries and returns, per pid */
 	unsigned nmfds, capmfds;
 	unsigned nmulti;	/* probes in them (one pid's worth) */
+	/* find-only mode (no entry program): what gpubpf check reports */
+	unsigned funcs, how[3], endbr64;
+	char *ns_path;
+	pid_t pid;
 	struct lib *next;
 };
 
@@ -173,6 +177,46 @@ static uint64_t probe_offset(const char *path, uint64_t off)
 	return off;
 }
 
+int libs_classify_entry(const unsigned char *b, size_t n, unsigned *skip)
+{
+	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	*skip = 0;
+	if (n >= 4 && !memcmp(b, endbr64, 4)) {
+		*skip = 4;
+		b += 4;
+		n -= 4;
+	}
+	if (!n)
+		return 2;
+	if (b[0] == 0x55)
+		return 0;
+	/* what arch/x86/kernel/uprobes.c emulates: push, jmp, call, jcc, nop */
+	if ((b[0] >= 0x50 && b[0] <= 0x57) || b[0] == 0xe8 || b[0] == 0xe9 || b[0] == 0xeb ||
+	    (b[0] >= 0x70 && b[0] <= 0x7f) || b[0] == 0x90)
+		return 1;
+	if (n >= 2 && b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57)
+		return 1;
+	if (n >= 2 && b[0] == 0x0f && ((b[1] >= 0x80 && b[1] <= 0x8f) || b[1] == 0x1f))
+		return 1;
+	return 2;
+}
+
+/* find-only mode: how the function at off would be probed */
+static void inspect_entry(struct lib *lib, uint64_t off)
+{
+	unsigned char b[8];
+	unsigned skip;
+
+	lib->funcs++;
+	if (elf_read_at(lib->path, off, b, sizeof(b))) {
+		lib->how[2]++;
+		return;
+	}
+	lib->how[libs_classify_entry(b, sizeof(b), &skip)]++;
+	lib->endbr64 += skip != 0;
+}
+
 static int add_mfd(struct lib *lib, int fd)
 {
 	if (GB_GROW(lib->mfds, lib->capmfds, lib->nmfds + 1)) {
@@ -286,13 +330,15 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 		if ((ti->tflags & GB_TF_LEAN_RET) && !l->o.launch_rets)
 			ret = false;
 		for (v = 0; v < nv && n < GB_MAX_PROBES; v++) {
+			if (!l->o.entry)
+				inspect_entry(lib, off[v]);
 			offs[n] = probe_offset(lib->path, off[v]);
 			cookies[n++] = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0) |
 				       (ret && gb_type_can_block(t) ? GB_COOKIE_F_OPEN : 0) |
 				       (ti->tflags & GB_TF_OP ? GB_COOKIE_F_OP : 0);
 		}
 	}
-	if (!n)
+	if (!n || !l->o.entry)
 		return 0;
 	if (l->o.multi)
 		return attach_gpu_lib_multi(l, lib, offs, cookies, n);
@@ -360,14 +406,14 @@ static int add_file(struct gb_libs *l, const char *path, int kind, uint64_t key,
 	}
 	err = kind == LIB_LDSO ? attach_ldso(l, lib, s) : attach_gpu_lib(l, lib, s);
 	elf_syms_close(s);
-	if (kind == LIB_CUDA_RT_STATIC && !lib->nlinks && !lib->nmulti) {
+	if (kind == LIB_CUDA_RT_STATIC && !lib->nlinks && !lib->nmulti && !lib->funcs) {
 		static const char *const symtab[] = { ".symtab" };
 
 		/* device code with the runtime in a shared libcudart is normal; stripped is not */
 		if (elf_has_section(path, symtab, 1) == 0)
 			not_traced(l, path, "device code and no symbol table (stripped): its CUDA runtime calls cannot be traced, only the driver's; keep the symbols (no strip) to trace them");
 	}
-	if (kind != LIB_LDSO && lib->nlinks + lib->nmulti) {
+	if (kind != LIB_LDSO && lib->nlinks + lib->nmulti + lib->funcs) {
 		l->count++;
 		gb_dbg("attached %u probes to %s%s", lib->nlinks + lib->nmulti, path,
 		       lib->nmulti ? " (uprobe_multi)" : "");
@@ -416,8 +462,9 @@ int libs_add_exec(struct gb_libs *l, const char *path)
 int libs_add_mapped(struct gb_libs *l, pid_t pid, const struct gb_map *m)
 {
 	uint64_t key = inode_key(makedev(m->dev_major, m->dev_minor), m->inode);
-	int kind = libs_kind_of(m->path);
+	int kind = libs_kind_of(m->path), err;
 	char p[PATH_MAX + 64];
+	struct lib *lib;
 
 	if (m->path[0] != '/' || hmap_get(&l->checked, key))
 		return 0;
@@ -442,7 +489,13 @@ int libs_add_mapped(struct gb_libs *l, pid_t pid, const struct gb_map *m)
 		}
 		kind = LIB_CUDA_RT_STATIC;
 	}
-	return add_file(l, p, kind, key, false);
+	err = add_file(l, p, kind, key, false);
+	lib = hmap_get(&l->by_inode, key);
+	if (err == 1 && lib && !lib->pid) {
+		lib->pid = pid;
+		lib->ns_path = strdup(m->path);
+	}
+	return err;
 }
 
 const char *libs_notes(const struct gb_libs *l)
@@ -581,6 +634,23 @@ void libs_print(const struct gb_libs *l, FILE *f)
 				lib->path);
 }
 
+void libs_foreach(const struct gb_libs *l, void (*fn)(void *ctx, const struct libs_entry *e), void *ctx)
+{
+	const struct lib *lib;
+
+	for (lib = l->list; lib; lib = lib->next) {
+		struct libs_entry e = {
+			.path = lib->path, .ns_path = lib->ns_path, .pid = lib->pid,
+			.kind = kind_names[lib->kind], .static_rt = lib->kind == LIB_CUDA_RT_STATIC,
+			.funcs = lib->funcs, .endbr64 = lib->endbr64, .push_rbp = lib->how[0],
+			.emulated = lib->how[1], .stepped = lib->how[2],
+		};
+
+		if (lib->kind != LIB_LDSO)
+			fn(ctx, &e);
+	}
+}
+
 struct detach_job {
 	struct bpf_link **links;
 	unsigned n, next;
@@ -644,6 +714,7 @@ void libs_free(struct gb_libs *l)
 			close(lib->mfds[i]);
 		free(lib->mfds);
 		free(lib->links);
+		free(lib->ns_path);
 		free(lib->path);
 		free(lib);
 	}

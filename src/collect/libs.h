@@ -25,7 +25,7 @@ enum gb_lib_kind {
 };
 
 struct libs_opts {
-	struct bpf_program *entry;	/* gb_entry */
+	struct bpf_program *entry;	/* gb_entry; NULL: find and inspect only, attach nothing (check) */
 	struct bpf_program *ret;	/* gb_return */
 	struct bpf_program *dl_state;	/* gb_dl_state; NULL: no loader hook (the side-band stream tells) */
 	bool launch_rets;		/* return probes on launches too (a second trap each) */
@@ -73,6 +73,27 @@ void libs_free(struct gb_libs *l);
 			 (1u << LIB_NVRTC) | (1u << LIB_NVJITLINK))
 /* a --libs list to a mask of those kinds; -1 (and *bad the unknown name) if wrong */
 long libs_parse_oplibs(const char *list, const char **bad);
+
+/*
+ * A file found with GPU code (find-only mode, entry NULL) and how its entry
+ * points would be probed: after a leading endbr64 (which the kernel would
+ * single-step), on a push %rbp (emulated), on another instruction the
+ * kernel emulates (push, nop, jmp, call), or single-stepped out of line.
+ */
+struct libs_entry {
+	const char *path;	/* as opened (under /proc/PID/root for another mount namespace) */
+	const char *ns_path;	/* its path as the process that maps it sees it; NULL: found on disk */
+	pid_t pid;		/* that process (0: found on disk) */
+	const char *kind;	/* "libcuda", "static cudart", ... */
+	bool static_rt;		/* device code and a static CUDA runtime inside an executable or library */
+	unsigned funcs;		/* entry points found */
+	unsigned endbr64, push_rbp, emulated, stepped;
+};
+void libs_foreach(const struct gb_libs *l, void (*fn)(void *ctx, const struct libs_entry *e), void *ctx);
+/* How a function starting with these bytes is probed (libs_entry's counters): 0 push %rbp,
+ * 1 other emulated, 2 single-stepped; *skip gets 4 for a leading endbr64, else 0 */
+int libs_classify_entry(const unsigned char *b, size_t n, unsigned *skip);
+
 /* Kind of a library from its file name, -1 if not one of ours */
 int libs_kind_of(const char *path);
 #endif

@@ -8,6 +8,7 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/capability.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -30,6 +31,7 @@
 #include "core/util.h"
 #include "core/vec.h"
 #include "cupti/cupti_attach.h"
+#include "host/privs.h"
 #include "cupti/cupti_join.h"
 #include "ioctl/ioctl.h"
 #include "libs.h"
@@ -748,7 +750,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	struct sbt_meta meta;
 	struct sigaction sa = { .sa_handler = on_signal };
 	unsigned ncpu = libbpf_num_possible_cpus();
-	uint64_t start, *per_cpu = NULL, drops = 0;
+	uint64_t start, *per_cpu = NULL, drops = 0, out_caps = 0;
 	unsigned i;
 	int ret = 1, err;
 
@@ -816,6 +818,9 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	while (o->npids && drain_pass(&r, 0))
 		;
 	recorder_blocked_at_attach(r.col, o->pids, o->npids);
+	/* new files after this point: flight dumps, the --perfetto export (in another user's directory) */
+	out_caps = o->flight_ns || o->perfetto ? PRIVS_BIT(CAP_CHOWN) | PRIVS_BIT(CAP_DAC_OVERRIDE) : 0;
+	session_limit_privileges(out_caps | session_attach_caps(r.multi, r.disc != NULL), "after attach");
 	if (o->ready_file)
 		close(open(o->ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	gb_dbg("tracing: %u libraries, %u functions", libs_count(r.libs), libs_probe_count(r.libs));
@@ -827,6 +832,11 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	}
 	start = gb_now_mono_ns();
 	err = run_loop(&r, start);
+	/*
+	 * nothing is attached from now on: XRay logs are parsed with no more
+	 * than this (CAP_BPF: the drop counters, on kernels before 6.5)
+	 */
+	session_drop_privileges(PRIVS_BIT(CAP_BPF) | PRIVS_BIT(CAP_DAC_READ_SEARCH) | out_caps, "after recording");
 	note_drops(&r);
 	report_ctl_drops(&r);
 	per_cpu = calloc(ncpu, sizeof(*per_cpu));

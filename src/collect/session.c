@@ -11,9 +11,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/mount.h>
 #include <unistd.h>
 #include "core/util.h"
+#include "host/privs.h"
 #include "session.h"
 #include "umulti.h"
 
@@ -22,13 +24,13 @@ int session_check_privileges(void)
 {
 	if (gb_bpf_privileged())	/* -1: cannot tell, let the load say */
 		return 0;
-	gb_err("tracing needs root or CAP_BPF+CAP_PERFMON (with CAP_DAC_READ_SEARCH for tracefs and CAP_SYS_PTRACE for other users' processes): run it with sudo");
+	gb_err("tracing needs root or CAP_BPF+CAP_PERFMON (with CAP_DAC_READ_SEARCH for tracefs and CAP_SYS_PTRACE for other users' processes): run it with sudo; gpubpf check lists what is missing");
 	return -1;
 }
 
 int session_check_btf(void)
 {
-	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+	if (faccessat(AT_FDCWD, "/sys/kernel/btf/vmlinux", R_OK, AT_EACCESS) == 0)
 		return 0;
 	gb_err("this kernel exposes no BTF (/sys/kernel/btf/vmlinux): use a kernel built with CONFIG_DEBUG_INFO_BTF=y (most distribution kernels since 2021)");
 	return -1;
@@ -78,6 +80,35 @@ int session_preflight(const pid_t *pids, unsigned npids)
 	    session_ensure_tracefs())
 		return -1;
 	return 0;
+}
+
+int session_limit_privileges(uint64_t extra, const char *when)
+{
+	uint64_t keep = privs_recording_set() | extra;
+	int err = privs_limit(keep);
+
+	if (err) {
+		gb_warn("cannot give up capabilities %s (%s): the recording goes on with them", when, strerror(-err));
+		return err;
+	}
+	gb_dbg("%s: capabilities kept: effective %#llx, permitted %#llx", when,
+	       (unsigned long long)privs_effective(), (unsigned long long)privs_permitted());
+	return 0;
+}
+
+uint64_t session_attach_caps(bool multi, bool stream)
+{
+	/* perf-event uprobes (no uprobe_multi; the loader hook): cap_sys_admin on 6.18 */
+	return multi && stream ? 0 : PRIVS_BIT(CAP_SYS_ADMIN);
+}
+
+int session_drop_privileges(uint64_t keep, const char *when)
+{
+	int err = privs_limit(keep);
+
+	if (err)
+		gb_dbg("cannot give up capabilities %s: %s", when, strerror(-err));
+	return err;
 }
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)

@@ -24,6 +24,19 @@ int session_check_btf(void);
 int session_check_pids(const pid_t *pids, unsigned n);
 int session_ensure_tracefs(void);
 
+/*
+ * Least privilege (host/privs.h): once the programs are loaded and the
+ * first libraries attached, keep only what discovery and attaching still
+ * need (privs_recording_set()) plus extra; said on stderr if it fails.
+ * Call while single-threaded (capabilities are per thread). when: for -v.
+ */
+int session_limit_privileges(uint64_t extra, const char *when);
+/* what attaching later needs beyond that: cap_sys_admin for perf-event uprobes
+ * (no uprobe_multi links, or no process events: the loader hook) */
+uint64_t session_attach_caps(bool multi, bool stream);
+/* keep only keep (the recording is over: the parsers and writers that remain) */
+int session_drop_privileges(uint64_t keep, const char *when);
+
 /* libbpf's messages: warnings with -v, debug with -vv */
 void session_log_init(void);
 

@@ -32,6 +32,12 @@ struct gb_link_create_attr {
 int umulti_attach(int prog_fd, const char *path, const uint64_t *offsets,
 		  const uint64_t *cookies, uint32_t cnt, bool retprobe, int pid)
 {
+	return umulti_link(prog_fd, GB_BPF_TRACE_UPROBE_MULTI, path, offsets, cookies, cnt, retprobe, pid);
+}
+
+int umulti_link(int prog_fd, uint32_t attach_type, const char *path, const uint64_t *offsets,
+		const uint64_t *cookies, uint32_t cnt, bool retprobe, int pid)
+{
 	struct gb_link_create_attr a;
 	union bpf_attr attr;
 	int fd;
@@ -39,7 +45,7 @@ int umulti_attach(int prog_fd, const char *path, const uint64_t *offsets,
 	memset(&attr, 0, sizeof(attr));
 	memset(&a, 0, sizeof(a));
 	a.prog_fd = (uint32_t)prog_fd;
-	a.attach_type = GB_BPF_TRACE_UPROBE_MULTI;
+	a.attach_type = attach_type;
 	a.path = (uint64_t)(uintptr_t)path;
 	a.offsets = (uint64_t)(uintptr_t)offsets;
 	a.cookies = (uint64_t)(uintptr_t)cookies;

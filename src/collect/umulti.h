@@ -22,4 +22,9 @@ int umulti_prepare(struct bpf_program *prog);
  */
 int umulti_attach(int prog_fd, const char *path, const uint64_t *offsets,
 		  const uint64_t *cookies, uint32_t cnt, bool retprobe, int pid);
+/* The same link for another attach type with uprobe_multi's layout (session uprobes, 6.10+) */
+#define UMULTI_UPROBE_MULTI	48	/* BPF_TRACE_UPROBE_MULTI */
+#define UMULTI_UPROBE_SESSION	57	/* BPF_TRACE_UPROBE_SESSION */
+int umulti_link(int prog_fd, uint32_t attach_type, const char *path, const uint64_t *offsets,
+		const uint64_t *cookies, uint32_t cnt, bool retprobe, int pid);
 #endif

@@ -231,7 +231,8 @@ int gb_open_output(const char *path)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	if (geteuid() == 0 && uid_s && gid_s) {
+	/* giving the file away takes CAP_CHOWN (root has it; a capability-only user need not) */
+	if (uid_s && gid_s && gb_have_cap(CAP_CHOWN)) {
 		uint64_t uid, gid;
 
 		if (!gb_parse_u64(uid_s, &uid) && !gb_parse_u64(gid_s, &gid) &&
@@ -266,7 +267,7 @@ int gb_which(const char *name, char *out, size_t len)
 	if (strchr(name, '/')) {
 		if (snprintf(out, len, "%s", name) >= (int)len)
 			return -ENAMETOOLONG;
-		return access(out, X_OK) ? -ENOENT : 0;
+		return faccessat(AT_FDCWD, out, X_OK, AT_EACCESS) ? -ENOENT : 0;
 	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -275,22 +276,38 @@ int gb_which(const char *name, char *out, size_t len)
 		size_t n = end ? (size_t)(end - path) : strlen(path);
 
 		if (n && snprintf(out, len, "%.*s/%s", (int)n, path, name) < (int)len &&
-		    !access(out, X_OK))
+		    !faccessat(AT_FDCWD, out, X_OK, AT_EACCESS))
 			return 0;
 		path += n + (end != NULL);
 	}
 	return -ENOENT;
 }
 
-int gb_bpf_privileged(void)
+/* the effective capabilities of the calling thread; -1 when they cannot be read */
+static int effective_caps(uint64_t *eff)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = { 0 };
-	uint64_t eff;
 
 	if (syscall(SYS_capget, &h, d))
 		return -1;
-	eff = d[0].effective | ((uint64_t)d[1].effective << 32);
+	*eff = d[0].effective | ((uint64_t)d[1].effective << 32);
+	return 0;
+}
+
+int gb_bpf_privileged(void)
+{
+	uint64_t eff;
+
+	if (effective_caps(&eff))
+		return -1;
 	return (eff & (1ull << CAP_SYS_ADMIN)) ||
 	       ((eff & (1ull << CAP_BPF)) && (eff & (1ull << CAP_PERFMON)));
+}
+
+bool gb_have_cap(int cap)
+{
+	uint64_t eff;
+
+	return !effective_caps(&eff) && (eff & (1ull << cap));
 }

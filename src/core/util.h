@@ -53,6 +53,8 @@ int gb_parse_u64(const char *s, uint64_t *out);
 /* loading BPF tracing programs is allowed: root (CAP_SYS_ADMIN) or CAP_BPF with
  * CAP_PERFMON in the effective set; 1 yes, 0 no, -1 cannot tell */
 int gb_bpf_privileged(void);
+/* cap (CAP_CHOWN, ...) is in the calling thread's effective set */
+bool gb_have_cap(int cap);
 int gb_parse_size(const char *s, uint64_t *out);	/* "4M", "64K", "1G" */
 
 /* Demangle a C++ (Itanium) name; returns malloc'd string or NULL */

@@ -4,6 +4,7 @@
  * its USDT programs system-wide by library path. USDT attach is by inode,
  * like the uprobes: a process that loads the library later is covered.
  */
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -49,7 +50,7 @@ int cupti_attach_drops_fd(const char *lib_path, int ringbuf_fd, int targets_fd, 
 	int ret;
 
 	*out = NULL;
-	if (!lib_path || access(lib_path, R_OK)) {
+	if (!lib_path || faccessat(AT_FDCWD, lib_path, R_OK, AT_EACCESS)) {
 		ret = lib_path ? -errno : -EINVAL;
 		snprintf(err, errlen, "cupti: cannot read %s: %s; build it with 'make cupti' "
 			 "(needs CUDA headers) and pass its path", lib_path ? lib_path : "(null)",
@@ -169,7 +170,7 @@ const char *cupti_default_lib(void)
 			*slash = 0;
 			for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 				snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
-				if (access(cand, R_OK) == 0 && realpath(cand, path))
+				if (faccessat(AT_FDCWD, cand, R_OK, AT_EACCESS) == 0 && realpath(cand, path))
 					return path;
 			}
 		}

@@ -4,6 +4,7 @@
  * segments filled up to the memory bound, then overwriting its oldest; the
  * distinct stacks they use; a dump writes the window as a normal .sbt.
  */
+#include <fcntl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,7 +198,7 @@ static int next_path(struct flight *f, char *path, size_t len)
 		n = snprintf(path, len, "%.*s.%u.sbt", (int)base, o, f->next_num);
 		if (n < 0 || (size_t)n >= len)
 			return -ENAMETOOLONG;
-		if (access(path, F_OK))
+		if (faccessat(AT_FDCWD, path, F_OK, AT_EACCESS))
 			return (int)f->next_num++;
 	}
 	return -EEXIST;

@@ -3,6 +3,7 @@
  * stuck.c - gpubpf stuck's scan (stuck.h): checks, the task iterator,
  * one stack copy and unwind per thread, the GPU call each is in.
  */
+#include <fcntl.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -126,7 +127,7 @@ static int read_tasks(struct scan *s, struct stuck_task_rec **out)
 	int fd = -1, err;
 	ssize_t n;
 
-	if (access("/sys/kernel/btf/vmlinux", R_OK))
+	if (faccessat(AT_FDCWD, "/sys/kernel/btf/vmlinux", R_OK, AT_EACCESS))
 		return fail(s, -ENOTSUP, "this kernel exposes no BTF (/sys/kernel/btf/vmlinux): use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 	skel = stuck_bpf__open();
 	if (!skel)

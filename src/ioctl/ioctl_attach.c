@@ -6,6 +6,7 @@
  * program's ring buffer, pid filter and drop counter, fill its watch and
  * layout maps, and attach.
  */
+#include <fcntl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +45,9 @@ static const char *const fn_module[IOCTL_FN__COUNT] = {
 
 static bool have_kprobes(void)
 {
-	return !access("/sys/bus/event_source/devices/kprobe/type", F_OK) ||
-	       !access("/sys/kernel/tracing/kprobe_events", F_OK) ||
-	       !access("/sys/kernel/debug/tracing/kprobe_events", F_OK);
+	return !faccessat(AT_FDCWD, "/sys/bus/event_source/devices/kprobe/type", F_OK, AT_EACCESS) ||
+	       !faccessat(AT_FDCWD, "/sys/kernel/tracing/kprobe_events", F_OK, AT_EACCESS) ||
+	       !faccessat(AT_FDCWD, "/sys/kernel/debug/tracing/kprobe_events", F_OK, AT_EACCESS);
 }
 
 /* which entry points /proc/kallsyms has ("addr t name\t[module]") */

@@ -221,7 +221,7 @@ static void read_inflight(struct top_ctx *t, uint64_t now)
 		if (bpf_map_lookup_elem(fd, &key, &c) || c.ts > now || now - c.ts < TOP_INFLIGHT_SHOW_NS)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%u/task/%u", c.pid, key.tid);
-		if (access(path, F_OK))
+		if (faccessat(AT_FDCWD, path, F_OK, AT_EACCESS))
 			continue;
 		comm[0] = 0;
 		if (!top_model_proc(&t->m, c.pid)) {
@@ -422,6 +422,8 @@ int top_run(const struct top_opts *o)
 		gb_err("cannot set up the ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
+	/* least privilege: the HTTP requests of --prometheus are parsed with no more than this */
+	session_limit_privileges(session_attach_caps(t.multi, t.disc != NULL), "after attach");
 	if (o->ready_file)
 		close(open(o->ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	gb_dbg("counting: %u libraries, %u functions", libs_count(t.libs), libs_probe_count(t.libs));

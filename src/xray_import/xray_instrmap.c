@@ -357,7 +357,7 @@ void xray_map_free(struct xray_map *m)
 
 static bool is_exec(const char *p)
 {
-	return access(p, X_OK) == 0;
+	return faccessat(AT_FDCWD, p, X_OK, AT_EACCESS) == 0;
 }
 
 /* "<base><prog>.XXXXXX": take the basename, drop ".XXXXXX" and "xray-log." */

@@ -11,7 +11,10 @@ need_bpf "record with capabilities"
 if ! command -v setpriv >/dev/null; then skip "record with capabilities" "setpriv not installed (util-linux)"; exit 0; fi
 LIB=$WL/libcuda.so.1
 chmod 777 "$T"
-CAPS=+bpf,+perfmon,+dac_read_search,+sys_ptrace
+# exactly what gpubpf check says record -a needs on this host
+"$GPUBPF" check --json >"$T/check.json" 2>/dev/null
+CAPS=$(python3 -c 'import json, sys; print(",".join("+" + c[4:] for c in json.load(open(sys.argv[1]))["capabilities_needed"]))' "$T/check.json")
+[ -n "$CAPS" ] || { fail "gpubpf check --json gives capabilities_needed"; exit 0; }
 
 as_nobody() {	# CAPS CMD...
 	local caps=$1
@@ -32,7 +35,7 @@ fi
 "$WL/cuda_work" -l "$LIB" -n 1000 -t 2 -s 0.3 >"$T/w.out"
 kill -INT $R
 wait $R
-check_eq "record as nobody with CAP_BPF,PERFMON,DAC_READ_SEARCH,SYS_PTRACE exits 0" 0 "$?"
+check_eq "record as nobody with only capabilities_needed ($CAPS) exits 0" 0 "$?"
 check_eq "it runs as nobody, not root" "$(id -u nobody)" "$(stat -c %u "$T/c.sbt")"
 PYTHONPATH=$ROOT/tests/py python3 - "$T/c.sbt" "$T/w.out" <<'PY'
 import sys
@@ -50,3 +53,73 @@ PY
 rc=$?
 check_true "without CAP_DAC_READ_SEARCH: exit 1 and one line naming it ($(head -c 160 "$T/no.err"))" \
 	bash -c "[ $rc = 1 ] && [ \$(wc -l <'$T/no.err') = 1 ] && grep -q CAP_DAC_READ_SEARCH '$T/no.err'"
+
+# least privilege: a recorder started as root keeps no more than the
+# documented set once it has attached (README: Privileges), in every thread,
+# and still attaches a library first mapped after that (a copy at a new inode)
+KEEP="cap_bpf cap_dac_read_search cap_perfmon cap_sys_ptrace"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit("cap_sys_admin" not in d["capabilities_needed"])' "$T/check.json" &&
+	KEEP="$KEEP cap_sys_admin"	# no uprobe_multi or process events here: perf-event uprobes
+# capset_names PID: the capability names of CapPrm and CapEff of every thread, sorted, unique
+cap_names() {
+	local hex
+	hex=$(awk '/^Cap(Prm|Eff):/ {print $2}' /proc/$1/task/*/status | sort -u)
+	python3 -c '
+import sys, ctypes
+libcap = ctypes.CDLL("libcap.so.2"); libcap.cap_to_name.restype = ctypes.c_void_p
+names = set()
+for h in sys.argv[1:]:
+    v = int(h, 16)
+    for i in range(64):
+        if v >> i & 1:
+            p = libcap.cap_to_name(i); names.add(ctypes.string_at(p).decode()); libcap.cap_free(ctypes.c_void_p(p))
+print(" ".join(sorted(names)))' $hex
+}
+mkdir -p "$T/late"
+cp "$LIB" "$T/late/libcuda.so.1"
+start_record -a -v -o "$T/root.sbt" --lib "$LIB" || { fail "record as root started"; exit 0; }
+check_eq "root recorder after attach: CapPrm and CapEff of every thread within the documented set" \
+	"$KEEP" "$(cap_names $REC_PID)"
+check_eq "... and no inheritable or ambient capability" "0000000000000000" \
+	"$(awk '/^Cap(Inh|Amb):/ {print $2}' /proc/$REC_PID/task/*/status | sort -u | tr -d '\n')"
+"$WL/rtdl_work" -d -l "$T/late/libcuda.so.1" -n 300 -w "$T/late/go" >"$T/late.out" 2>&1 &
+L=$!
+_bg_pids+=($L)
+for ((i = 0; i < 400; i++)); do grep -q "mapped .*late/libcuda.so.1: attached" "$T/rec.log" && break; sleep 0.05; done
+check_true "after the drop: the library first mapped later is attached" grep -q "mapped .*late/libcuda.so.1: attached" "$T/rec.log"
+touch "$T/late/go"
+wait $L
+stop_record
+check_eq "root recorder exits 0" 0 "$REC_RC"
+PYTHONPATH=$ROOT/tests/py python3 - "$T/root.sbt" "$T/late.out" <<'PY'
+import sys
+from events import load, produced, Checker
+c = Checker()
+p = produced(sys.argv[2])
+ev = [e for e in load(sys.argv[1]) if e["pid"] == p["pid"] and e["type"] == "cuLaunchKernel"]
+c.eq("after the drop: all 300 launches through a library first mapped later", 300, len(ev))
+PY
+
+# top: as nobody with the same capabilities, and as root (reduced after attach, Prometheus served)
+rm -f "$T/tready"
+(cd / && as_nobody $CAPS "$GPUBPF" top -b --quiet -i 0.2 --lib "$LIB" --ready-file "$T/tready") >/dev/null 2>"$T/top.err" &
+R=$!
+_bg_pids+=($R)
+for ((i = 0; i < 600; i++)); do [ -e "$T/tready" ] && break; kill -0 $R 2>/dev/null || break; sleep 0.05; done
+check_true "top as nobody with $CAPS starts ($(head -c 160 "$T/top.err"))" [ -e "$T/tready" ]
+kill -INT $R 2>/dev/null
+wait $R
+check_eq "top as nobody exits 0 on SIGINT" 0 "$?"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+rm -f "$T/tready"
+bg "$GPUBPF" top -b --quiet --prometheus ":$port" --lib "$LIB" --ready-file "$T/tready" 2>"$T/top2.err"
+R=${_bg_pids[-1]}
+if wait_for "$T/tready" 60; then
+	check_eq "root top --prometheus after attach: CapPrm and CapEff within the documented set" "$KEEP" "$(cap_names $R)"
+	check_true "the endpoint answers with the reduced set" \
+		python3 -c "import urllib.request; assert b'gpubpf' in urllib.request.urlopen('http://127.0.0.1:$port/metrics', timeout=5).read()"
+else
+	fail "top --prometheus as root started ($(head -c 160 "$T/top2.err"))"
+fi
+kill -INT $R 2>/dev/null
+wait $R
