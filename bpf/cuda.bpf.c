@@ -641,8 +641,8 @@ static __always_inline void complete(struct pt_regs *ctx, struct gb_rec *r, __u6
 	r->dur_ns = now - r->ts_ns;
 	r->ret = (__s32)PT_REGS_RC(ctx);
 	r->flags |= GB_RF_RET;
-	if (shape == GB_SH_OUT0 || shape == GB_SH_NAME) {
-		read_user(&out, sizeof(out), r->a[0], r);
+	if (shape == GB_SH_OUT0 || shape == GB_SH_NAME || shape == GB_SH_OUT1) {
+		read_user(&out, sizeof(out), shape == GB_SH_OUT1 ? r->a[1] : r->a[0], r);
 		r->x[0] = out;
 	} else if (shape == GB_SH_NCCL_INIT || shape == GB_SH_NCCL_SPLIT) {
 		/* the new communicator (only on success: a failed call may not write it) */

@@ -72,6 +72,7 @@ enum gb_shape {
 				 * 2 nranks, 3 rank */
 	GB_SH_NCCL_SPLIT,	/* ncclCommSplit(comm, color, key, newcomm *, config) | x: 1 *a[3] at return */
 	GB_SH_ARGS,		/* a[0..5] only; detail picks the argument map (enum gb_argmap) */
+	GB_SH_OUT1,		/* a[1] is an out pointer | x[0] = *a[1] at return (cuStreamEndCapture) */
 	GB_SH__COUNT,
 };
 
@@ -124,6 +125,7 @@ enum gb_argmap {
 	GB_AM_GRID_ASYNC,	/* handle a0, arg a1 (grid width), stream a3 */
 	GB_AM_MULTIDEV,		/* handle a0 (launch parameter list), arg a1 (devices) */
 	GB_AM_EVREC_FLAGS,	/* handle a0 (event), stream a1, arg a2 (flags) */
+	GB_AM_STREAM0,		/* stream a0 (cuStreamBeginCapture) */
 	GB_AM__COUNT,
 };
 
@@ -401,7 +403,45 @@ enum gb_argmap {
 	X(hipMemsetD16Async,		GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 2) \
 	X(hipMemsetD32Async,		GB_API_HIP, GB_CAT_MEMSET, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 4) \
 	X(hipMemcpyWithStream,		GB_API_HIP, GB_CAT_COPY, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, GB_K_ARG) \
-	X(hipCtxSynchronize,		GB_API_HIP, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0)
+	X(hipCtxSynchronize,		GB_API_HIP, GB_CAT_SYNC, GB_SH_PLAIN, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	/* CUDA Graphs: capture, instantiate, update, destroy (src/graph/) */ \
+	X(cuStreamBeginCapture,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(cuStreamBeginCapture_v2,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(cuStreamBeginCapture_ptsz,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(cuStreamBeginCapture_v2_ptsz,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(cuStreamEndCapture,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT1, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuStreamEndCapture_ptsz,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT1, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphInstantiate,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphInstantiate_v2,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphInstantiateWithFlags,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphInstantiateWithParams,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphInstantiateWithParams_ptsz, GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphExecUpdate,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_GRID) \
+	X(cuGraphExecUpdate_v2,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_GRID) \
+	X(cuGraphDestroy,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0) \
+	X(cuGraphExecDestroy,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0) \
+	X(cudaStreamBeginCapture,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(cudaStreamBeginCapture_ptsz,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(cudaStreamEndCapture,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT1, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaStreamEndCapture_ptsz,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT1, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphInstantiate,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphInstantiateWithFlags, GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphInstantiateWithParams, GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphInstantiateWithParams_ptsz, GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphLaunch_ptsz,		GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_PLAIN, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphExecUpdate,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_GRID) \
+	X(cudaGraphDestroy,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0) \
+	X(cudaGraphExecDestroy,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0) \
+	X(hipStreamBeginCapture,	GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(hipStreamBeginCapture_spt,	GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(hipStreamEndCapture,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT1, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipStreamEndCapture_spt,	GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT1, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipGraphInstantiate,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipGraphInstantiateWithFlags,	GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipGraphLaunch_spt,		GB_API_HIP, GB_CAT_LAUNCH, GB_SH_PLAIN, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(hipGraphExecUpdate,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_GRID) \
+	X(hipGraphDestroy,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0) \
+	X(hipGraphExecDestroy,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0)
 
 enum gb_type {
 #define GB_X_ENUM(name, api, cat, shape, flags, detail) GB_T_##name,

@@ -194,10 +194,20 @@ void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
 		gb_buf_printf(b, " ptr=0x%" PRIx64, ev->ptr);
 	if (ev->flags & GB_EF_STREAM)
 		gb_buf_printf(b, " stream=0x%" PRIx64, ev->stream);
-	if (cat == GB_CAT_COLL)
+	if (ev->flags & GB_EF_CAPTURED)
+		gb_buf_printf(b, " CAPTURED graph=0x%" PRIx64, gb_graph_of(ev));
+	if (cat == GB_CAT_COLL) {
 		coll_text(b, ev);
-	else if (ev->flags & GB_EF_ARG)
+	} else if (gb_type_graph(ev->type)) {
+		if (ev->handle)
+			gb_buf_printf(b, " handle=0x%" PRIx64, ev->handle);
+		if (gb_graph_of(ev) && gb_graph_of(ev) != ev->handle)
+			gb_buf_printf(b, " graph=0x%" PRIx64, gb_graph_of(ev));
+		if (ev->flags & GB_EF_ARG)
+			gb_buf_printf(b, " nodes=%" PRIu64, ev->arg);
+	} else if (ev->flags & GB_EF_ARG) {
 		gb_buf_printf(b, " arg=%" PRIu64, ev->arg);
+	}
 	if (ev->detail)
 		gb_buf_printf(b, " %s", ev->detail);
 	if (cat == GB_CAT_IOCTL)

@@ -489,8 +489,11 @@ static void host_event(struct gb_exporter *ex, const struct gb_event *ev, struct
 	}
 	/*
 	 * One instant per launch on the stream's launches track: a driver
-	 * launch made inside a runtime launch is the same kernel.
+	 * launch made inside a runtime launch is the same kernel; a launch
+	 * captured into a graph did not run (the graph's launches do).
 	 */
+	if (cat == GB_CAT_LAUNCH && gb_event_captured(ev))
+		return;
 	if (cat == GB_CAT_LAUNCH && !expected && !inside_launch(ex, ti, ev)) {
 		struct gb_slice l = { .ts = s->ts, .end = s->ts, .ev = ev,
 				      .name = ev->name ? gbx_strpool_get(&ex->pool, ev->name) : s->name };

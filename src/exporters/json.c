@@ -283,10 +283,21 @@ static void args(struct gb_exporter *ex, const struct gb_event *ev)
 		arg_s(ex, &a, "kernel", ev->name);
 	if (cat == GB_CAT_FUNC)
 		arg_u(&a, "func_id", ev->handle);
-	if (cat == GB_CAT_COLL)
+	if (ev->flags & GB_EF_CAPTURED) {
+		key(&a, "captured");
+		LIT(a.b, "true");
+		arg_hex(&a, "graph", gb_graph_of(ev));
+	}
+	if (cat == GB_CAT_COLL) {
 		coll_args(ex, &a, ev);
-	else if (ev->flags & GB_EF_ARG)
+	} else if (gb_type_graph(ev->type)) {
+		if (gb_graph_of(ev))
+			arg_hex(&a, "graph", gb_graph_of(ev));
+		if (ev->flags & GB_EF_ARG)
+			arg_u(&a, "nodes", ev->arg);	/* their names: detail */
+	} else if (ev->flags & GB_EF_ARG) {
 		arg_u(&a, "arg", ev->arg);
+	}
 	if (ev->flags & GB_EF_GRID) {
 		key(&a, "grid");
 		put_dim3(a.b, ev->grid);

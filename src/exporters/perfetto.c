@@ -61,6 +61,7 @@ enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER };
 #define DA_STRING	6
 #define DA_POINTER	7
 #define DA_STRING_IID	17
+#define DA_ARRAY	12	/* repeated DebugAnnotation array_values */
 /* InternedData */
 #define ID_CATEGORIES	1
 #define ID_NAMES	2
@@ -86,7 +87,8 @@ enum ann {
 	A_KIND, A_PTR, A_SRC, A_HANDLE, A_CORR_ID, A_TIMING, A_DETAIL, A_DEVICE,
 	A_PID, A_RET, A_ARG_FAULT, A_STACK_ID, A_COUNT, A_CPU, A_CUPTI_DROPPED,
 	A_RATE_LIMITED, A_STACK, A_STATE, A_IN_FLIGHT_NS,
-	A_DATATYPE, A_REDOP, A_ROOT, A_PEER, A_COMM, A_COMM_ID, A_RANK, A_NRANKS, A_SEQ, A__N
+	A_DATATYPE, A_REDOP, A_ROOT, A_PEER, A_COMM, A_COMM_ID, A_RANK, A_NRANKS, A_SEQ,
+	A_CAPTURED, A_GRAPH, A_NODES, A_NODE_KERNELS, A__N
 };
 static const char *const ann_names[A__N] = {
 	"kernel", "func_id", "arg", "grid", "block", "shmem", "stream", "bytes",
@@ -94,6 +96,7 @@ static const char *const ann_names[A__N] = {
 	"pid", "ret", "arg_fault", "stack_id", "count", "cpu", "cupti_dropped",
 	"rate_limited", "stack", "state", "in_flight_ns",
 	"datatype", "redop", "root", "peer", "comm", "comm_id", "rank", "nranks", "seq",
+	"captured", "graph", "nodes", "node_kernels",
 };
 
 struct pf {
@@ -371,6 +374,29 @@ static void annotate_coll(struct gb_exporter *ex, struct pf *pf, const struct gb
 		da_u(ex, pf, A_SEQ, DA_UINT, gb_coll_seq(ev));
 }
 
+/* a graph event: its graph, and its kernel nodes as an array of names */
+static void annotate_graph(struct gb_exporter *ex, struct pf *pf, const struct gb_event *ev)
+{
+	const char *pos = NULL;
+	char name[GB_NAME_MAX];
+	size_t o, e;
+
+	if (gb_graph_of(ev))
+		da_u(ex, pf, A_GRAPH, DA_POINTER, gb_graph_of(ev));
+	if (!(ev->flags & GB_EF_ARG))
+		return;
+	da_u(ex, pf, A_NODES, DA_UINT, ev->arg);
+	o = pb_begin(&pf->te, TE_DEBUG);
+	ann_name(ex, pf, A_NODE_KERNELS);
+	while (gb_graph_nodes_next(ev, &pos, name, sizeof(name))) {
+		e = pb_begin(&pf->te, DA_ARRAY);
+		pb_varint(&pf->te, DA_STRING_IID,
+			  iid_of(ex, pf, gbx_strpool_get(&ex->pool, name), GB_IT_STRVAL));
+		pb_end(&pf->te, e);
+	}
+	pb_end(&pf->te, o);
+}
+
 static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_event *ev)
 {
 	unsigned cat = gb_event_cat(ev);
@@ -385,8 +411,14 @@ static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_even
 		da_istr(ex, pf, A_KERNEL, ev->name);
 	if (cat == GB_CAT_FUNC)
 		da_u(ex, pf, A_FUNC_ID, DA_UINT, ev->handle);
+	if (ev->flags & GB_EF_CAPTURED) {
+		da_u(ex, pf, A_CAPTURED, DA_BOOL, 1);
+		da_u(ex, pf, A_GRAPH, DA_POINTER, gb_graph_of(ev));
+	}
 	if (cat == GB_CAT_COLL)
 		annotate_coll(ex, pf, ev);
+	else if (gb_type_graph(ev->type))
+		annotate_graph(ex, pf, ev);
 	else if (ev->flags & GB_EF_ARG)
 		da_u(ex, pf, A_ARG, DA_UINT, ev->arg);
 	if (ev->flags & GB_EF_GRID) {
