@@ -4,7 +4,9 @@
  * runs), the graph instantiated and launched 10 times; then a capture of 2
  * launches, the exec updated to that graph and launched 5 times; destroys.
  *
- *   graph_work [-l LIB] [-n GRAPH_LAUNCHES]
+ *   graph_work [-l LIB] [-n GRAPH_LAUNCHES] [-H FILE]
+ *
+ * -H: after the work, stay until FILE exists (live views).
  *
  * Prints "produced captured=3 plain=N graph_launches=N nodes=3 updated_launches=5
  * updated_nodes=2 graph=G graph2=G2 exec=E ret_begin=R ... pid=P".
@@ -29,7 +31,7 @@ static void *sym(void *h, const char *name)
 
 int main(int argc, char **argv)
 {
-	const char *lib = "libcuda.so.1";
+	const char *lib = "libcuda.so.1", *hold = NULL;
 	CUresult (*getfn)(CUfunction *, CUmodule, const char *);
 	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 			   unsigned, CUstream, void **, void **);
@@ -45,8 +47,9 @@ int main(int argc, char **argv)
 	int rb, re, ri, rl = 0, ru, rb2, re2, rd, rx, i, n = 10, c;
 	void *h;
 
-	while ((c = getopt(argc, argv, "l:n:")) != -1) {
+	while ((c = getopt(argc, argv, "l:n:H:")) != -1) {
 		switch (c) {
+		case 'H': hold = optarg; break;
 		case 'l': lib = optarg; break;
 		case 'n': n = atoi(optarg); break;
 		default: return 2;
@@ -95,5 +98,7 @@ int main(int argc, char **argv)
 	       n, (unsigned long long)(uintptr_t)g, (unsigned long long)(uintptr_t)g2,
 	       (unsigned long long)(uintptr_t)e, rb, re, ri, rl, rb2, re2, ru, rx, rd, getpid());
 	fflush(stdout);
+	while (hold && access(hold, F_OK))
+		usleep(2000);
 	return rb || re || ri || rl || rb2 || re2 || ru || rx || rd;
 }

@@ -8,6 +8,7 @@
  * tracer attaches to a library when it sees it mapped).
  * $NCCL_WORK_SPLIT=1: then ncclCommSplit(color = rank % 2, key = rank) and
  * one AllReduce on the child communicator.
+ * $NCCL_WORK_HOLD=FILE: after the work, stay until FILE exists (live views).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,5 +76,7 @@ int main(int argc, char **argv)
 	printf("produced rank=%d nranks=%d n=%d errors=%d pid=%d\n", rank, nranks, n, errs, getpid());
 	fflush(stdout);
 	usleep(300000);	/* mappings are read while the process lives */
+	while (getenv("NCCL_WORK_HOLD") && access(getenv("NCCL_WORK_HOLD"), F_OK))
+		usleep(2000);
 	return 0;
 }
