@@ -88,7 +88,7 @@ enum ann {
 	A_PID, A_RET, A_ARG_FAULT, A_STACK_ID, A_COUNT, A_CPU, A_CUPTI_DROPPED,
 	A_RATE_LIMITED, A_STACK, A_STATE, A_IN_FLIGHT_NS,
 	A_DATATYPE, A_REDOP, A_ROOT, A_PEER, A_COMM, A_COMM_ID, A_RANK, A_NRANKS, A_SEQ,
-	A_CAPTURED, A_GRAPH, A_NODES, A_NODE_KERNELS, A__N
+	A_CAPTURED, A_GRAPH, A_NODES, A_NODE_KERNELS, A_ARRIVAL_SKEW_NS, A_LAST_RANK, A__N
 };
 static const char *const ann_names[A__N] = {
 	"kernel", "func_id", "arg", "grid", "block", "shmem", "stream", "bytes",
@@ -96,7 +96,7 @@ static const char *const ann_names[A__N] = {
 	"pid", "ret", "arg_fault", "stack_id", "count", "cpu", "cupti_dropped",
 	"rate_limited", "stack", "state", "in_flight_ns",
 	"datatype", "redop", "root", "peer", "comm", "comm_id", "rank", "nranks", "seq",
-	"captured", "graph", "nodes", "node_kernels",
+	"captured", "graph", "nodes", "node_kernels", "arrival_skew_ns", "last_to_arrive",
 };
 
 struct pf {
@@ -598,6 +598,10 @@ static void track_event_head(struct gb_exporter *ex, struct pf *pf, struct gb_tr
 	if (s->name)
 		pb_varint(b, TE_NAME_IID, iid_of(ex, pf, s->name, GB_IT_NAME));
 	annotate(ex, pf, s->ev);
+	if (s->skewed)
+		da_u(ex, pf, A_ARRIVAL_SKEW_NS, DA_UINT, s->skew_ns);
+	if (s->last_rank)
+		da_u(ex, pf, A_LAST_RANK, DA_BOOL, 1);
 	/*
 	 * The call itself, on its thread: not the launch instant drawn for it
 	 * on a GPU track too, which would count the stack twice in a flame
