@@ -73,6 +73,8 @@ enum gb_shape {
 	GB_SH_NCCL_SPLIT,	/* ncclCommSplit(comm, color, key, newcomm *, config) | x: 1 *a[3] at return */
 	GB_SH_ARGS,		/* a[0..5] only; detail picks the argument map (enum gb_argmap) */
 	GB_SH_OUT1,		/* a[1] is an out pointer | x[0] = *a[1] at return (cuStreamEndCapture) */
+	GB_SH_NCCL_INITALL,	/* ncclCommInitAll(comms *, ndev, devlist) | x[0..3]: comms[0..3]
+				 * at return (as many as ndev) */
 	GB_SH__COUNT,
 };
 
@@ -268,7 +270,7 @@ enum gb_argmap {
 	X(ncclGroupEnd,			GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS, 0) \
 	X(ncclCommInitRank,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_INIT, GB_TF_RET | GB_TF_BLOCKS, 0) \
 	X(ncclCommInitRankConfig,	GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_INIT, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
-	X(ncclCommInitAll,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
+	X(ncclCommInitAll,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_INITALL, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
 	X(ncclCommSplit,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_SPLIT, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
 	X(ncclCommDestroy,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS, 0) \
 	X(ncclCommAbort,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \

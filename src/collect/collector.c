@@ -719,6 +719,8 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 	mark_lean_nested(p, r, &ev);
 	if (ev.api == GB_API_NCCL)
 		nccl_stamp(&p->nccl, &ev, have_held ? &held : NULL);
+	if (ev.type == GB_T_ncclCommInitAll)
+		nccl_init_all(&p->nccl, &ev, (const uint64_t *)r->x, 4);
 	cat = gb_event_cat(&ev);
 	if (cat == GB_CAT_LAUNCH) {
 		ev.name = kernel_name(c, p, &ev);

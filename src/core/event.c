@@ -51,7 +51,10 @@
  *                 and ends of capture: aux[1] = graph, arg = its kernel nodes (GB_EF_ARG,
  *                 only when the graph's capture was seen), detail = their kernel names
  *                 joined by "; " (gb_graph_nodes_next)
- *   ncclCommInitAll handle = the first communicator, arg = ndev; other nccl calls:
+ *   ncclCommInitAll handle = the first communicator, arg = ndev (GB_EF_ARG); the collector
+ *                 gives each communicator it made (the first four) rank i of ndev and one
+ *                 id, a hash of the first handle and ndev (the job is this one process):
+ *                 aux[1] = that id, ptr = 0 | ndev << 32 (the first's rank); other nccl calls:
  *                 handle = the communicator (a[0])
  */
 #include <errno.h>
@@ -418,6 +421,11 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 		ev->stream = a[0];
 		ev->handle = x[0];
 		ev->flags |= GB_EF_STREAM;
+		break;
+	case GB_SH_NCCL_INITALL:	/* the first communicator; the collector reads the rest */
+		ev->handle = x[0];
+		ev->arg = a[1];
+		ev->flags |= GB_EF_ARG;
 		break;
 	case GB_SH_NAME:
 		ev->handle = x[0];

@@ -162,6 +162,7 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 		ioctl_event_json(j, ev);
 	if (cat == GB_CAT_COLL || (gb_type_info(ev->type) &&
 				   (gb_type_info(ev->type)->shape == GB_SH_NCCL_INIT ||
+				    gb_type_info(ev->type)->shape == GB_SH_NCCL_INITALL ||
 				    gb_type_info(ev->type)->shape == GB_SH_NCCL_SPLIT)))
 		coll_json(j, ev, cat);
 }

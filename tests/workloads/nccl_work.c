@@ -8,6 +8,8 @@
  * tracer attaches to a library when it sees it mapped).
  * $NCCL_WORK_SPLIT=1: then ncclCommSplit(color = rank % 2, key = rank) and
  * one AllReduce on the child communicator.
+ * $NCCL_WORK_INITALL=D: then ncclCommInitAll of D communicators (one process,
+ * D devices) and one AllReduce(64 float32) on each, rank order.
  * $NCCL_WORK_HOLD=FILE: after the work, stay until FILE exists (live views).
  */
 #include <stdio.h>
@@ -71,6 +73,17 @@ int main(int argc, char **argv)
 		errs += ncclCommSplit(comm, rank % 2, rank, &child, NULL) != 0;
 		errs += ncclAllReduce(sb, rb, 8, ncclFloat64, ncclMin, child, NULL) != 0;
 		ncclCommDestroy(child);
+	}
+	if (getenv("NCCL_WORK_INITALL")) {
+		int d, nd = atoi(getenv("NCCL_WORK_INITALL"));
+		ncclComm_t all[8];
+
+		if (nd < 1 || nd > 8 || ncclCommInitAll(all, nd, NULL))
+			return 1;
+		for (d = 0; d < nd; d++)
+			errs += ncclAllReduce(sb, rb, 64, ncclFloat32, ncclSum, all[d], NULL) != 0;
+		for (d = 0; d < nd; d++)
+			ncclCommDestroy(all[d]);
 	}
 	ncclCommDestroy(comm);
 	printf("produced rank=%d nranks=%d n=%d errors=%d pid=%d\n", rank, nranks, n, errs, getpid());
