@@ -11,11 +11,10 @@
 source "$(dirname "$0")/../lib.sh"
 need_bpf "record CUDA graphs"
 
-start_record -a -o "$T/t.sbt" --lib "$WL/libcuda.so.1" || { fail "record started"; exit 0; }
-"$WL/graph_work" -l "$WL/libcuda.so.1" >"$T/wl.out" 2>"$T/wl.err"
-check_eq "graph_work ran, every call succeeded" 0 $?
-stop_record
-check_eq "record exits 0 on SIGINT" 0 "$REC_RC"
+# only this process (-- CMD): whole-trace totals (info, report) are its own
+"$GPUBPF" record -o "$T/t.sbt" --lib "$WL/libcuda.so.1" -- "$WL/graph_work" -l "$WL/libcuda.so.1" \
+	>"$T/wl.out" 2>"$T/rec.log"
+check_eq "record -- graph_work: every call succeeded" 0 $?
 "$GPUBPF" info --json "$T/t.sbt" >"$T/info.json" 2>"$T/info.err" || fail "info --json ($(head -1 "$T/info.err"))"
 "$GPUBPF" info "$T/t.sbt" >"$T/info.txt" 2>&1 || fail "info"
 "$GPUBPF" report --json "$T/t.sbt" >"$T/report.json" 2>"$T/report.err" || fail "report --json ($(head -1 "$T/report.err"))"
