@@ -7,7 +7,8 @@
 # carries its exec, graph, node count and names; the Perfetto export decodes
 # against the schema, passes the checker and lists the nodes. Then the same
 # calls through NVIDIA's real libcudart (no GPU: each fails): every call
-# recorded once with the code the program got.
+# recorded once with the code the program got. HIP through the fake
+# libamdhip64 too.
 source "$(dirname "$0")/../lib.sh"
 need_bpf "record CUDA graphs"
 
@@ -139,6 +140,39 @@ sys.exit(0 if len(gl) == 15 and all(e["args"].get("nodes") in (2, 3) and "graph_
                                     for e in gl) and len(cap) == 5 else 1)
 PY
 	fail "export -f json: graph launches carry nodes, captured launches their graph"
+
+# --- HIP: the same bookkeeping through the fake libamdhip64 (driven by ctypes) ---
+cat >"$T/hip_graph.py" <<'PY'
+import ctypes, os, sys
+h = ctypes.CDLL(sys.argv[1])
+f, g, e = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+s = ctypes.c_void_p(0x7100)
+h.hipModuleGetFunction(ctypes.byref(f), None, b"hip_graph_kern")
+rb = h.hipStreamBeginCapture(s, 0)
+for i in range(2):
+    h.hipModuleLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, None, None)
+re = h.hipStreamEndCapture(s, ctypes.byref(g))
+ri = h.hipGraphInstantiate(ctypes.byref(e), g, None, None, 0)
+rl = sum(h.hipGraphLaunch(e, s) for _ in range(4))
+print(f"produced begin={rb} end={re} inst={ri} launch={rl} graph={g.value} exec={e.value} pid={os.getpid()}", flush=True)
+PY
+"$GPUBPF" record -o "$T/h.sbt" --lib "$WL/libamdhip64.so.5" -- python3 "$T/hip_graph.py" "$WL/libamdhip64.so.5" \
+	>"$T/h.out" 2>"$T/hrec.log" || fail "record -- the HIP graph script ($(tail -1 "$T/hrec.log"))"
+PYTHONPATH=$ROOT/tests/py python3 - "$T/h.sbt" "$T/h.out" <<'PY'
+import sys
+from events import load, produced, Checker
+c = Checker()
+p = produced(sys.argv[2])
+c.true("HIP: every graph call succeeded", p and not (p["begin"] or p["end"] or p["inst"] or p["launch"]), str(p))
+ev = [e for e in load(sys.argv[1]) if e["pid"] == p.get("pid")]
+k = [e for e in ev if e["type"] == "hipModuleLaunchKernel"]
+c.true("HIP: 2 launches captured into the graph", len(k) == 2 and all(e.get("captured") and e.get("graph") == p["graph"]
+       and e.get("kernel") == "hip_graph_kern" for e in k), str(k[:1]))
+gl = [e for e in ev if e["type"] == "hipGraphLaunch"]
+c.true("HIP: 4 graph launches, each exec, graph, 2 nodes and names",
+       len(gl) == 4 and all(e.get("handle") == p["exec"] and e.get("graph") == p["graph"] and e.get("nodes") == 2
+                            and e.get("node_kernels") == ["hip_graph_kern"] * 2 for e in gl), str(gl[:1]))
+PY
 
 # --- NVIDIA's real libcudart: the entry points run and fail without a GPU ---
 CUDA=${CUDA_HOME:-/usr/local/cuda}
