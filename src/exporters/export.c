@@ -474,6 +474,8 @@ static bool inside_launch(struct gb_exporter *ex, int32_t ti, const struct gb_ev
  * seq) is seen first: each later one carries its skew against it, and the
  * nranks-th is the last to arrive (marked).
  */
+#define GB_ARRIVALS_MAX	(1u << 18)	/* collectives waiting for their other ranks, x2 */
+
 static void comm_event(struct gb_exporter *ex, const struct gb_event *ev, const struct gb_slice *s)
 {
 	struct gb_slice c = *s;
@@ -483,6 +485,9 @@ static void comm_event(struct gb_exporter *ex, const struct gb_event *ev, const 
 
 	c.flow_out = c.flow_in = 0;
 	if (gb_coll_seq(ev) && gb_coll_nranks(ev) > 1) {
+		/* a trace with one rank of a job never completes a collective: bounded */
+		if (ex->arrivals.n >= GB_ARRIVALS_MAX)
+			xmap_free(&ex->arrivals);
 		first = xmap_put(&ex->arrivals, &kt, &added);
 		if (added)
 			*first = s->ts;
