@@ -6,7 +6,7 @@
 # with kernel.bpf_stats_enabled=1 for the BPF programs' own ns per call
 # (run_time_ns / run_cnt; the timing rounds run with stats off, since
 # stats add two clock reads per program run). Prints a Markdown section.
-#   N=1000000 ROUNDS=3 bash bench/launch_bench.sh
+#   N=1000000 ROUNDS=3 bash bench/launch_bench.sh   (NN: ncclAllReduce calls per run, default N/4)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$ROOT/build}
@@ -64,6 +64,9 @@ start_mode() {	# KEY: start its tracer on CPU 0, wait for it to be attached
 	default) taskset -c 0 "$G" record -a -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	dwarf) taskset -c 0 "$G" record -a --stack dwarf -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	top) taskset -c 0 "$G" top -b --quiet --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
+	nccl_none) return 0 ;;
+	nccl_floor) taskset -c 0 "$T/uprobe_floor" "$NLIB" ncclAllReduce "$T/ready" >"$T/log" 2>&1 & ;;
+	nccl_default) taskset -c 0 "$G" record -a -o "$T/out.sbt" --lib "$NLIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	esac
 	TP=$!
 	for _ in $(seq 600); do
@@ -79,6 +82,12 @@ stop_mode() { [ -n "$TP" ] && { kill -INT $TP 2>/dev/null; wait $TP 2>/dev/null;
 one_run() {	# CALLS: ns per launch of one pinned workload run
 	taskset -c 1 "$WL/cuda_work" -l "$LIB" -n "$1" -k bench | \
 		sed -n 's/.*launches=\([0-9]*\).*elapsed_ns=\([0-9]*\).*/\2 \1/p' | awk '{ printf "%.1f\n", $1 / $2 }'
+}
+# CALLS: ns per ncclAllReduce of the fake libnccl (one rank, FAKE_NCCL_US=0: no set time)
+nccl_run() {
+	FAKE_NCCL_DIR=$T FAKE_NCCL_US=0 NCCL_WORK_ALLREDUCE=1 LD_LIBRARY_PATH=$T \
+		taskset -c 1 "$WL/nccl_work" 0 1 "$T/ncclid.$RANDOM$RANDOM" "$1" | \
+		sed -n 's/.* n=\([0-9]*\).*elapsed_ns=\([0-9]*\).*/\2 \1/p' | awk '{ printf "%.1f\n", $1 / $2 }'
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 # run_time_ns and run_cnt of every loaded program, by name
@@ -100,7 +109,20 @@ for ((r = 0; r < ROUNDS; r++)); do
 		fi
 	done
 done
+# collectives: ncclAllReduce (announced at entry, completed at return: two records)
+NMODES=(nccl_none nccl_floor nccl_default)
+NN=${NN:-$((N / 4))}
+cp "$WL/libnccl.so.2" "$T/libnccl.so.2"
+NLIB=$T/libnccl.so.2
+for ((r = 0; r < ROUNDS; r++)); do
+	for m in "${NMODES[@]}"; do
+		start_mode "$m" || continue
+		echo "$(nccl_run "$NN")" >>"$T/t.$m"
+		stop_mode
+	done
+done
 for m in "${MODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
+for m in "${NMODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
 for m in default dwarf; do
 	[ -s "$T/d.$m" ] && DROPS[$m]=$(sort -n "$T/d.$m" | tail -1 | awk -v n="$N" \
 		'{ printf "%d calls and %d stacks of %d (%.1f%%)", $1, $2, n, 100 * ($1 + $2) / n }')
@@ -175,6 +197,13 @@ row() {	# KEY
 		a = v - b; printf "| %s | %.1f | %.1f | %s | %s |\n", l, v, a,
 			(f > 0 && a > 0) ? sprintf("%.2f", a / f) : "–", s }'
 }
+nrow() {	# KEY LABEL: the ncclAllReduce table
+	local v=${R[$1]:-} b=${R[nccl_none]:-} f
+	[ -n "$v" ] && [ -n "$b" ] || { echo "| $2 | n/a | | |"; return; }
+	f=$(awk -v e="${R[nccl_floor]:-0}" -v b="$b" 'BEGIN { print e - b }')
+	awk -v l="$2" -v v="$v" -v b="$b" -v f="$f" 'BEGIN { a = v - b
+		printf "| %s | %.1f | %.1f | %s |\n", l, v, a, (f > 0 && a > 0) ? sprintf("%.2f", a / f) : "–" }'
+}
 cat <<MD
 ## Hot path: cost per traced call, every mode (bench/launch_bench.sh)
 
@@ -189,6 +218,13 @@ Machine: $(nproc) vCPU $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed
 | mode | ns per call | added ns | × floor | BPF ns/call (per program) |
 |---|---:|---:|---:|---|
 $(for m in "${MODES[@]}"; do row "$m"; done)
+
+\`ncclAllReduce\` of the fake libnccl ($NN calls per run, one rank, no set time: the
+call itself is a few ns), same rounds; "× floor" against the empty uprobe on \`ncclAllReduce\`:
+
+| mode | ns per call | added ns | × floor |
+|---|---:|---:|---:|
+$(nrow nccl_none "no tracing"; nrow nccl_floor "empty uprobe on \`ncclAllReduce\` (the floor)"; nrow nccl_default "**\`record -a\`**: \`ncclAllReduce\` announced at entry, completed at return")
 
 Lost to a full ring (default 8 MiB ring, worst round): default ${DROPS[default]:-n/a}; \`--stack dwarf\` ${DROPS[dwarf]:-n/a}.
 Library op range (a fake \`cublasSgemm_v2\` making one launch, $OPN calls, \`record -a --stack none\`): $(op_line).

@@ -754,9 +754,21 @@ static __always_inline void complete(struct pt_regs *ctx, struct gb_rec *r, __u6
 	r->dur_ns = now - r->ts_ns;
 	r->ret = (__s32)PT_REGS_RC(ctx);
 	r->flags |= GB_RF_RET;
-	if (shape == GB_SH_OUT0 || shape == GB_SH_NAME || shape == GB_SH_MODLOAD) {
-		read_user(&out, sizeof(out), r->a[0], r);
+	if (shape == GB_SH_OUT0 || shape == GB_SH_NAME || shape == GB_SH_MODLOAD || shape == GB_SH_OUT1) {
+		read_user(&out, sizeof(out), shape == GB_SH_OUT1 ? r->a[1] : r->a[0], r);
 		r->x[0] = out;
+	} else if (shape == GB_SH_NCCL_INITALL) {
+		/* the communicators made, one per device: the first four (constant sizes) */
+		if (r->ret == 0) {
+			if (r->a[1] >= 4)
+				read_user(&r->x[0], 32, r->a[0], r);
+			else if (r->a[1] == 3)
+				read_user(&r->x[0], 24, r->a[0], r);
+			else if (r->a[1] == 2)
+				read_user(&r->x[0], 16, r->a[0], r);
+			else
+				read_user(&r->x[0], 8, r->a[0], r);
+		}
 	} else if (shape == GB_SH_NCCL_INIT || shape == GB_SH_NCCL_SPLIT) {
 		/* the new communicator (only on success: a failed call may not write it) */
 		if (r->ret == 0)

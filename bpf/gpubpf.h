@@ -97,6 +97,9 @@ enum gb_shape {
 	GB_SH_JIT_OPTS,		/* nvrtcCompileProgram(prog, n, options) | x[1..4]: options[0..3];
 				 * at return a name record: each option's text in a 64-byte
 				 * quarter of name[] (GB_JIT_OPT_LEN) */
+	GB_SH_OUT1,		/* a[1] is an out pointer | x[0] = *a[1] at return (cuStreamEndCapture) */
+	GB_SH_NCCL_INITALL,	/* ncclCommInitAll(comms *, ndev, devlist) | x[0..3]: comms[0..3]
+				 * at return (as many as ndev) */
 	GB_SH__COUNT,
 };
 #define GB_JIT_OPT_LEN	64
@@ -153,6 +156,7 @@ enum gb_argmap {
 	GB_AM_GRID_ASYNC,	/* handle a0, arg a1 (grid width), stream a3 */
 	GB_AM_MULTIDEV,		/* handle a0 (launch parameter list), arg a1 (devices) */
 	GB_AM_EVREC_FLAGS,	/* handle a0 (event), stream a1, arg a2 (flags) */
+	GB_AM_STREAM0,		/* stream a0 (cuStreamBeginCapture) */
 	GB_AM__COUNT,
 };
 
@@ -321,7 +325,7 @@ enum gb_op_detail {
 	X(ncclGroupEnd,			GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS, 0) \
 	X(ncclCommInitRank,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_INIT, GB_TF_RET | GB_TF_BLOCKS, 0) \
 	X(ncclCommInitRankConfig,	GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_INIT, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
-	X(ncclCommInitAll,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
+	X(ncclCommInitAll,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_INITALL, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
 	X(ncclCommSplit,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_NCCL_SPLIT, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
 	X(ncclCommDestroy,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS, 0) \
 	X(ncclCommAbort,		GB_API_NCCL, GB_CAT_OTHER, GB_SH_PLAIN, GB_TF_RET | GB_TF_BLOCKS | GB_TF_OPTIONAL, 0) \
@@ -498,7 +502,45 @@ enum gb_op_detail {
 	X(nvrtcCompileProgram,		GB_API_NVRTC, GB_CAT_OP, GB_SH_JIT_OPTS, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_COMPILE) \
 	X(nvJitLinkComplete,		GB_API_NVJITLINK, GB_CAT_OP, GB_SH_PLAIN, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_LINK) \
 	X(__nvJitLinkComplete_13_0,	GB_API_NVJITLINK, GB_CAT_OP, GB_SH_PLAIN, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_LINK) \
-	X(__nvJitLinkComplete_12_0,	GB_API_NVJITLINK, GB_CAT_OP, GB_SH_PLAIN, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_LINK)
+	X(__nvJitLinkComplete_12_0,	GB_API_NVJITLINK, GB_CAT_OP, GB_SH_PLAIN, GB_TF_RET | GB_TF_OP | GB_TF_BLOCKS | GB_TF_OPTIONAL, GB_OP_JIT_LINK) \
+	/* CUDA Graphs: capture, instantiate, update, destroy (src/graph/) */ \
+	X(cuStreamBeginCapture,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(cuStreamBeginCapture_v2,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(cuStreamBeginCapture_ptsz,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(cuStreamBeginCapture_v2_ptsz,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(cuStreamEndCapture,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT1, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuStreamEndCapture_ptsz,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT1, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphInstantiate,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphInstantiate_v2,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphInstantiateWithFlags,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphInstantiateWithParams,	GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphInstantiateWithParams_ptsz, GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cuGraphExecUpdate,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_GRID) \
+	X(cuGraphExecUpdate_v2,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_GRID) \
+	X(cuGraphDestroy,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0) \
+	X(cuGraphExecDestroy,		GB_API_CUDA_DRV, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0) \
+	X(cudaStreamBeginCapture,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(cudaStreamBeginCapture_ptsz,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(cudaStreamEndCapture,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT1, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaStreamEndCapture_ptsz,	GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT1, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphInstantiate,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphInstantiateWithFlags, GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphInstantiateWithParams, GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphInstantiateWithParams_ptsz, GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphLaunch_ptsz,		GB_API_CUDA_RT, GB_CAT_LAUNCH, GB_SH_PLAIN, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(cudaGraphExecUpdate,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_GRID) \
+	X(cudaGraphDestroy,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0) \
+	X(cudaGraphExecDestroy,		GB_API_CUDA_RT, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0) \
+	X(hipStreamBeginCapture,	GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(hipStreamBeginCapture_spt,	GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_STREAM0) \
+	X(hipStreamEndCapture,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT1, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipStreamEndCapture_spt,	GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT1, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipGraphInstantiate,		GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipGraphInstantiateWithFlags,	GB_API_HIP, GB_CAT_OTHER, GB_SH_OUT0, GB_TF_RET | GB_TF_OPTIONAL, 0) \
+	X(hipGraphLaunch_spt,		GB_API_HIP, GB_CAT_LAUNCH, GB_SH_PLAIN, GB_TF_RET | GB_TF_LEAN_RET | GB_TF_OPTIONAL, 0) \
+	X(hipGraphExecUpdate,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_GRID) \
+	X(hipGraphDestroy,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0) \
+	X(hipGraphExecDestroy,		GB_API_HIP, GB_CAT_OTHER, GB_SH_ARGS, GB_TF_RET | GB_TF_OPTIONAL, GB_AM_HANDLE0)
 
 enum gb_type {
 #define GB_X_ENUM(name, api, cat, shape, flags, detail) GB_T_##name,

@@ -56,6 +56,26 @@ struct {
 	__type(value, __u64);
 } allocs SEC(".maps");
 
+/*
+ * Streams capturing a CUDA/HIP graph, (pid, stream) -> 1, from a begin of
+ * capture that succeeded to its end: a launch on one of them only goes
+ * into the graph (counted as captured, not as a launch). ncapturing: how
+ * many there are, so that launches pay the lookup only while one exists.
+ */
+struct capture_key {
+	__u32 pid;
+	__u32 _pad;
+	__u64 stream;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TOP_MAX_CAPTURES);
+	__type(key, struct capture_key);
+	__type(value, __u8);
+} capturing SEC(".maps");
+
+__u32 ncapturing;
 
 /*
  * Per thread, the stack pointer at entry of the outermost traced call in
@@ -172,6 +192,81 @@ static __always_inline void launch_entry(struct pt_regs *ctx, struct top_call *c
 		c->handle = PT_REGS_PARM1(ctx);
 		break;
 	}
+}
+
+/* the stream a launch goes to (see launch_entry for the layouts) */
+static __always_inline __u64 launch_stream(struct pt_regs *ctx, __u32 shape)
+{
+	__u64 st = 0;
+
+	switch (shape) {
+	case GB_SH_LAUNCH_DRV:	/* ..., bz, shmem, stream */
+		return stack_arg(ctx, 8);
+	case GB_SH_LAUNCH_RT:	/* ..., args, shmem, stream */
+		return stack_arg(ctx, 7);
+	case GB_SH_LAUNCH_DRV_EX:
+	case GB_SH_LAUNCH_RT_EX:	/* the stream at offset 32 of both config structs */
+		bpf_probe_read_user(&st, sizeof(st), (void *)(PT_REGS_PARM1(ctx) + 32));
+		return st;
+	default:		/* graph launches: exec, stream */
+		return PT_REGS_PARM2(ctx);
+	}
+}
+
+static __always_inline __u32 launch_captured(struct pt_regs *ctx, __u32 pid, __u32 shape)
+{
+	struct capture_key k = { .pid = pid };
+
+	if (!ncapturing)
+		return 0;
+	k.stream = launch_stream(ctx, shape);
+	return bpf_map_lookup_elem(&capturing, &k) != NULL;
+}
+
+/* cuStreamBeginCapture* (stream a0, GB_AM_STREAM0) and cuStreamEndCapture* (GB_SH_OUT1) */
+static __always_inline bool capture_begin(__u32 type, __u32 shape)
+{
+	return shape == GB_SH_ARGS && type_detail[type] == GB_AM_STREAM0;
+}
+
+/* the runtime's begin after its driver begin, its end after the driver's: once each */
+static __always_inline void capture_state(__u32 pid, __u32 type, __u32 shape, __u64 stream, int ret)
+{
+	struct capture_key k = { .pid = pid, .stream = stream };
+	__u8 one = 1;
+
+	if (ret)
+		return;
+	if (capture_begin(type, shape)) {
+		if (!bpf_map_update_elem(&capturing, &k, &one, BPF_NOEXIST))
+			__sync_fetch_and_add(&ncapturing, 1);
+	} else if (shape == GB_SH_OUT1) {
+		if (!bpf_map_delete_elem(&capturing, &k))
+			__sync_fetch_and_add(&ncapturing, -1);
+	}
+}
+
+/* bytes a collective asks for: count x datatype size (GB_NC_* layouts) */
+static __always_inline __u64 coll_bytes(struct pt_regs *ctx, __u32 type)
+{
+	/* every register read first: a pointer picked between ctx offsets is refused */
+	__u64 a1 = PT_REGS_PARM2(ctx), a2 = PT_REGS_PARM3(ctx), a3 = PT_REGS_PARM4(ctx);
+	__u64 count = a2, dt = a3;
+
+	barrier_var(a1);
+	if (type_detail[type] == GB_NC_P2P)
+		count = a1, dt = a2;
+	switch ((__u32)dt) {
+	case 0: case 1: case 10: case 11:	/* int8, uint8, fp8 */
+		return count;
+	case 6: case 9:				/* float16, bfloat16 */
+		return count * 2;
+	case 2: case 3: case 7:			/* int32, uint32, float32 */
+		return count * 4;
+	case 4: case 5: case 8:			/* int64, uint64, float64 */
+		return count * 8;
+	}
+	return 0;
 }
 
 static __always_inline __u64 copy_bytes(struct pt_regs *ctx, __u32 shape)
@@ -330,10 +425,14 @@ static __always_inline void launch_now(struct pt_regs *ctx, __u64 id, __u32 type
 	}
 	if (c.nested)
 		return;
-	launch_entry(ctx, &c, type, shape);
 	v = proc_val(pid);
 	if (!v)
 		return;
+	if (launch_captured(ctx, pid, shape)) {
+		v->captured++;	/* it runs when its graph is launched */
+		return;
+	}
+	launch_entry(ctx, &c, type, shape);
 	v->launches++;
 	count_launch(pid, type, &c, 0);
 }
@@ -363,6 +462,13 @@ int top_entry(struct pt_regs *ctx)
 	switch (type_cat[type]) {
 	case GB_CAT_LAUNCH:
 		launch_entry(ctx, &c, type, shape);
+		c.captured = launch_captured(ctx, c.pid, shape);
+		break;
+	case GB_CAT_COLL:
+		c.arg = coll_bytes(ctx, type);
+		break;
+	case GB_CAT_OTHER:	/* graph captures: the stream */
+		c.handle = PT_REGS_PARM1(ctx);
 		break;
 	case GB_CAT_COPY:
 		c.arg = copy_bytes(ctx, shape);
@@ -420,8 +526,25 @@ int top_return(struct pt_regs *ctx)
 	case GB_CAT_LAUNCH:
 		if (c.nested)
 			break;	/* the runtime call around it counts it */
+		if (c.captured) {
+			v->captured++;
+			break;
+		}
 		v->launches++;
 		count_launch(pid, type, &c, dur);
+		break;
+	case GB_CAT_COLL:
+		if (c.nested)
+			break;
+		v->colls++;
+		v->coll_bytes += c.arg;
+		if (type - GB_T_ncclAllReduce < TOP_NCOLL_OPS) {
+			v->coll_op_calls[(type - GB_T_ncclAllReduce) & (TOP_NCOLL_OPS - 1)]++;
+			v->coll_op_bytes[(type - GB_T_ncclAllReduce) & (TOP_NCOLL_OPS - 1)] += c.arg;
+		}
+		break;
+	case GB_CAT_OTHER:
+		capture_state(pid, type, shape, c.handle, ret);
 		break;
 	case GB_CAT_COPY:
 		if (c.nested)

@@ -12,6 +12,8 @@
 #define TOP_MAX_PROCS	4096
 #define TOP_MAX_KERNELS	16384
 #define TOP_MAX_ALLOCS	65536
+#define TOP_MAX_CAPTURES	1024	/* streams capturing a graph at once */
+#define TOP_NCOLL_OPS	8	/* ncclAllReduce .. ncclRecv, contiguous in the type table */
 
 /* indexes of the per-CPU drops map */
 #define TOP_DROP_RING	0	/* a name or control record did not fit the ring */
@@ -35,6 +37,11 @@ struct top_proc_val {
 	__u64 alloc_bytes;	/* device allocations that succeeded */
 	__u64 frees;
 	__u64 free_bytes;	/* sizes of allocations seen and freed */
+	__u64 colls;		/* NCCL collectives and point-to-point calls (outermost) */
+	__u64 coll_bytes;	/* count x datatype size, asked for */
+	__u64 coll_op_calls[TOP_NCOLL_OPS];	/* by op: type - GB_T_ncclAllReduce */
+	__u64 coll_op_bytes[TOP_NCOLL_OPS];
+	__u64 captured;		/* launches captured into a CUDA/HIP graph: not in launches */
 	__u64 hist[TOP_NHIST];	/* API latency of every call */
 	char comm[16];		/* set when the entry is created (one CPU only) */
 };
@@ -72,6 +79,8 @@ struct top_call {
 	__u64 block;	/* threads per block */
 	__u32 nested;	/* made inside another traced call of the thread */
 	__u32 pid;	/* host tgid */
+	__u32 captured;	/* a launch on a stream capturing a graph */
+	__u32 _pad;
 };
 
 #endif /* GPUBPF_TOP_H */

@@ -44,6 +44,8 @@ struct info_acc {
 	uint64_t events;
 	uint64_t launches;	/* device work asked for: the outermost launch calls */
 	uint64_t nested;	/* launch calls made inside another (a runtime's driver call) */
+	uint64_t captured;	/* outermost launches captured into a graph: they did not run */
+	uint64_t graph_launches, graph_nodes;	/* outermost graph launches, the kernels they ran */
 	struct coll_stat {	/* collectives by op (type): calls, bytes, host time */
 		uint64_t calls, bytes, ns, errors;
 	} coll[GB_T__COUNT];
@@ -56,10 +58,12 @@ static const char usage_text[] =
 "Usage: gpubpf info [--json] TRACE.sbt\n"
 "\n"
 "Summarise a trace: how it was made, duration, events by type and API, processes,\n"
-"the busiest kernels, collectives by op (calls, bytes, host time, bytes/s) and\n"
-"stragglers (collectives matched across ranks by communicator id and sequence\n"
-"number: the rank that came last, by how much), drops, and whether the file\n"
-"was finalized. Give it one trace of a job's ranks, or 'gpubpf merge' of theirs.\n"
+"the busiest kernels, CUDA graphs (graph launches, the kernel nodes they ran,\n"
+"launches captured into graphs: not counted as launches), collectives by op\n"
+"(calls, bytes, host time, bytes/s) and stragglers (collectives matched across\n"
+"ranks by communicator id and sequence number: the rank that came last, by how\n"
+"much), drops, and whether the file was finalized. Give it one trace of a job's\n"
+"ranks, or 'gpubpf merge' of theirs.\n"
 "\n"
 "  -j, --json   one JSON object\n"
 "\n"
@@ -98,10 +102,26 @@ static int count_memory(struct proc_stat *p, const struct gb_event *ev, unsigned
 	return 0;
 }
 
+static int count_kernel(struct info_acc *a, const char *kname)
+{
+	const char *name = intern_str(a->names, kname);
+	struct kern_stat *k = hmap_get(&a->kerns, (uintptr_t)name);
+
+	if (!k) {
+		k = calloc(1, sizeof(*k));
+		if (!k || hmap_put(&a->kerns, (uintptr_t)name, k)) {
+			free(k);
+			return -1;
+		}
+		k->name = name;
+	}
+	k->launches++;
+	return 0;
+}
+
 static int acc_add(struct info_acc *a, const struct gb_event *ev)
 {
 	struct proc_stat *p = hmap_get(&a->procs, ev->pid);
-	const char *name;
 
 	a->events++;
 	if (ev->type < GB_T__COUNT)
@@ -138,27 +158,32 @@ static int acc_add(struct info_acc *a, const struct gb_event *ev)
 		return count_memory(p, ev, gb_event_cat(ev));
 	if (gb_event_cat(ev) != GB_CAT_LAUNCH)
 		return 0;
+	if (gb_event_captured(ev)) {
+		a->captured += gb_event_outermost(ev);
+		return 0;
+	}
 	if (!gb_event_outermost(ev)) {
 		a->nested++;
 		return 0;
 	}
+	if (gb_type_graph(ev->type)) {
+		a->graph_launches++;
+		a->graph_nodes += ev->flags & GB_EF_ARG ? ev->arg : 0;
+	}
 	a->launches++;
 	p->launches++;
-	name = intern_str(a->names, ev->name ? ev->name : "(unnamed)");
-	{
-		struct kern_stat *k = hmap_get(&a->kerns, (uintptr_t)name);
+	if (gb_type_graph(ev->type) && (ev->flags & GB_EF_ARG) && ev->detail) {
+		/* a graph launch runs each of its kernel nodes */
+		const char *pos = NULL;
+		char node[GB_NAME_MAX];
 
-		if (!k) {
-			k = calloc(1, sizeof(*k));
-			if (!k || hmap_put(&a->kerns, (uintptr_t)name, k)) {
-				free(k);
+		while (gb_graph_nodes_next(ev, &pos, node, sizeof(node)))
+			if (count_kernel(a, node))
 				return -1;
-			}
-			k->name = name;
-		}
-		k->launches++;
+		return 0;
 	}
-	return 0;
+	return count_kernel(a, ev->name ? ev->name : gb_type_graph(ev->type) ? "(graph, nodes unknown)" :
+			    "(unnamed)");
 }
 
 static int cmp_proc(const void *x, const void *y)
@@ -325,6 +350,10 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 	if (a->nested)
 		printf(" (and %" PRIu64 " driver launches made inside runtime launches)", a->nested);
 	printf("\n");
+	if (a->graph_launches || a->captured)
+		printf("graphs:     %" PRIu64 " graph launches running %" PRIu64 " kernel nodes; %" PRIu64
+		       " launches captured into graphs (not run then, not counted above)\n",
+		       a->graph_launches, a->graph_nodes, a->captured);
 	printf("drops:      %" PRIu64 "%s\n", in->drops_total, in->drops_total ? " (ring buffer was full: use a larger --ring-size)" : "");
 	printf("\nevents by API:\n");
 	for (i = 0; i < GB_API__COUNT; i++)
@@ -348,7 +377,7 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 		       ps[i]->mem_live, ps[i]->mem_peak);
 	}
 	if (a->kerns.n) {
-		printf("\ntop kernels (%zu distinct):\n  %12s  %s\n", a->kerns.n, "LAUNCHES", "KERNEL");
+		printf("\ntop kernels (%zu distinct; graph launches count each kernel node):\n  %12s  %s\n", a->kerns.n, "LAUNCHES", "KERNEL");
 		for (i = 0; ks && ks[i] && i < TOP_N; i++)
 			printf("  %12" PRIu64 "  %s\n", ks[i]->launches, ks[i]->name);
 	}
@@ -440,6 +469,9 @@ static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc
 	gb_json_uint_field(j, "drops", in->drops_total);
 	gb_json_uint_field(j, "launches", a->launches);
 	gb_json_uint_field(j, "nested_launches", a->nested);
+	gb_json_uint_field(j, "captured_launches", a->captured);
+	gb_json_uint_field(j, "graph_launches", a->graph_launches);
+	gb_json_uint_field(j, "graph_nodes", a->graph_nodes);
 	gb_json_name(j, "events_by_type");
 	gb_json_start_object(j);
 	for (i = 0; i < GB_T__COUNT; i++)

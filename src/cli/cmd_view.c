@@ -194,6 +194,8 @@ void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
 		gb_buf_printf(b, " ptr=0x%" PRIx64, ev->ptr);
 	if (ev->flags & GB_EF_STREAM)
 		gb_buf_printf(b, " stream=0x%" PRIx64, ev->stream);
+	if (ev->flags & GB_EF_CAPTURED)
+		gb_buf_printf(b, " CAPTURED graph=0x%" PRIx64, gb_graph_of(ev));
 	if (cat == GB_CAT_COLL) {
 		coll_text(b, ev);
 	} else if (cat == GB_CAT_OP) {
@@ -203,6 +205,13 @@ void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
 		gb_op_label(ev, label, sizeof(label));
 		if (strchr(label, ' ') && !(ev->name && !gb_op_is_gemm(ev) && !gb_op_is_conv(ev)))
 			gb_buf_printf(b, " %s", strchr(label, ' ') + 1);
+	} else if (gb_type_graph(ev->type)) {
+		if (ev->handle)
+			gb_buf_printf(b, " handle=0x%" PRIx64, ev->handle);
+		if (gb_graph_of(ev) && gb_graph_of(ev) != ev->handle)
+			gb_buf_printf(b, " graph=0x%" PRIx64, gb_graph_of(ev));
+		if (ev->flags & GB_EF_ARG)
+			gb_buf_printf(b, " nodes=%" PRIu64, ev->arg);
 	} else if (ev->flags & GB_EF_ARG) {
 		gb_buf_printf(b, " arg=%" PRIu64, ev->arg);
 	}

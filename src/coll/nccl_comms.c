@@ -88,3 +88,23 @@ void nccl_stamp(struct hmap *comms, struct gb_event *ev, const struct nccl_held 
 	}
 }
 
+
+void nccl_init_all(struct hmap *comms, struct gb_event *ev, const uint64_t *handles, unsigned n)
+{
+	uint64_t ndev = ev->arg, id;
+	struct nccl_comm *nc;
+	unsigned i;
+
+	if (!(ev->flags & GB_EF_RET) || ev->ret || !ndev || !handles[0])
+		return;
+	id = gb_mix64(handles[0] ^ gb_mix64(ndev)) | 1;
+	for (i = 0; i < n && i < ndev; i++) {
+		if (!handles[i] || !(nc = comm_state(comms, handles[i])))
+			continue;
+		nc->id = id;
+		nc->rank_nranks = i | ndev << 32;
+		nc->seq = 0;
+	}
+	ev->aux[1] = id;
+	ev->ptr = ndev << 32;
+}

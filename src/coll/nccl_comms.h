@@ -18,5 +18,7 @@ struct nccl_held {
 
 /* an nccl event of the process whose communicators are comms; held: the stamp of its entry */
 void nccl_stamp(struct hmap *comms, struct gb_event *ev, const struct nccl_held *held);
+/* ncclCommInitAll returned: handles[0..n-1] are ranks 0..n-1 of ev->arg (ndev) */
+void nccl_init_all(struct hmap *comms, struct gb_event *ev, const uint64_t *handles, unsigned n);
 void nccl_comms_free(struct hmap *comms);
 #endif

@@ -15,6 +15,7 @@
 #include "core/util.h"
 #include "coll/nccl_comms.h"
 #include "libops/libops.h"
+#include "graph/graphs.h"
 #include "core/vec.h"
 
 struct proc {
@@ -25,6 +26,7 @@ struct proc {
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
 	struct hmap nccl;	/* NCCL communicator handle -> state (nccl_comms.c) */
 	struct hmap libops;	/* library handle/descriptor -> state (libops/libops.c) */
+	struct gb_graphs *graphs;	/* CUDA/HIP graph captures and execs (graph/graphs.c) */
 	struct gb_maps maps;	/* file mappings: timeline (side-band) + /proc snapshot */
 	bool have_maps;		/* maps holds something */
 	bool complete;		/* seen from its fork or exec: the timeline has everything */
@@ -143,6 +145,8 @@ static void clear_proc(struct proc *p)
 	hmap_free(&p->comms);
 	nccl_comms_free(&p->nccl);
 	libops_free(&p->libops);
+	graphs_free(p->graphs);
+	p->graphs = NULL;
 	procmaps_free(&p->maps);
 	free(p->execs);
 	p->execs = NULL;
@@ -490,6 +494,11 @@ int collector_emit(struct collector *c, const struct gb_event *ev)
 	return sink(c, ev);
 }
 
+static int emit_cb(void *ctx, const struct gb_event *ev)
+{
+	return collector_emit(ctx, ev);
+}
+
 void collector_tick(struct collector *c, uint64_t now_ns)
 {
 	if (c->join)
@@ -503,8 +512,12 @@ void collector_finish(struct collector *c)
 	void *v;
 
 	close_open(c, 0, c->last_ts > gb_now_mono_ns() ? c->last_ts : gb_now_mono_ns());
-	while (hmap_next(&c->procs, &it, &k, &v))
-		say_exit(c, v);
+	while (hmap_next(&c->procs, &it, &k, &v)) {
+		struct proc *p = v;
+
+		graphs_flush(p->graphs, emit_cb, c);
+		say_exit(c, p);
+	}
 	if (c->join)
 		cupti_join_flush(c->join, join_out, c);
 }
@@ -717,6 +730,8 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 	mark_lean_nested(p, r, &ev);
 	if (ev.api == GB_API_NCCL)
 		nccl_stamp(&p->nccl, &ev, have_held ? &held : NULL);
+	if (ev.type == GB_T_ncclCommInitAll)
+		nccl_init_all(&p->nccl, &ev, (const uint64_t *)r->x, 4);
 	cat = gb_event_cat(&ev);
 	if (cat == GB_CAT_DESC) {
 		libops_desc(&p->libops, &ev, r);
@@ -746,6 +761,12 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 		}
 		if (ev.name && ev.handle && ev.ret == 0)
 			hmap_put(&p->names, name_key(p, ev.handle, ev.ts_ns), (void *)ev.name);
+	}
+	if (p->graphs || graphs_type(ev.type)) {
+		int kept = graphs_stamp(&p->graphs, &ev, c->strs, emit_cb, c);
+
+		if (kept)
+			return kept < 0 ? kept : 0;
 	}
 	if (r->flags & GB_RF_OPEN)
 		return hold_open(c, &ev);
@@ -914,6 +935,7 @@ static void say_exit(struct collector *c, struct proc *p)
 static void drop_proc(struct collector *c, struct proc *p)
 {
 	close_open(c, p->pid, p->exit_ns);
+	graphs_flush(p->graphs, emit_cb, c);
 	say_exit(c, p);
 	if (c->stk)
 		stack_forget_pid(c->stk, p->pid);

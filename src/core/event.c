@@ -42,7 +42,19 @@
  *                 src = the new communicator (0: none); the collector names it aux[1] =
  *                 a hash of the parent's id and the color (the same in every rank that
  *                 chose that color); its rank and size are not known (ptr = 0)
- *   ncclCommInitAll handle = the first communicator, arg = ndev; other nccl calls:
+ *   CUDA/HIP graphs  (src/graph/graphs.c stamps them per process) a launch made on a
+ *                 capturing stream: GB_EF_CAPTURED (it did not run then), aux[1] = the graph
+ *                 it went into (0: capture not ended); graph launches: handle = graph exec,
+ *                 stream; cuStreamEndCapture: stream, handle = the graph made;
+ *                 cuGraphInstantiate*: handle = the exec made; cuGraphExecUpdate: handle =
+ *                 exec; cuGraph(Exec)Destroy: handle. On graph launches, instantiates, updates
+ *                 and ends of capture: aux[1] = graph, arg = its kernel nodes (GB_EF_ARG,
+ *                 only when the graph's capture was seen), detail = their kernel names
+ *                 joined by "; " (gb_graph_nodes_next)
+ *   ncclCommInitAll handle = the first communicator, arg = ndev (GB_EF_ARG); the collector
+ *                 gives each communicator it made (the first four) rank i of ndev and one
+ *                 id, a hash of the first handle and ndev (the job is this one process):
+ *                 aux[1] = that id, ptr = 0 | ndev << 32 (the first's rank); other nccl calls:
  *                 handle = the communicator (a[0])
  *   library ops   (GB_CAT_OP, ranges; src/core/libop.c names them) handle = the library
  *                 handle (a[0]). GEMMs (cuBLAS, cuBLASLt): aux[0] = m, aux[1] = n,
@@ -231,6 +243,7 @@ static const struct argmap argmaps[GB_AM__COUNT] = {
 	[GB_AM_GRID]		= { .handle = 1, .arg = 2 },
 	[GB_AM_GRID_ASYNC]	= { .handle = 1, .arg = 2, .stream = 4 },
 	[GB_AM_MULTIDEV]	= { .handle = 1, .arg = 2 },
+	[GB_AM_STREAM0]		= { .stream = 1 },
 };
 
 static void decode_args(struct gb_event *ev, const struct gb_type_info *ti, const __u64 *a)
@@ -425,6 +438,16 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 			ev->arg = a[1];
 		}
 		break;
+	case GB_SH_OUT1:	/* cuStreamEndCapture: the stream, the graph made */
+		ev->stream = a[0];
+		ev->handle = x[0];
+		ev->flags |= GB_EF_STREAM;
+		break;
+	case GB_SH_NCCL_INITALL:	/* the first communicator; the collector reads the rest */
+		ev->handle = x[0];
+		ev->arg = a[1];
+		ev->flags |= GB_EF_ARG;
+		break;
 	case GB_SH_NAME:
 		ev->handle = x[0];
 		ev->arg = a[1];
@@ -615,4 +638,35 @@ int gb_event_from_rec(struct gb_event *ev, const struct gb_rec *r)
 	if (ti->cat == GB_CAT_LAUNCH)
 		ev->prov = GB_PROV_LAUNCH_ONLY;
 	return 0;
+}
+
+bool gb_graph_nodes_next(const struct gb_event *e, const char **pos, char *buf, size_t n)
+{
+	const char *s = *pos ? *pos : e->detail, *end;
+	size_t len;
+
+	if (!s || !*s || !n)
+		return false;
+	end = strstr(s, "; ");
+	len = end ? (size_t)(end - s) : strlen(s);
+	if (len >= n)
+		len = n - 1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	*pos = end ? end + 2 : s + strlen(s);
+	return true;
+}
+
+bool gb_type_graph(unsigned type)
+{
+	static unsigned char is[GB_T__COUNT];
+	static bool made;
+	unsigned t;
+
+	if (!made) {
+		for (t = 0; t < GB_T__COUNT; t++)
+			is[t] = strstr(types[t].name, "Graph") || strstr(types[t].name, "Capture");
+		made = true;
+	}
+	return type < GB_T__COUNT && is[type];
 }

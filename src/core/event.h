@@ -32,6 +32,9 @@
 				 * ("state": "blocked_at_attach"): ts_ns is the attach time,
 				 * its start is unknown; aux[0] = ns it had been off CPU then
 				 * (0: unknown) */
+#define GB_EF_CAPTURED	0x1000	/* a launch made on a stream capturing a CUDA/HIP graph: it
+				 * did not run then (the graph's launches do); aux[1] = the
+				 * graph. Not counted as an executed launch anywhere */
 
 /*
  * Timing provenance of a kernel: how its device time is known.
@@ -198,6 +201,16 @@ static inline void gb_dims4(uint64_t v, uint16_t *d)
 		d[i] = (uint16_t)(v >> (16 * i));
 }
 
+/* CUDA/HIP graphs (see event.c): a launch captured into a graph, not run then */
+static inline bool gb_event_captured(const struct gb_event *e) { return e->flags & GB_EF_CAPTURED; }
+static inline uint64_t gb_graph_of(const struct gb_event *e) { return e->aux[1]; }
+/* capture, instantiate, update, destroy and launch of graphs: graph fields (aux[1], arg, detail) */
+bool gb_type_graph(unsigned type);
+/*
+ * The kernel names a graph event lists in detail ("a; b; c"): the next one
+ * after *pos (start with *pos = NULL) into buf; false at the end.
+ */
+bool gb_graph_nodes_next(const struct gb_event *e, const char **pos, char *buf, size_t n);
 /* device work is counted once: at the outermost call that asked for it */
 static inline bool gb_event_outermost(const struct gb_event *e)
 {

@@ -143,6 +143,24 @@ static void op_json(struct gb_json *j, const struct gb_event *ev)
 	}
 }
 
+/* a graph event (see event.c): its graph, kernel nodes and their names */
+static void graph_json(struct gb_json *j, const struct gb_event *ev)
+{
+	const char *pos = NULL;
+	char name[GB_NAME_MAX];
+
+	if (gb_graph_of(ev))
+		gb_json_uint_field(j, "graph", gb_graph_of(ev));
+	if (!(ev->flags & GB_EF_ARG))
+		return;
+	gb_json_uint_field(j, "nodes", ev->arg);
+	gb_json_name(j, "node_kernels");
+	gb_json_start_array(j);
+	while (gb_graph_nodes_next(ev, &pos, name, sizeof(name)))
+		gb_json_string(j, name);
+	gb_json_end_array(j);
+}
+
 void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 {
 	unsigned cat = gb_event_cat(ev);
@@ -179,6 +197,8 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 		gb_json_uint_field(j, "func_id", ev->handle);
 		if (ev->flags & GB_EF_ARG)
 			gb_json_uint_field(j, "arg", ev->arg);
+	} else if (gb_type_graph(ev->type)) {
+		graph_json(j, ev);
 	} else if ((ev->flags & GB_EF_ARG) && cat != GB_CAT_IOCTL && cat != GB_CAT_MARK &&
 		   cat != GB_CAT_OP) {
 		gb_json_uint_field(j, "arg", ev->arg);	/* flags, device, advice, offset ... */
@@ -208,6 +228,10 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 		gb_json_string_field(j, "detail", ev->detail);
 	if (ev->stack_id)
 		gb_json_uint_field(j, "stack_id", ev->stack_id);
+	if (ev->flags & GB_EF_CAPTURED) {
+		gb_json_bool_field(j, "captured", true);
+		gb_json_uint_field(j, "graph", gb_graph_of(ev));
+	}
 	if (ev->flags & GB_EF_XFAULT)
 		gb_json_bool_field(j, "arg_fault", true);
 	if (ev->flags & GB_EF_NESTED)
@@ -218,6 +242,7 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 		ioctl_event_json(j, ev);
 	if (cat == GB_CAT_COLL || (gb_type_info(ev->type) &&
 				   (gb_type_info(ev->type)->shape == GB_SH_NCCL_INIT ||
+				    gb_type_info(ev->type)->shape == GB_SH_NCCL_INITALL ||
 				    gb_type_info(ev->type)->shape == GB_SH_NCCL_SPLIT)))
 		coll_json(j, ev, cat);
 	if (cat == GB_CAT_OP || cat == GB_CAT_DESC)

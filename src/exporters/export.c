@@ -484,6 +484,44 @@ static bool inside_launch(struct gb_exporter *ex, int32_t ti, const struct gb_ev
 	return d && gb_event_cat(&t->stk[d - 1].ev) == GB_CAT_LAUNCH;
 }
 
+/*
+ * A collective again on its communicator's track (per rank). Events come in
+ * time order, so in a job's merged trace the first rank to enter (comm id,
+ * seq) is seen first: each later one carries its skew against it, and the
+ * nranks-th is the last to arrive (marked).
+ */
+#define GB_ARRIVALS_MAX	(1u << 18)	/* collectives waiting for their other ranks, x2 */
+
+static void comm_event(struct gb_exporter *ex, const struct gb_event *ev, const struct gb_slice *s)
+{
+	struct gb_slice c = *s;
+	struct xkey kt = { 1, gb_coll_comm_id(ev), gb_coll_seq(ev) }, kn = { 2, kt.b, kt.c };
+	uint64_t *first, *n;
+	bool added;
+
+	c.flow_out = c.flow_in = 0;
+	if (gb_coll_seq(ev) && gb_coll_nranks(ev) > 1) {
+		/* a trace with one rank of a job never completes a collective: bounded */
+		if (ex->arrivals.n >= GB_ARRIVALS_MAX)
+			xmap_free(&ex->arrivals);
+		first = xmap_put(&ex->arrivals, &kt, &added);
+		if (added)
+			*first = s->ts;
+		c.skew_ns = s->ts - *first;
+		c.skewed = !added;
+		n = xmap_put(&ex->arrivals, &kn, &added);
+		if (++*n >= gb_coll_nranks(ev)) {
+			c.last_rank = true;
+			xmap_del(&ex->arrivals, &kt, NULL);
+			xmap_del(&ex->arrivals, &kn, NULL);
+		}
+	}
+	if (gb_event_span(ev))
+		open_slice(ex, gb_track_comm(ex, ev), &c);
+	else
+		instant(ex, gb_track_comm(ex, ev), &c);
+}
+
 static void host_event(struct gb_exporter *ex, const struct gb_event *ev, struct gb_slice *s,
 		       unsigned cat)
 {
@@ -505,8 +543,13 @@ static void host_event(struct gb_exporter *ex, const struct gb_event *ev, struct
 	}
 	/*
 	 * One instant per launch on the stream's launches track: a driver
-	 * launch made inside a runtime launch is the same kernel.
+	 * launch made inside a runtime launch is the same kernel; a launch
+	 * captured into a graph did not run (the graph's launches do).
 	 */
+	if (cat == GB_CAT_COLL && gb_coll_comm_id(ev))
+		comm_event(ex, ev, s);
+	if (cat == GB_CAT_LAUNCH && gb_event_captured(ev))
+		return;
 	if (cat == GB_CAT_LAUNCH && !expected && !inside_launch(ex, ti, ev)) {
 		struct gb_slice l = { .ts = s->ts, .end = s->ts, .ev = ev,
 				      .name = ev->name ? gbx_strpool_get(&ex->pool, ev->name) : s->name };
@@ -711,6 +754,7 @@ static void ex_free(struct gb_exporter *ex)
 	xmap_free(&ex->allocs);
 	xmap_free(&ex->expect);
 	xmap_free(&ex->active);
+	xmap_free(&ex->arrivals);
 	for (i = 0; i < ex->nhosts; i++)
 		free(ex->hosts[i]);
 	free(ex->hosts);

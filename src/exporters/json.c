@@ -184,6 +184,7 @@ static void js_descriptor(struct gb_exporter *ex, struct gb_track *t, uint64_t t
 	case GB_TK_THREAD:
 	case GB_TK_LANE:
 	case GB_TK_LAUNCHES:
+	case GB_TK_COMM:
 		meta(ex, t, "thread_name", t->name);
 		break;
 	case GB_TK_COLLECTOR:
@@ -269,7 +270,7 @@ static void coll_args(struct gb_exporter *ex, struct args *a, const struct gb_ev
 		arg_u(a, "seq", gb_coll_seq(ev));
 }
 
-static void args(struct gb_exporter *ex, const struct gb_event *ev)
+static void args(struct gb_exporter *ex, const struct gb_event *ev, const struct gb_slice *s)
 {
 	struct args a = { &ex->out, false };
 	unsigned cat = gb_event_cat(ev);
@@ -291,10 +292,21 @@ static void args(struct gb_exporter *ex, const struct gb_event *ev)
 		if (ev->name)
 			arg_s(ex, &a, "name", ev->name);
 	}
-	if (cat == GB_CAT_COLL)
+	if (ev->flags & GB_EF_CAPTURED) {
+		key(&a, "captured");
+		LIT(a.b, "true");
+		arg_hex(&a, "graph", gb_graph_of(ev));
+	}
+	if (cat == GB_CAT_COLL) {
 		coll_args(ex, &a, ev);
-	else if (ev->flags & GB_EF_ARG)
+	} else if (gb_type_graph(ev->type)) {
+		if (gb_graph_of(ev))
+			arg_hex(&a, "graph", gb_graph_of(ev));
+		if (ev->flags & GB_EF_ARG)
+			arg_u(&a, "nodes", ev->arg);	/* their names: detail */
+	} else if (ev->flags & GB_EF_ARG) {
 		arg_u(&a, "arg", ev->arg);
+	}
 	if (ev->flags & GB_EF_GRID) {
 		key(&a, "grid");
 		put_dim3(a.b, ev->grid);
@@ -340,6 +352,12 @@ static void args(struct gb_exporter *ex, const struct gb_event *ev)
 		if (ev->flags & GB_EF_INFLIGHT)
 			arg_u(&a, "in_flight_ns", ev->dur_ns);
 	}
+	if (s && s->skewed)
+		arg_u(&a, "arrival_skew_ns", s->skew_ns);
+	if (s && s->last_rank) {
+		key(&a, "last_to_arrive");
+		LIT(a.b, "true");
+	}
 	if (a.any)
 		gb_buf_putc(a.b, '}');
 }
@@ -381,7 +399,7 @@ static void js_slice_begin(struct gb_exporter *ex, struct gb_track *t, const str
 	LIT(b, ",\"dur\":");
 	put_us(b, s->end - s->ts);
 	name_cat(ex, s);
-	args(ex, s->ev);
+	args(ex, s->ev, s);
 	gb_buf_putc(b, '}');
 	if (s->flow_out)
 		flow(ex, t, "s", s->flow_out, s->ts, s->end);
@@ -401,7 +419,7 @@ static void js_instant(struct gb_exporter *ex, struct gb_track *t, const struct 
 	LIT(b, ",\"s\":\"t\",\"ts\":");
 	put_us(b, s->ts);
 	name_cat(ex, s);
-	args(ex, s->ev);
+	args(ex, s->ev, s);
 	gb_buf_putc(b, '}');
 	if (s->flow_in)
 		flow(ex, t, "f", s->flow_in, s->ts, s->end);

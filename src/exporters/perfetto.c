@@ -61,6 +61,7 @@ enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER };
 #define DA_STRING	6
 #define DA_POINTER	7
 #define DA_STRING_IID	17
+#define DA_ARRAY	12	/* repeated DebugAnnotation array_values */
 /* InternedData */
 #define ID_CATEGORIES	1
 #define ID_NAMES	2
@@ -87,7 +88,7 @@ enum ann {
 	A_PID, A_RET, A_ARG_FAULT, A_STACK_ID, A_COUNT, A_CPU, A_CUPTI_DROPPED,
 	A_RATE_LIMITED, A_STACK, A_STATE, A_IN_FLIGHT_NS,
 	A_DATATYPE, A_REDOP, A_ROOT, A_PEER, A_COMM, A_COMM_ID, A_RANK, A_NRANKS, A_SEQ,
-	A_SHAPE, A_NAME, A__N
+	A_SHAPE, A_NAME, A_CAPTURED, A_GRAPH, A_NODES, A_NODE_KERNELS, A_ARRIVAL_SKEW_NS, A_LAST_RANK, A__N
 };
 static const char *const ann_names[A__N] = {
 	"kernel", "func_id", "arg", "grid", "block", "shmem", "stream", "bytes",
@@ -95,7 +96,7 @@ static const char *const ann_names[A__N] = {
 	"pid", "ret", "arg_fault", "stack_id", "count", "cpu", "cupti_dropped",
 	"rate_limited", "stack", "state", "in_flight_ns",
 	"datatype", "redop", "root", "peer", "comm", "comm_id", "rank", "nranks", "seq",
-	"shape", "name",
+	"shape", "name", "captured", "graph", "nodes", "node_kernels", "arrival_skew_ns", "last_to_arrive",
 };
 
 struct pf {
@@ -373,6 +374,29 @@ static void annotate_coll(struct gb_exporter *ex, struct pf *pf, const struct gb
 		da_u(ex, pf, A_SEQ, DA_UINT, gb_coll_seq(ev));
 }
 
+/* a graph event: its graph, and its kernel nodes as an array of names */
+static void annotate_graph(struct gb_exporter *ex, struct pf *pf, const struct gb_event *ev)
+{
+	const char *pos = NULL;
+	char name[GB_NAME_MAX];
+	size_t o, e;
+
+	if (gb_graph_of(ev))
+		da_u(ex, pf, A_GRAPH, DA_POINTER, gb_graph_of(ev));
+	if (!(ev->flags & GB_EF_ARG))
+		return;
+	da_u(ex, pf, A_NODES, DA_UINT, ev->arg);
+	o = pb_begin(&pf->te, TE_DEBUG);
+	ann_name(ex, pf, A_NODE_KERNELS);
+	while (gb_graph_nodes_next(ev, &pos, name, sizeof(name))) {
+		e = pb_begin(&pf->te, DA_ARRAY);
+		pb_varint(&pf->te, DA_STRING_IID,
+			  iid_of(ex, pf, gbx_strpool_get(&ex->pool, name), GB_IT_STRVAL));
+		pb_end(&pf->te, e);
+	}
+	pb_end(&pf->te, o);
+}
+
 static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_event *ev)
 {
 	unsigned cat = gb_event_cat(ev);
@@ -396,8 +420,14 @@ static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_even
 		if (ev->name)
 			da_istr(ex, pf, A_NAME, ev->name);
 	}
+	if (ev->flags & GB_EF_CAPTURED) {
+		da_u(ex, pf, A_CAPTURED, DA_BOOL, 1);
+		da_u(ex, pf, A_GRAPH, DA_POINTER, gb_graph_of(ev));
+	}
 	if (cat == GB_CAT_COLL)
 		annotate_coll(ex, pf, ev);
+	else if (gb_type_graph(ev->type))
+		annotate_graph(ex, pf, ev);
 	else if (ev->flags & GB_EF_ARG)
 		da_u(ex, pf, A_ARG, DA_UINT, ev->arg);
 	if (ev->flags & GB_EF_GRID) {
@@ -577,6 +607,10 @@ static void track_event_head(struct gb_exporter *ex, struct pf *pf, struct gb_tr
 	if (s->name)
 		pb_varint(b, TE_NAME_IID, iid_of(ex, pf, s->name, GB_IT_NAME));
 	annotate(ex, pf, s->ev);
+	if (s->skewed)
+		da_u(ex, pf, A_ARRIVAL_SKEW_NS, DA_UINT, s->skew_ns);
+	if (s->last_rank)
+		da_u(ex, pf, A_LAST_RANK, DA_BOOL, 1);
 	/*
 	 * The call itself, on its thread: not the launch instant drawn for it
 	 * on a GPU track too, which would count the stack twice in a flame

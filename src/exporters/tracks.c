@@ -545,6 +545,29 @@ int32_t gb_track_launch_gpu(struct gb_exporter *ex, const struct gb_event *ev)
 	return g;
 }
 
+int32_t gb_track_comm(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	struct xkey k = { ((uint64_t)GB_TK_COMM << 56) | gb_coll_rank(ev), ev->pid, gb_coll_comm_id(ev) };
+	uint64_t idx;
+	int32_t i, p;
+	bool added;
+	char *name;
+
+	if (xmap_get(&ex->tmap, &k, &idx))
+		return (int32_t)idx;
+	p = gb_track_process(ex, ev);
+	if (gb_coll_nranks(ev))
+		name = xasprintf("NCCL comm %016llx rank %u/%u", (unsigned long long)gb_coll_comm_id(ev),
+				 gb_coll_rank(ev), gb_coll_nranks(ev));
+	else
+		name = xasprintf("NCCL comm %016llx", (unsigned long long)gb_coll_comm_id(ev));
+	i = track_new(ex, &k, GB_TK_COMM, p, name, &added);
+	ex->tracks[i].pid = ev->pid;
+	ex->tracks[i].jpid = ev->pid;
+	ex->tracks[i].jtid = JSON_SYNTH_PID + 1 + (uint32_t)i;	/* never a real tid */
+	return i;
+}
+
 int32_t gb_track_collector(struct gb_exporter *ex)
 {
 	struct xkey k = { (uint64_t)GB_TK_COLLECTOR << 56, 0, 0 };

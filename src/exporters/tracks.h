@@ -61,6 +61,7 @@ enum gb_tk {
 	GB_TK_COLLECTOR,	/* gpubpf itself: drops */
 	GB_TK_LRATE,		/* counter: host launches per interval, one per GPU */
 	GB_TK_LMEAN,		/* counter: their mean host time, ns */
+	GB_TK_COMM,		/* collectives of one NCCL communicator in one rank (pid) */
 };
 #define GB_LSTAT_NS	100000000ull	/* launch statistics interval: 100 ms */
 
@@ -99,6 +100,10 @@ struct gb_slice {
 	const struct gb_str *name;
 	uint64_t flow_out, flow_in;	/* flow ids, 0 = none */
 	bool resumed;			/* re-opened at the start of a split file */
+	/* a collective matched across ranks (comm id, seq): how long after the
+	 * first rank this one entered it, and whether it was the last of nranks */
+	uint64_t skew_ns;
+	bool skewed, last_rank;
 };
 
 struct gb_exporter;
@@ -165,6 +170,7 @@ struct gb_exporter {
 	struct xmap allocs;		/* (pid, ptr) -> bytes */
 	struct xmap expect;		/* (pid, corr_id) -> device events still to come */
 	struct xmap active;		/* (pid, corr_id) -> flow started, not ended */
+	struct xmap arrivals;		/* (tag, comm id, seq) -> first entry ts / ranks entered */
 
 	struct gb_event *batch;		/* events with the same ts, sorted on flush */
 	uint32_t nbatch, bcap;
@@ -187,6 +193,8 @@ int32_t gb_track_counter(struct gb_exporter *ex, const struct gb_event *ev);
 int32_t gb_track_launches(struct gb_exporter *ex, const struct gb_event *ev);
 int32_t gb_track_lane(struct gb_exporter *ex, const struct gb_event *ev, uint32_t lane, bool create);
 int32_t gb_track_collector(struct gb_exporter *ex);
+/* "NCCL comm <id> rank r/n" of a collective's process (its communicator id, rank) */
+int32_t gb_track_comm(struct gb_exporter *ex, const struct gb_event *ev);
 /* Describe t (and its parents first) if not yet done in this file */
 void gb_track_describe(struct gb_exporter *ex, struct gb_track *t, uint64_t ts);
 /*

@@ -437,6 +437,8 @@ void report_add(struct report *r, const struct gb_event *ev)
 		coll_skew_add(r->skew, ev);
 		break;
 	case GB_CAT_LAUNCH:
+		if (gb_event_captured(ev))
+			break;	/* went into a graph: it runs when the graph does */
 		p->launches++;
 		if (ev->name) {
 			struct rep_kern *k = kern_of(r, ev->name);

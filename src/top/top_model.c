@@ -203,6 +203,8 @@ static void proc_rates(struct top_proc *p, double dt)
 	p->copy_Bps = delta(c->copy_bytes, o->copy_bytes) / dt;
 	p->syncs_s = delta(c->syncs, o->syncs) / dt;
 	p->calls_s = delta(c->calls, o->calls) / dt;
+	p->colls_s = delta(c->colls, o->colls) / dt;
+	p->coll_Bps = delta(c->coll_bytes, o->coll_bytes) / dt;
 	p->sync_share = delta(c->sync_ns, o->sync_ns) / (dt * 1e9);
 	p->mem_live = (int64_t)(c->alloc_bytes - c->free_bytes);
 	hist_delta(h, c->hist, o->hist);
@@ -253,6 +255,7 @@ void top_model_end(struct top_model *m, uint64_t now_ns)
 		t->copy_Bps += p->copy_Bps;
 		t->syncs_s += p->syncs_s;
 		t->calls_s += p->calls_s;
+		t->coll_Bps += p->coll_Bps;
 		t->mem_live += p->mem_live;
 	}
 	for (i = 0; i < m->nkerns; i++) {

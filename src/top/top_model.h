@@ -20,6 +20,7 @@ struct top_proc {
 	struct top_proc_val tot;	/* cumulative since top started */
 	struct top_proc_val prev;	/* at the previous read */
 	double launches_s, copy_Bps, syncs_s, calls_s;
+	double colls_s, coll_Bps;	/* NCCL collectives and their bytes per second */
 	double sync_share;		/* sync time / interval (threads add up) */
 	int64_t mem_live;		/* device bytes allocated and not freed */
 	uint64_t p50_ns, p99_ns;	/* API latency over the interval, 0 if no calls */
@@ -54,7 +55,7 @@ struct top_kern {
 typedef const char *(*top_resolve_fn)(void *ctx, const struct top_kern_key *k);
 
 struct top_totals {
-	double launches_s, copy_Bps, syncs_s, calls_s;
+	double launches_s, copy_Bps, syncs_s, calls_s, coll_Bps;
 	int64_t mem_live;
 	uint64_t drops;
 	unsigned nprocs, nkerns;

@@ -74,7 +74,25 @@ static const struct {
 	{ "gpubpf_sync_seconds_total", "Time spent in synchronisation calls.", offsetof(struct top_proc_val, sync_ns), 1e-9 },
 	{ "gpubpf_allocs_total", "Memory allocation calls.", offsetof(struct top_proc_val, allocs) },
 	{ "gpubpf_frees_total", "Memory free calls.", offsetof(struct top_proc_val, frees) },
+	{ "gpubpf_captured_launches_total", "Kernel launches captured into a CUDA/HIP graph (they run when it is launched).",
+	  offsetof(struct top_proc_val, captured) },
 };
+
+/* one sample per op the process used: calls (bytes = false) or bytes */
+static void coll_samples(struct gb_buf *b, const struct top_proc *p, bool bytes)
+{
+	unsigned op;
+
+	for (op = 0; op < TOP_NCOLL_OPS; op++) {
+		if (!p->tot.coll_op_calls[op])
+			continue;
+		gb_buf_puts(b, bytes ? "gpubpf_collective_bytes_total{" : "gpubpf_collectives_total{");
+		proc_labels(b, p);
+		/* "AllReduce": the type name less its "nccl" */
+		gb_buf_printf(b, ",op=\"%s\"} %llu\n", gb_type_name(GB_T_ncclAllReduce + op) + 4,
+			      (unsigned long long)(bytes ? p->tot.coll_op_bytes[op] : p->tot.coll_op_calls[op]));
+	}
+}
 
 static void render_procs(struct gb_buf *b, struct top_model *m)
 {
@@ -95,6 +113,13 @@ static void render_procs(struct gb_buf *b, struct top_model *m)
 			else
 				gb_buf_printf(b, "} %llu\n", (unsigned long long)v);
 		}
+	}
+	for (c = 0; c < 2; c++) {
+		head(b, c ? "gpubpf_collective_bytes_total" : "gpubpf_collectives_total", "counter",
+		     c ? "Bytes NCCL/RCCL collectives and point-to-point calls asked for (count x datatype size), by op."
+		       : "NCCL/RCCL collectives and point-to-point calls, by op.");
+		for (i = 0; i < m->nprocs; i++)
+			coll_samples(b, m->procs[i], c);
 	}
 	head(b, "gpubpf_device_memory_bytes", "gauge", "Device memory allocated while watched and not freed.");
 	for (i = 0; i < m->nprocs; i++) {

@@ -42,21 +42,21 @@ static void fmt_totals(struct gb_buf *b, const struct top_model *m)
 	const struct top_totals *t = &m->tot;
 	char mem[32];
 
-	gb_buf_printf(b, "launches/s %.1f  copy %.2f MB/s  syncs/s %.1f  calls/s %.1f  device mem %s  drops %llu",
-		      t->launches_s, t->copy_Bps / 1e6, t->syncs_s, t->calls_s,
+	gb_buf_printf(b, "launches/s %.1f  copy %.2f MB/s  coll %.2f MB/s  syncs/s %.1f  calls/s %.1f  device mem %s  drops %llu",
+		      t->launches_s, t->copy_Bps / 1e6, t->coll_Bps / 1e6, t->syncs_s, t->calls_s,
 		      top_fmt_bytes(mem, sizeof(mem), (double)t->mem_live), (unsigned long long)t->drops);
 }
 
-#define PROC_HDR "    PID COMM             LAUNCH/s BUSIEST KERNEL         COPY MB/s  SYNC%    DEV MEM   API P50   API P99"
+#define PROC_HDR "    PID COMM             LAUNCH/s BUSIEST KERNEL         COPY MB/s COLL MB/s  SYNC%    DEV MEM   API P50   API P99"
 #define KERN_HDR "    PID KERNEL                           LAUNCH/s    GRIDxBLOCK  LNCH P50  LNCH P99"
 
 static void fmt_proc(struct gb_buf *b, const struct top_proc *p)
 {
 	char mem[32], p50[16], p99[16];
 
-	gb_buf_printf(b, "%7u %-16.16s %9.1f %-22.22s %9.2f %5.1f%% %10s %9s %9s", p->pid,
+	gb_buf_printf(b, "%7u %-16.16s %9.1f %-22.22s %9.2f %9.2f %5.1f%% %10s %9s %9s", p->pid,
 		      p->comm[0] ? p->comm : "?", p->launches_s, p->busiest ? p->busiest : "-",
-		      p->copy_Bps / 1e6, p->sync_share * 100, top_fmt_bytes(mem, sizeof(mem), (double)p->mem_live),
+		      p->copy_Bps / 1e6, p->coll_Bps / 1e6, p->sync_share * 100, top_fmt_bytes(mem, sizeof(mem), (double)p->mem_live),
 		      top_fmt_ns(p50, sizeof(p50), p->p50_ns), top_fmt_ns(p99, sizeof(p99), p->p99_ns));
 }
 
@@ -136,6 +136,13 @@ static void json_proc(struct gb_json *j, const struct top_proc *p)
 	gb_json_uint_field(j, "api_p50_ns", p->p50_ns);
 	gb_json_uint_field(j, "api_p99_ns", p->p99_ns);
 	gb_json_uint_field(j, "launches", p->tot.launches);
+	gb_json_uint_field(j, "captured_launches", p->tot.captured);
+	gb_json_name(j, "collectives_per_s");
+	gb_json_double_fmt(j, "%.3f", p->colls_s);
+	gb_json_name(j, "collective_bytes_per_s");
+	gb_json_double_fmt(j, "%.1f", p->coll_Bps);
+	gb_json_uint_field(j, "collectives", p->tot.colls);
+	gb_json_uint_field(j, "collective_bytes", p->tot.coll_bytes);
 	gb_json_uint_field(j, "calls", p->tot.calls);
 	gb_json_uint_field(j, "errors", p->tot.errors);
 	if (p->oldest_ns >= TOP_INFLIGHT_SHOW_NS) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * fuzz_sbt.c - the .sbt reader (gpubpf and TraceSmith flavours) on
- * arbitrary bytes: open, info, notes, stacks, iterate, seek, iterate;
- * every event through the library-op label and kernels-by-op tables.
+ * arbitrary bytes: open, info, notes, stacks, iterate (graph node lists
+ * split from detail), seek, iterate; every event through the library-op
+ * label and kernels-by-op tables.
  */
 // FUZZ_SRCS: src/sbt/sbt_read.c src/sbt/sbt_reader.c src/sbt/sbt_index.c src/sbt/sbt_codec.c src/sbt/sbt_tracesmith.c src/sbt/sbt_write.c src/core/util.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/core/json.c src/core/libop.c
 // FUZZ_LIBS: -lzstd -lz -lstdc++
@@ -33,8 +34,15 @@ static void walk(struct sbt_reader *r, unsigned max)
 			sink += strlen(e.comm);
 		if (e.name)
 			sink += strlen(e.name);
-		if (e.detail)
+		if (e.detail) {
+			const char *pos = NULL;
+			char node[64];	/* short: names longer than it are cut */
+
 			sink += strlen(e.detail);
+			/* a graph event's kernel nodes, split as export and info do */
+			while (gb_graph_nodes_next(&e, &pos, node, sizeof(node)))
+				sink += strlen(node);
+		}
 		while (f && k--)
 			sink += f[k].sym ? strlen(f[k].sym) : f[k].line;
 	}

@@ -4,8 +4,8 @@
 # syncs, events, streams, launches, module/library loads, VMM, pinned host
 # memory, prefetch/advise, and their per-thread _ptds/_ptsz/_spt forms) is
 # either a row of the type table (bpf/gpubpf.h GB_TYPES) or a deliberate
-# exclusion in tests/api_exclusions.txt (a glob and its reason). Graphs
-# are another issue's.
+# exclusion in tests/api_exclusions.txt (a glob and its reason). Graph
+# captures are rows too (tests/integ/record_graphs.sh).
 . "$(dirname "$0")/../lib.sh"
 
 EXCL=$ROOT/tests/api_exclusions.txt

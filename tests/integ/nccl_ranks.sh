@@ -104,3 +104,25 @@ sys.exit(0 if c and all("comm_id" in e["args"] and "seq" in e["args"] and e["arg
 PY
 	fail "export -f json: valid JSON, collectives with comm_id/rank/seq"
 "$GPUBPF" report "$T/t.sbt" >"$T/report.txt" 2>&1 && pass "report" || fail "report ($(tail -1 "$T/report.txt"))"
+# ncclCommInitAll: one process, 3 devices: each communicator it made is rank
+# d of 3 with one id, and the AllReduce on it says so
+NCCL_WORK_SPLIT= NCCL_WORK_INITALL=3 start_record -a -o "$T/all.sbt" --lib "$WL/libnccl.so.2" ||
+	{ fail "record (InitAll) started"; exit 0; }
+NCCL_WORK_SPLIT= NCCL_WORK_INITALL=3 "$WL/nccl_work" 0 1 "$T/id1" 0 >"$T/initall.out" 2>&1
+stop_record
+PYTHONPATH=$ROOT/tests/py python3 - "$T/all.sbt" "$T/initall.out" <<'PY'
+import sys
+from events import load, produced, Checker
+c = Checker()
+p = produced(sys.argv[2])
+ev = [e for e in load(sys.argv[1]) if e["pid"] == p.get("pid")]
+ia = [e for e in ev if e["type"] == "ncclCommInitAll"]
+c.true("ncclCommInitAll recorded once: rank 0 of 3, an id, ret 0",
+       len(ia) == 1 and ia[0].get("rank") == 0 and ia[0].get("nranks") == 3 and ia[0].get("comm_id")
+       and ia[0].get("ret") == 0, str(ia))
+ar = [e for e in ev if e["type"] == "ncclAllReduce" and e.get("count") == 64]
+c.eq("its 3 communicators: ranks 0, 1, 2 of 3, seq 1 each", [(0, 3, 1), (1, 3, 1), (2, 3, 1)],
+     [(e.get("rank"), e.get("nranks"), e.get("seq")) for e in ar])
+c.true("one communicator id, the InitAll's", ia and {e.get("comm_id") for e in ar} == {ia[0].get("comm_id")},
+       str([e.get("comm_id") for e in ar]))
+PY

@@ -56,3 +56,43 @@ st = [f for f in r["findings"] if f["rule"] == "straggler"]
 ok = len(st) == 1 and st[0]["pid"] == pid2 and st[0]["rank"] == 2 and abs(st[0]["ns"] - 3e6) <= 3e5
 print(("PASS" if ok else "FAIL") + f": report: one straggler finding, rank 2's process, ~3 ms ({st})")
 PY
+# export of the merged trace: one "NCCL comm <id> rank r/4" track per rank
+# carrying its collectives; each collective's later arrivals carry their skew
+# and the last rank is marked; rank 2 is last on every 5th (3 ms late)
+"$GPUBPF" export -f json -o "$T/all.json" "$T/all.sbt" >/dev/null 2>"$T/exp.err" || fail "export -f json ($(head -1 "$T/exp.err"))"
+python3 - "$T/all.json" $N <<'PY'
+import json, sys, collections
+d = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+ev = d["traceEvents"] if isinstance(d, dict) else d
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name"}
+comm = {k: v for k, v in names.items() if v.startswith("NCCL comm ")}
+ranks = sorted(v.rsplit(" ", 1)[1] for v in comm.values())
+ok = ranks == ["0/4", "1/4", "2/4", "3/4"] and len({v.split()[2] for v in comm.values()}) == 1
+print(("PASS" if ok else "FAIL") + ": export: a communicator track per rank, one comm id", "" if ok else comm)
+on = [e for e in ev if e.get("ph") == "X" and (e["pid"], e["tid"]) in comm]
+per = collections.Counter(comm[(e["pid"], e["tid"])] for e in on)
+ok = len(per) == 4 and all(v == n for v in per.values())
+print(("PASS" if ok else "FAIL") + f": export: each rank's track carries its {n} collectives", "" if ok else per)
+last = [e for e in on if e["args"].get("last_to_arrive")]
+late2 = [e for e in last if comm[(e["pid"], e["tid"])].endswith("2/4") and e["args"].get("arrival_skew_ns", 0) > 2.7e6]
+ok = len(last) == n and len(late2) == n // 5 and all(abs(e["args"]["arrival_skew_ns"] - 3e6) <= 3e5 for e in late2)
+print(("PASS" if ok else "FAIL") + f": export: the last arrival marked on each collective, rank 2 late by ~3 ms on {n // 5}",
+      "" if ok else (len(last), [(comm[(e['pid'], e['tid'])], e['args'].get('arrival_skew_ns')) for e in last]))
+PY
+"$GPUBPF" export -f perfetto -o "$T/all.pftrace" "$T/all.sbt" >/dev/null 2>"$T/expp.err" || fail "export -f perfetto ($(head -1 "$T/expp.err"))"
+D=$SHARED/perfetto
+if command -v protoc >/dev/null && [ -f "$D/perfetto_trace.proto" ]; then
+	protoc --proto_path="$D" --decode=perfetto.protos.Trace "$D/perfetto_trace.proto" <"$T/all.pftrace" >"$T/pf.txt" 2>&1
+	if python3 "$ROOT/tests/tools/perfetto_check.py" "$T/pf.txt" >"$T/chk.out" 2>&1; then
+		pass "perfetto: the checker accepts the merged trace"
+	else
+		fail "perfetto: the checker accepts the merged trace ($(head -1 "$T/chk.out"))"
+	fi
+	n=$(grep -c 'name: "NCCL comm [0-9a-f]* rank [0-3]/4"' "$T/pf.txt")
+	check_eq "perfetto: 4 communicator tracks" 4 "$n"
+	for a in arrival_skew_ns last_to_arrive; do
+		grep -q "name: \"$a\"" "$T/pf.txt" && pass "perfetto: $a annotation" || fail "perfetto: $a annotation"
+	done
+else
+	skip "perfetto checks of communicator tracks" "no protoc or $D/perfetto_trace.proto"
+fi

@@ -468,6 +468,80 @@ static void test_nccl_stamp(void **state)
 	assert_string_equal(gb_api_name(GB_API_NCCL), "nccl");
 }
 
+/* CUDA graphs: a captured launch is held until its capture ends, then stamped with the graph */
+static void test_graph_capture(void **state)
+{
+	struct collector *c = *state;
+	struct gb_rec r;
+	unsigned i;
+
+	hdr(&r, GB_REC_CALL, GB_T_cuStreamBeginCapture_v2, 1000);
+	r.flags = GB_RF_RET, r.a[0] = 0x51;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_CALL, GB_T_cuLaunchKernel, 2000);	/* captured */
+	r.flags = GB_RF_RET, r.a[0] = 0xf1, r.x[2] = 0x51;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_CALL, GB_T_cuLaunchKernel, 2500);	/* another stream: runs */
+	r.flags = GB_RF_RET, r.a[0] = 0xf2, r.x[2] = 0x52;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(ngot, 2);
+	assert_false(got[1].flags & GB_EF_CAPTURED);
+	hdr(&r, GB_REC_CALL, GB_T_cuStreamEndCapture, 3000);	/* the driver's end, inside the runtime's */
+	r.flags = GB_RF_RET, r.a[0] = 0x51, r.x[0] = 0x9a;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(ngot, 4);
+	assert_int_equal(got[2].type, GB_T_cuLaunchKernel);
+	assert_true(got[2].flags & GB_EF_CAPTURED);
+	assert_int_equal(gb_graph_of(&got[2]), 0x9a);
+	assert_int_equal(got[3].handle, 0x9a);
+	assert_int_equal(got[3].arg, 1);
+	assert_string_equal(got[3].detail, "0xf1");
+	hdr(&r, GB_REC_CALL, GB_T_cudaStreamEndCapture, 2900);	/* the runtime's end: the graph known */
+	r.flags = GB_RF_RET, r.a[0] = 0x51, r.x[0] = 0x9a;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(got[4].arg, 1);
+	hdr(&r, GB_REC_CALL, GB_T_cuGraphInstantiateWithFlags, 4000);
+	r.flags = GB_RF_RET, r.a[1] = 0x9a, r.x[0] = 0xe1;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_CALL, GB_T_cuGraphLaunch, 5000);
+	r.flags = GB_RF_RET, r.a[0] = 0xe1, r.a[1] = 0x51;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(ngot, 7);
+	for (i = 5; i < 7; i++) {
+		assert_int_equal(gb_graph_of(&got[i]), 0x9a);
+		assert_int_equal(got[i].arg, 1);
+		assert_true(got[i].flags & GB_EF_ARG);
+		assert_string_equal(got[i].detail, "0xf1");
+	}
+	assert_int_equal(got[6].handle, 0xe1);
+	/* a failed end: its launch goes out captured, into no graph */
+	hdr(&r, GB_REC_CALL, GB_T_cuStreamBeginCapture_v2, 6000);
+	r.flags = GB_RF_RET, r.a[0] = 0x53;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_CALL, GB_T_cuLaunchKernel, 6100);
+	r.flags = GB_RF_RET, r.a[0] = 0xf3, r.x[2] = 0x53;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_CALL, GB_T_cuStreamEndCapture, 6200);
+	r.flags = GB_RF_RET, r.ret = 901, r.a[0] = 0x53, r.x[0] = 0x77;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(ngot, 10);
+	assert_true(got[8].flags & GB_EF_CAPTURED);
+	assert_int_equal(gb_graph_of(&got[8]), 0);
+	assert_false(got[9].flags & GB_EF_ARG);
+	/* a capture never ended: its launch still reaches the trace at the end */
+	hdr(&r, GB_REC_CALL, GB_T_cuStreamBeginCapture_v2, 7000);
+	r.flags = GB_RF_RET, r.a[0] = 0x54;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_CALL, GB_T_cuLaunchKernel, 7100);
+	r.flags = GB_RF_RET, r.a[0] = 0xf4, r.x[2] = 0x54;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(ngot, 11);
+	collector_finish(c);
+	assert_int_equal(ngot, 12);
+	assert_true(got[11].flags & GB_EF_CAPTURED);
+	assert_int_equal(got[11].handle, 0xf4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -481,6 +555,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_call_in_flight, setup, teardown),
 		cmocka_unit_test(test_crash_notice),
 		cmocka_unit_test_setup_teardown(test_nccl_stamp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_graph_capture, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

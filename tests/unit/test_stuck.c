@@ -37,8 +37,10 @@ static void test_gpu_func(void **state)
 	assert_int_equal(type, GB_T_cuMemAlloc_v2);
 	assert_true(stuck_gpu_func("cuMemcpyDtoH_v2_ptds", &type, &api));	/* traced itself (issue 19) */
 	assert_int_equal(type, GB_T_cuMemcpyDtoH_v2_ptds);
-	assert_true(stuck_gpu_func("cudaGraphLaunch_ptsz", &type, &api));	/* not traced: its base call */
-	assert_int_equal(type, GB_T_cudaGraphLaunch);
+	assert_true(stuck_gpu_func("cudaGraphLaunch_ptsz", &type, &api));	/* traced itself (graphs) */
+	assert_int_equal(type, GB_T_cudaGraphLaunch_ptsz);
+	assert_true(stuck_gpu_func("cudaEventSynchronize_ptsz", &type, &api));	/* not traced: its base call */
+	assert_int_equal(type, GB_T_cudaEventSynchronize);
 	assert_true(stuck_gpu_func("cuLaunchKernel_ptsz", &type, &api));
 	assert_int_equal(type, GB_T_cuLaunchKernel_ptsz);
 	/* blocking calls outside the table */

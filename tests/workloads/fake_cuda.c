@@ -88,6 +88,59 @@ NOINLINE CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsig
 
 NOINLINE CUresult cuGraphLaunch(CUgraphExec g, CUstream s) { return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
 
+/*
+ * Graphs: a capture on a stream makes graph FAKE_GRAPH0, +0x10, ...; an
+ * instantiate exec FAKE_EXEC0, +0x10, ... Ending a stream that is not
+ * capturing fails like the driver (CUDA_ERROR_ILLEGAL_STATE).
+ */
+static _Atomic uint64_t next_graph = FAKE_GRAPH0, next_exec = FAKE_EXEC0;
+static CUstream capturing;
+
+static CUresult begin_capture(CUstream s)
+{
+	if (!s || capturing)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	capturing = s;
+	return CUDA_SUCCESS;
+}
+
+static CUresult end_capture(CUstream s, CUgraph *g)
+{
+	if (!g)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!s || s != capturing)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	capturing = NULL;
+	*g = (CUgraph)(uintptr_t)atomic_fetch_add(&next_graph, 0x10);
+	return CUDA_SUCCESS;
+}
+
+static CUresult instantiate(CUgraphExec *e, CUgraph g)
+{
+	if (!e || !g)
+		return CUDA_ERROR_INVALID_VALUE;
+	*e = (CUgraphExec)(uintptr_t)atomic_fetch_add(&next_exec, 0x10);
+	return CUDA_SUCCESS;
+}
+
+NOINLINE CUresult cuStreamBeginCapture(CUstream s) { return begin_capture(s); }
+NOINLINE CUresult cuStreamBeginCapture_v2(CUstream s, int mode) { return begin_capture(s); }
+NOINLINE CUresult cuStreamEndCapture(CUstream s, CUgraph *g) { return end_capture(s, g); }
+NOINLINE CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long flags)
+{
+	return instantiate(e, g);
+}
+NOINLINE CUresult cuGraphInstantiate_v2(CUgraphExec *e, CUgraph g, void *err_node, char *log, size_t n)
+{
+	return instantiate(e, g);
+}
+NOINLINE CUresult cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g, void *result)
+{
+	return e && g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+NOINLINE CUresult cuGraphDestroy(CUgraph g) { return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+NOINLINE CUresult cuGraphExecDestroy(CUgraphExec e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+
 static CUresult fake_alloc(CUdeviceptr *p, size_t bytes)
 {
 	if (!p || !bytes)

@@ -15,6 +15,7 @@ typedef struct CUlib_st *CUlibrary;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraph_st *CUgraph;
 typedef struct CUlaunchConfig_st {
 	unsigned int gridDimX, gridDimY, gridDimZ;
 	unsigned int blockDimX, blockDimY, blockDimZ;
@@ -44,12 +45,16 @@ typedef struct CUmemLocation_st {
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_INVALID_HANDLE 400
+#define CUDA_ERROR_ILLEGAL_STATE 401
 #define CUDA_ERROR_NOT_FOUND 500
 #define CUDA_ERROR_ILLEGAL_ADDRESS 700
 
 /* fake_cuda.c's behaviour on demand: block until released, fail */
 #define FAKE_STREAM_BLOCK	((CUstream)0xb10c)
 #define FAKE_STREAM_FAULT	((CUstream)0xfa17)
+/* graphs: the first graph a capture makes, the first exec instantiated (then +0x10 each) */
+#define FAKE_GRAPH0	0x6a0000ull
+#define FAKE_EXEC0	0xe0000ull
 #define FAKE_BLOCK_BYTES	((size_t)0xb10c)
 
 CUresult cuInit(unsigned int flags);

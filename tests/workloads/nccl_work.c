@@ -8,9 +8,16 @@
  * tracer attaches to a library when it sees it mapped).
  * $NCCL_WORK_SPLIT=1: then ncclCommSplit(color = rank % 2, key = rank) and
  * one AllReduce on the child communicator.
+ * $NCCL_WORK_INITALL=D: then ncclCommInitAll of D communicators (one process,
+ * D devices) and one AllReduce(64 float32) on each, rank order.
+ * $NCCL_WORK_ALLREDUCE=1: every collective is the AllReduce (benchmarks).
+ * Prints elapsed_ns: the time of the N collectives (bench/launch_bench.sh).
+ * $NCCL_WORK_HOLD=FILE: after the work, stay until FILE exists (live views).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include "fake_nccl.h"
 
@@ -21,6 +28,8 @@ int main(int argc, char **argv)
 	int rank, nranks, n, late = -1, late_us = 0, i, ret, errs = 0;
 	ncclUniqueId id;
 	ncclComm_t comm;
+	struct timespec t0, t1;
+	int allreduce = getenv("NCCL_WORK_ALLREDUCE") != NULL;
 	char tmp[512];
 	FILE *f;
 
@@ -53,10 +62,11 @@ int main(int argc, char **argv)
 	}
 	if (ncclCommInitRank(&comm, nranks, id, rank))
 		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < n; i++) {
 		if (rank == late && (i + 1) % 5 == 0)
 			usleep(late_us);
-		switch (i % 4) {
+		switch (allreduce ? 0 : i % 4) {
 		case 0: ret = ncclAllReduce(sb, rb, 4096, ncclFloat32, ncclSum, comm, NULL); break;
 		case 1: ret = ncclAllGather(sb, rb, 1024, ncclInt8, comm, NULL); break;
 		case 2: ret = ncclReduceScatter(sb, rb, 256, ncclFloat64, ncclMax, comm, NULL); break;
@@ -64,6 +74,7 @@ int main(int argc, char **argv)
 		}
 		errs += ret != 0;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (getenv("NCCL_WORK_SPLIT")) {
 		ncclComm_t child = NULL;
 
@@ -71,9 +82,23 @@ int main(int argc, char **argv)
 		errs += ncclAllReduce(sb, rb, 8, ncclFloat64, ncclMin, child, NULL) != 0;
 		ncclCommDestroy(child);
 	}
+	if (getenv("NCCL_WORK_INITALL")) {
+		int d, nd = atoi(getenv("NCCL_WORK_INITALL"));
+		ncclComm_t all[8];
+
+		if (nd < 1 || nd > 8 || ncclCommInitAll(all, nd, NULL))
+			return 1;
+		for (d = 0; d < nd; d++)
+			errs += ncclAllReduce(sb, rb, 64, ncclFloat32, ncclSum, all[d], NULL) != 0;
+		for (d = 0; d < nd; d++)
+			ncclCommDestroy(all[d]);
+	}
 	ncclCommDestroy(comm);
-	printf("produced rank=%d nranks=%d n=%d errors=%d pid=%d\n", rank, nranks, n, errs, getpid());
+	printf("produced rank=%d nranks=%d n=%d errors=%d pid=%d elapsed_ns=%llu\n", rank, nranks, n, errs, getpid(),
+	       (unsigned long long)((t1.tv_sec - t0.tv_sec) * 1000000000ll + t1.tv_nsec - t0.tv_nsec));
 	fflush(stdout);
 	usleep(300000);	/* mappings are read while the process lives */
+	while (getenv("NCCL_WORK_HOLD") && access(getenv("NCCL_WORK_HOLD"), F_OK))
+		usleep(2000);
 	return 0;
 }
