@@ -84,7 +84,7 @@ cp "$T/p/libcuda.so.1" "$R/lib/gpu/libcuda.so.1"
 check_true "the container's library does not exist on the host" [ ! -e /lib/gpu/libcuda.so.1 ]
 "$GPUBPF" check --json >"$T/before.json" 2>/dev/null
 check_eq "before the container runs: not listed" None "$(lib "$T/before.json" "$R/lib/gpu/libcuda.so.1" 'print(l)')"
-unshare --mount --fork chroot "$R" /bin/rtdl_work -d -l /lib/gpu/libcuda.so.1 -n 1 -w /tmp/go >/dev/null 2>&1 &
+unshare --mount --fork --kill-child chroot "$R" /bin/rtdl_work -d -l /lib/gpu/libcuda.so.1 -n 1 -w /tmp/go >/dev/null 2>&1 &
 _bg_pids+=($!)
 U=$! C=
 for ((i = 0; i < 200; i++)); do

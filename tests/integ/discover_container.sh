@@ -54,7 +54,7 @@ wait_attached() {
 }
 
 # 1: driver calls from the container's own libcuda copy
-unshare --pid --mount --fork chroot "$R" /bin/rtdl_work -d -l /lib/gpu/libcuda.so.1 -n 1000 -w /tmp/go1 >"$T/c1.out" 2>&1 &
+unshare --pid --mount --fork --kill-child chroot "$R" /bin/rtdl_work -d -l /lib/gpu/libcuda.so.1 -n 1000 -w /tmp/go1 >"$T/c1.out" 2>&1 &
 C1=$!; _bg_pids+=($C1)
 check_true "the container's libcuda was attached when mapped" wait_attached "/lib/gpu/libcuda.so.1"
 touch "$R/tmp/go1"
@@ -63,7 +63,7 @@ check_eq "driver container exits 0" 0 $?
 
 # 1b: runtime calls from the container's copy of the real libcudart
 if [ -n "$REAL_RT" ]; then
-	unshare --pid --mount --fork chroot "$R" /bin/rtdl_work -l /lib/gpu/libcudart.so.13 -n 300 -w /tmp/go2 >"$T/c2.out" 2>&1 &
+	unshare --pid --mount --fork --kill-child chroot "$R" /bin/rtdl_work -l /lib/gpu/libcudart.so.13 -n 300 -w /tmp/go2 >"$T/c2.out" 2>&1 &
 	C2=$!; _bg_pids+=($C2)
 	check_true "the container's real libcudart was attached when mapped" wait_attached "/lib/gpu/libcudart.so.13"
 	touch "$R/tmp/go2"
