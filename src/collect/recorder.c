@@ -24,6 +24,7 @@
 #include "cuda.skel.h"
 #include "collector.h"
 #include "discover.h"
+#include "inject_rec.h"
 #include "incident/flight.h"
 #include "host/bpfmaps.h"
 #include "core/hmap.h"
@@ -61,6 +62,7 @@ struct rec_ctx {
 	bool multi;		/* uprobe_multi links */
 	struct cupti_join *join;
 	struct cupti_attach *cupti;
+	struct inject_rec *inj;	/* -p/-a --cupti: the library loaded into running targets */
 	struct ioctl_attach *ioctl;
 	struct discover *disc;	/* NULL: the loader hook finds new libraries */
 	char disc_why[256];	/* why the side-band stream is not used */
@@ -716,6 +718,8 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 			break;
 		}
 	}
+	/* the injected libraries flush, then switch off: their last records are in the ring */
+	inject_rec_stop(r->inj);
 	/* what the BPF side produced before we stopped is still ours */
 	discover_poll(r->disc);
 	final_drain(r);
@@ -799,6 +803,8 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	while (o->npids && drain_pass(&r, 0))
 		;
 	recorder_blocked_at_attach(r.col, o->pids, o->npids);
+	if (o->cupti_inject && !o->cmd)
+		r.inj = inject_rec_start(o->cupti_lib, o->pids, o->npids, o->all);
 	if (o->ready_file)
 		close(open(o->ready_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	gb_dbg("tracing: %u libraries, %u functions", libs_count(r.libs), libs_probe_count(r.libs));
@@ -841,6 +847,8 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	if (o->xray_dir)
 		import_xray(&r, &meta);
 	note_discovery(&r, r.w);
+	inject_rec_finish(r.inj, r.w);
+	r.inj = NULL;
 	if (r.ioctl) {
 		char dm[2048];
 
@@ -878,6 +886,8 @@ cleanup:
 		close(r.go_fd);	/* the child sees EOF and exits without running */
 	if (r.child > 0)
 		waitpid(r.child, NULL, 0);
+	inject_rec_stop(r.inj);		/* an error on the way: never leave a target subscribed */
+	inject_rec_finish(r.inj, NULL);
 	ring_buffer__free(r.rb);
 	cupti_detach(r.cupti);
 	ioctl_detach(r.ioctl);
