@@ -101,6 +101,25 @@ static bool in_ranges(uint64_t v, const struct rcall_range *r, unsigned n)
 	return false;
 }
 
+/*
+ * A word on the stack that points into the driver counts only when it is a
+ * return address: the bytes before it are a call (e8 rel32; ff /2 with a
+ * register, a register base, rip-relative or disp32 operand). Function
+ * pointers kept in saved registers are not frames.
+ */
+static bool after_call(pid_t pid, uint64_t v)
+{
+	uint8_t b[7];
+	struct iovec l = { b, sizeof(b) }, r = { (void *)(uintptr_t)(v - 7), sizeof(b) };
+
+	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof(b))
+		return false;
+	return b[2] == 0xe8 ||					/* call rel32 */
+	       (b[5] == 0xff && (b[6] & 0x38) == 0x10) ||	/* call *%reg */
+	       (b[4] == 0xff && (b[5] & 0x38) == 0x10) ||	/* call *disp8(%reg), *(%reg,...) */
+	       (b[1] == 0xff && (b[2] & 0x38) == 0x10);		/* call *disp32(%rip / %reg) */
+}
+
 /* a return address into the driver at pc or in the top of the stack */
 static bool in_driver(pid_t pid, uint64_t sp, uint64_t pc, const struct rcall_range *avoid, unsigned navoid)
 {
@@ -115,7 +134,7 @@ static bool in_driver(pid_t pid, uint64_t sp, uint64_t pc, const struct rcall_ra
 		return true;
 	n = process_vm_readv(pid, &l, 1, &r, 1, 0);
 	for (i = 0; n > 0 && i < (size_t)n / 8; i++)
-		if (in_ranges(buf[i], avoid, navoid))
+		if (in_ranges(buf[i], avoid, navoid) && after_call(pid, buf[i]))
 			return true;
 	return false;
 }
@@ -219,6 +238,7 @@ static int seize_stop(struct rcall *c, pid_t tid, uint64_t deadline)
 /* a running thread, stopped: on to its next syscall entry (bounded) */
 static int to_syscall_entry(struct rcall *c, uint64_t deadline)
 {
+	bool entry = false;
 	int st, r, sig = 0;
 
 	for (;;) {
@@ -240,9 +260,14 @@ static int to_syscall_entry(struct rcall *c, uint64_t deadline)
 			return -ESRCH;
 		}
 		if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
-			/* from outside a syscall, the first syscall stop is an entry */
+			/* from outside a syscall, stops alternate: entry, exit, entry ... */
+			if ((entry = !entry) == false)
+				continue;
 			if (ptrace(PTRACE_GETREGS, c->tid, NULL, &c->saved))
 				return -errno;
+			/* the kernel's uprobe/uretprobe trampolines (335, 336) belong to a probe: the next one */
+			if (c->saved.orig_rax == 335 || c->saved.orig_rax == 336)
+				continue;
 			return 0;
 		}
 		if (st >> 16 == 0)
@@ -361,8 +386,9 @@ int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_range *avoid, uns
 		snprintf(why, len, "process %d is gone", (int)pid);
 		return -ESRCH;
 	}
-	/* first threads blocked in a syscall away from the driver, then running ones */
-	for (pass = 0; pass < 2; pass++) {
+	/* first threads blocked in a syscall away from the driver, then running ones
+	 * until the deadline (GPUBPF_TEST_INJECT_RUNNING: running ones only, for the tests) */
+	for (pass = getenv("GPUBPF_TEST_INJECT_RUNNING") ? 1 : 0; now_ms() < deadline; pass = 1) {
 		for (i = 0; i < n && now_ms() < deadline; i++) {
 			nr = thread_syscall(pid, tids[i], &sp, &pc);
 			if (nr >= 0 && eintr_prone(nr)) {
@@ -377,12 +403,15 @@ int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_range *avoid, uns
 				continue;
 			tried++;
 			err = try_thread(c, tids[i], deadline, avoid, navoid);
+			gb_dbg("cupti: thread %d (syscall %ld): %s", (int)tids[i], nr, err ? strerror(-err) : "chosen");
 			if (!err)
 				return 0;
 			last = err;
 			if (err == -EDEADLK)
 				in_drv++;
 		}
+		if (pass == 1)
+			usleep(1000);	/* none running now: look again */
 	}
 	if (last == -EPERM || last == -ESRCH || last == -EDEADLK || last == -ETIMEDOUT || !tried)
 		snprintf(why, len, "no thread of %u reached a safe moment within %d ms (%u in the CUDA driver, "

@@ -46,7 +46,7 @@ static void check_errno(void)
 
 static void *launcher(void *arg)
 {
-	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	struct timespec ts = { 0, 200 * 1000 };
 	CUfunction f = (CUfunction)(0x1000 + (long)arg);
 	long i;
 
@@ -54,7 +54,7 @@ static void *launcher(void *arg)
 		launches++;
 		if (launch(f, 1, 1, 1, 32, 1, 1, 0, (CUstream)(0x5000 + (long)arg), NULL, NULL) == CUDA_SUCCESS)
 			ok++;
-		if (i % 50 == 49) {
+		if (i % 500 == 499) {
 			errno = MARK;
 			if (nanosleep(&ts, NULL))
 				eintr += errno == EINTR;
