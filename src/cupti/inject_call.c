@@ -284,6 +284,8 @@ static int stop_at_boundary(struct rcall *c, uint64_t deadline, const struct rca
 	if (ptrace(PTRACE_GETREGS, c->tid, NULL, &c->saved))
 		return -errno;
 	c->at_enter = false;
+	if ((long long)c->saved.orig_rax >= 0 && getenv("GPUBPF_TEST_INJECT_RUNNING"))
+		return -EAGAIN;		/* tests: the syscall-entry moment only */
 	if ((long long)c->saved.orig_rax < 0) {
 		err = to_syscall_entry(c, deadline);
 		if (err)
@@ -382,6 +384,10 @@ int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_range *avoid, uns
 	memset(c, 0, sizeof(*c));
 	c->pid = pid;
 	n = list_threads(pid, tids, MAX_THREADS);
+	if (n && getenv("GPUBPF_TEST_INJECT_TID")) {	/* tests: this thread or none */
+		tids[0] = (pid_t)atoi(getenv("GPUBPF_TEST_INJECT_TID"));
+		n = 1;
+	}
 	if (!n) {
 		snprintf(why, len, "process %d is gone", (int)pid);
 		return -ESRCH;
@@ -414,8 +420,8 @@ int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_range *avoid, uns
 			usleep(1000);	/* none running now: look again */
 	}
 	if (last == -EPERM || last == -ESRCH || last == -EDEADLK || last == -ETIMEDOUT || !tried)
-		snprintf(why, len, "no thread of %u reached a safe moment within %d ms (%u in the CUDA driver, "
-			 "%u in syscalls a stop would interrupt with EINTR)", n, timeout_ms, in_drv, eintr);
+		snprintf(why, len, "no thread of %u reached a safe moment within %d ms (seen in the CUDA driver "
+			 "%u times, in syscalls a stop would interrupt with EINTR %u times)", n, timeout_ms, in_drv, eintr);
 	else
 		snprintf(why, len, "ptrace: %s", strerror(-last));
 	return last ? last : -ETIMEDOUT;
