@@ -109,51 +109,82 @@ static int check_ptrace(pid_t pid, char *why, size_t len)
 	return 0;
 }
 
+#define EXE_HEAD	(64 * 1024)	/* the ELF header and program headers are in there */
+
+int inject_exe_check(const void *buf, size_t n, char *why, size_t len)
+{
+	const unsigned char *p = buf;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	uint64_t off;
+	unsigned i;
+
+	if (n < sizeof(eh) || memcmp(p, ELFMAG, SELFMAG)) {
+		snprintf(why, len, "its executable is not ELF");
+		return -ENOEXEC;
+	}
+	memcpy(&eh, p, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+		snprintf(why, len, "a %d-bit program for ELF machine %u: gpubpf injects into x86-64 programs only",
+			 eh.e_ident[EI_CLASS] == ELFCLASS64 ? 64 : 32, (unsigned)eh.e_machine);
+		return -ENOEXEC;
+	}
+	for (i = 0; i < eh.e_phnum && eh.e_phentsize >= sizeof(ph); i++) {
+		off = eh.e_phoff + (uint64_t)i * eh.e_phentsize;
+		if (off > n || n - off < sizeof(ph))
+			break;
+		memcpy(&ph, p + off, sizeof(ph));
+		if (ph.p_type == PT_INTERP)
+			return 0;
+	}
+	snprintf(why, len, "statically linked (no PT_INTERP): no dynamic loader to dlopen the library with");
+	return -ENOEXEC;
+}
+
 /* the executable: this architecture, dynamically linked */
 static int check_exe(pid_t pid, char *why, size_t len)
 {
 	char path[64];
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	unsigned i;
-	bool interp = false;
-	int fd, err = 0;
+	void *buf;
+	ssize_t n;
+	int fd, err;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(why, len, "cannot open %s: %s", path, strerror(errno));
-		return -errno;
+		err = -errno;
+		snprintf(why, len, "cannot open %s: %s", path, strerror(-err));
+		return err;
 	}
-	if (pread(fd, &eh, sizeof(eh), 0) < (ssize_t)EI_NIDENT + 4 || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
-		snprintf(why, len, "its executable is not ELF");
-		err = -ENOEXEC;
-		goto out;
-	}
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
-		snprintf(why, len, "a %d-bit program for ELF machine %u: gpubpf injects into x86-64 programs only",
-			 eh.e_ident[EI_CLASS] == ELFCLASS64 ? 64 : 32, (unsigned)eh.e_machine);
-		err = -ENOEXEC;
-		goto out;
-	}
-	for (i = 0; i < eh.e_phnum && i < 256; i++)
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) ==
-		    (ssize_t)sizeof(ph) && ph.p_type == PT_INTERP)
-			interp = true;
-	if (!interp) {
-		snprintf(why, len, "statically linked (no PT_INTERP): no dynamic loader to dlopen the library with");
-		err = -ENOEXEC;
-	}
-out:
+	buf = malloc(EXE_HEAD);
+	n = buf ? pread(fd, buf, EXE_HEAD, 0) : -1;
 	close(fd);
+	err = inject_exe_check(buf, n > 0 ? (size_t)n : 0, why, len);
+	free(buf);
 	return err;
+}
+
+const char *inject_env_find(const char *buf, size_t n, const char *key)
+{
+	size_t kl = strlen(key), i = 0;
+	const char *end;
+
+	while (i < n) {
+		end = memchr(buf + i, 0, n - i);
+		if (!end)
+			return NULL;	/* the last one cut short: not trusted */
+		if ((size_t)(end - (buf + i)) > kl && !memcmp(buf + i, key, kl) && buf[i + kl] == '=')
+			return buf + i + kl + 1;
+		i = (size_t)(end - buf) + 1;
+	}
+	return NULL;
 }
 
 /* CUDA_INJECTION64_PATH of the process, when it names another library */
 static int check_environ(pid_t pid, const char *lib, char *why, size_t len)
 {
-	static const char key[] = "CUDA_INJECTION64_PATH=";
-	char path[64], *buf, *p, other[4200];
+	char path[64], *buf, other[4200];
+	const char *v;
 	struct stat a, b;
 	ssize_t n;
 	int fd, err = 0;
@@ -163,19 +194,16 @@ static int check_environ(pid_t pid, const char *lib, char *why, size_t len)
 	if (fd < 0)
 		return 0;
 	buf = malloc(1 << 20);
-	n = buf ? read(fd, buf, (1 << 20) - 1) : -1;
+	n = buf ? read(fd, buf, 1 << 20) : -1;
 	close(fd);
-	for (p = buf; n > 0 && p < buf + n; p += strlen(p) + 1) {
-		buf[n] = 0;
-		if (strncmp(p, key, sizeof(key) - 1) || !p[sizeof(key) - 1])
-			continue;
-		snprintf(other, sizeof(other), "/proc/%d/root%s", (int)pid, p + sizeof(key) - 1);
-		if (!stat(other, &a) && !stat(lib, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-			continue;
-		snprintf(why, len, "another CUPTI client is injected (CUDA_INJECTION64_PATH=%.200s): "
-			 "CUPTI allows one subscriber", p + sizeof(key) - 1);
-		err = -EBUSY;
-		break;
+	v = n > 0 ? inject_env_find(buf, (size_t)n, "CUDA_INJECTION64_PATH") : NULL;
+	if (v && *v) {
+		snprintf(other, sizeof(other), "/proc/%d/root%s", (int)pid, v);
+		if (stat(other, &a) || stat(lib, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+			snprintf(why, len, "another CUPTI client is injected (CUDA_INJECTION64_PATH=%.200s): "
+				 "CUPTI allows one subscriber", v);
+			err = -EBUSY;
+		}
 	}
 	free(buf);
 	return err;

@@ -49,4 +49,10 @@ int rcall_write(struct rcall *c, uint64_t addr, const void *buf, size_t n);
 int rcall_read(struct rcall *c, uint64_t addr, void *buf, size_t n);
 /* Registers, FP/vector state and errno back as they were; detach */
 int rcall_end(struct rcall *c);
+
+/* inject.c's parsers of outside bytes (tests/fuzz/fuzz_inject.c) */
+/* an executable's first bytes: x86-64 and dynamically linked? 0, or -ENOEXEC with why */
+int inject_exe_check(const void *buf, size_t n, char *why, size_t len);
+/* the value of KEY=value in a NUL-separated environment block (/proc/PID/environ), or NULL */
+const char *inject_env_find(const char *buf, size_t n, const char *key);
 #endif
