@@ -24,7 +24,6 @@
 #include "cuda.skel.h"
 #include "collector.h"
 #include "discover.h"
-#include "inject_rec.h"
 #include "incident/flight.h"
 #include "host/bpfmaps.h"
 #include "core/hmap.h"
@@ -32,6 +31,7 @@
 #include "core/vec.h"
 #include "cupti/cupti_attach.h"
 #include "cupti/cupti_join.h"
+#include "cupti/inject_rec.h"
 #include "ioctl/ioctl.h"
 #include "libs.h"
 #include "recorder.h"
@@ -407,6 +407,17 @@ static void note_discovery(struct rec_ctx *r, struct sbt_writer *w)
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)discover_lost(r->disc));
 		sbt_writer_note(w, "discovery.lost", v);
 	}
+}
+
+/* what --cupti did to running processes (cupti/inject_rec.h) */
+static void note_inject(struct rec_ctx *r, struct sbt_writer *w)
+{
+	static const char *const keys[] = { "cupti.inject", "cupti.detach", "cupti.test_cycles" };
+	unsigned i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (inject_rec_note(r->inj, keys[i]))
+			sbt_writer_note(w, keys[i], inject_rec_note(r->inj, keys[i]));
 }
 
 /* XRay logs written during the recording join the trace; a bad log is reported, not fatal */
@@ -847,8 +858,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	if (o->xray_dir)
 		import_xray(&r, &meta);
 	note_discovery(&r, r.w);
-	inject_rec_finish(r.inj, r.w);
-	r.inj = NULL;
+	note_inject(&r, r.w);
 	if (r.ioctl) {
 		char dm[2048];
 
@@ -887,7 +897,7 @@ cleanup:
 	if (r.child > 0)
 		waitpid(r.child, NULL, 0);
 	inject_rec_stop(r.inj);		/* an error on the way: never leave a target subscribed */
-	inject_rec_finish(r.inj, NULL);
+	inject_rec_free(r.inj);
 	ring_buffer__free(r.rb);
 	cupti_detach(r.cupti);
 	ioctl_detach(r.ioctl);

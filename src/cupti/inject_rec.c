@@ -11,9 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/util.h"
-#include "cupti/inject.h"
+#include "inject.h"
 #include "inject_rec.h"
-#include "sbt/sbt.h"
 
 #define MAX_INJ 256
 
@@ -154,16 +153,23 @@ void inject_rec_stop(struct inject_rec *ir)
 	}
 }
 
-void inject_rec_finish(struct inject_rec *ir, struct sbt_writer *w)
+const char *inject_rec_note(const struct inject_rec *ir, const char *key)
+{
+	if (!ir)
+		return NULL;
+	if (!strcmp(key, "cupti.inject"))
+		return ir->inject;
+	if (!strcmp(key, "cupti.detach"))
+		return ir->detach;
+	if (!strcmp(key, "cupti.test_cycles"))
+		return ir->cycles;
+	return NULL;
+}
+
+void inject_rec_free(struct inject_rec *ir)
 {
 	if (!ir)
 		return;
-	if (w && ir->inject)
-		sbt_writer_note(w, "cupti.inject", ir->inject);
-	if (w && ir->detach)
-		sbt_writer_note(w, "cupti.detach", ir->detach);
-	if (w && ir->cycles)
-		sbt_writer_note(w, "cupti.test_cycles", ir->cycles);
 	free(ir->inject);
 	free(ir->detach);
 	free(ir->cycles);

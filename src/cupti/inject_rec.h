@@ -11,12 +11,12 @@
 #include <sys/types.h>
 
 struct inject_rec;
-struct sbt_writer;
 
 /* pids (or, all: every process that maps libcuda/libcudart) get lib; never fails the recording */
 struct inject_rec *inject_rec_start(const char *lib, const pid_t *pids, unsigned npids, bool all);
 /* ask each injected library to flush and switch off (before the last drain) */
 void inject_rec_stop(struct inject_rec *ir);
-/* the notes; then freed. NULL is fine */
-void inject_rec_finish(struct inject_rec *ir, struct sbt_writer *w);
+/* the note for key (cupti.inject, cupti.detach, cupti.test_cycles), NULL if none */
+const char *inject_rec_note(const struct inject_rec *ir, const char *key);
+void inject_rec_free(struct inject_rec *ir);	/* NULL is fine */
 #endif
