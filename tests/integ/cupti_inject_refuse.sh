@@ -22,6 +22,7 @@ fi
 export FAKE_CUDA_RELEASE=$T/release
 
 sigs() { cat /proc/$1/task/*/status 2>/dev/null | grep -E '^(SigPnd|ShdPnd|SigBlk|SigIgn|SigCgt):'; }
+note_has() { "$GPUBPF" info "$T/r.sbt" | grep -E "^  inject +pid $1: not injected: " | grep -Eq "$2"; }
 # refused NAME PID REASON_REGEX [ENV=V ...]
 refused() {
 	local name=$1 pid=$2 re=$3 s0 n
@@ -32,8 +33,7 @@ refused() {
 	n=$(grep -c "^gpubpf: cupti: pid $pid not injected: " "$T/rec.log")
 	check_true "$name: one line gives the reason ($(grep -o 'not injected: .*' "$T/rec.log" | head -1))" \
 		test "$n" = 1 -a "$(grep "^gpubpf: cupti: pid $pid not injected: " "$T/rec.log" | grep -Ec "$re")" = 1
-	check_true "$name: the trace's notes say why" bash -c \
-		"'$GPUBPF' info '$T/r.sbt' | grep -E '^  inject +pid $pid: not injected: ' | grep -Eq '$re'"
+	check_true "$name: the trace's notes say why" note_has "$pid" "$re"
 	check_true "$name: the process is untouched" bash -c \
 		"kill -0 $pid && ! grep -q libgpubpf_cupti /proc/$pid/maps && [ \"\$(cat /proc/$pid/task/*/status | grep -E '^(SigPnd|ShdPnd|SigBlk|SigIgn|SigCgt):')\" = '$s0' ]"
 }
