@@ -101,6 +101,7 @@ else
 fi
 
 touch "$T/stop" "$T/release"
+[ -n "${J3:-}" ] && wait "$J3" 2>/dev/null
 wait "$J2"
 check_eq "the job recorded beside the refusals exits 0, untouched" 0 "$?"
 check_true "its counts are exact, no EINTR ($(cat "$T/j2.out"))" \
