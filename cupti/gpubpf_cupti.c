@@ -9,6 +9,12 @@
  * and turn every completed activity record into probe "activity". The
  * program never waits for gpubpf: when no tracer is attached, each probe
  * is a 5-byte nop.
+ *
+ * A process that is already running gets the library from gpubpf record
+ * -p PID --cupti (src/cupti/inject.c): dlopen, then gpubpf_cupti_attach()
+ * on a thread stopped at a syscall boundary; at the end
+ * gpubpf_cupti_detach() flushes, switches everything off and calls
+ * cuptiFinalize. Both answer in a buffer, never on the target's stderr.
  */
 #include <errno.h>
 #include <pthread.h>
