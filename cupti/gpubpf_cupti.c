@@ -311,7 +311,7 @@ GB_EXPORT int gpubpf_cupti_attach(char *msg, size_t len)
 	gb_emit_env_once();
 	pthread_mutex_lock(&state_lock);
 	if (active)
-		snprintf(msg, len, "already subscribed, activity on");
+		snprintf(msg, len, "already subscribed, activity on (left on at the end)");
 	else
 		ret = setup_cupti(msg, len);
 	pthread_mutex_unlock(&state_lock);

@@ -84,7 +84,8 @@ static void attach_one(struct inject_rec *ir, pid_t pid)
 	test_cycles(ir, pid);
 	r = cupti_inject_attach(pid, ir->lib, msg, sizeof(msg));
 	ir->pids[ir->n] = pid;
-	ir->loaded[ir->n++] = r <= INJECT_CUPTI_OFF;
+	/* on before we came (CUDA_INJECTION64_PATH at its start): left on at the end */
+	ir->loaded[ir->n++] = r <= INJECT_CUPTI_OFF && strncmp(msg, "already subscribed", 18);
 	switch (r) {
 	case INJECT_ON:
 		fprintf(stderr, "gpubpf: cupti: pid %d: library injected, device timing on: %s\n", (int)pid, msg);

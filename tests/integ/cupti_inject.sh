@@ -120,3 +120,31 @@ check_eq "the job exits 0 (every launch succeeded, no EINTR, errno kept)" 0 "$?"
 check_true "the job's counts: launches == ok, 1 read, 0 EINTR, errno never changed ($(cat "$T/work.out"))" \
 	grep -Eq '^launches=([0-9]+) ok=\1 reads=1 eintr=0 errno_changed=0$' "$T/work.out"
 check_eq "the job printed nothing on stderr" "" "$(cat "$T/work.err")"
+
+# a job that also loaded the real libcudart.so.13 (which answers: no usable driver)
+RT=$CUDA_HOME/lib64/libcudart.so.13
+if [ -r "$RT" ]; then
+	rm -f "$T/stop" "$T/ready"
+	LD_LIBRARY_PATH=$WL "$WL/inject_work" -l "$WL/libcuda.so.1" -R "$RT" -s "$T/stop" -r "$T/ready" \
+		>"$T/work.out" 2>"$T/work.err" &
+	W=$!
+	_bg_pids+=($W)
+	if wait_for "$T/ready" 10; then
+		TIDS=$(ls /proc/$W/task | sort -n)
+		SIG0=$(sigstate)
+		rec "$T/t7.sbt"
+		check_eq "with the real libcudart.so.13: record exits 0" 0 "$?"
+		check_true "with the real libcudart.so.13: injected, CUPTI's answer reported" \
+			grep -q "^gpubpf: cupti: pid $W: library injected, CUPTI answered: " "$T/rec.log"
+		check_eq "with the real libcudart.so.13: signal state unchanged" "$SIG0" "$(sigstate)"
+		touch "$T/stop"
+		wait "$W"
+		check_eq "with the real libcudart.so.13: the job exits 0" 0 "$?"
+		check_true "with the real libcudart.so.13: counts exact, no EINTR ($(tail -1 "$T/work.out"))" \
+			grep -Eq '^launches=([0-9]+) ok=\1 reads=1 eintr=0 errno_changed=0$' "$T/work.out"
+	else
+		fail "inject_work with the real libcudart.so.13 started ($(cat "$T/work.err"))"
+	fi
+else
+	skip "with the real libcudart.so.13" "no $RT"
+fi

@@ -10,7 +10,9 @@
  *   launches=N ok=N reads=N eintr=N errno_changed=N
  * and exits 0 when every launch succeeded, no EINTR was seen and errno
  * never moved.
- *   inject_work -l LIB -s STOPFILE [-r READYFILE]
+ * -R LIBCUDART: first load a CUDA runtime (the real one: no device, it
+ * answers an error) and ask it for the device count, as a job would.
+ *   inject_work -l LIB -s STOPFILE [-r READYFILE] [-R LIBCUDART]
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -118,7 +120,7 @@ static void *in_driver(void *arg)
 
 int main(int argc, char **argv)
 {
-	const char *lib = "libcuda.so.1", *stopfile = NULL, *readyfile = NULL;
+	const char *lib = "libcuda.so.1", *stopfile = NULL, *readyfile = NULL, *rt = NULL;
 	struct timespec poll = { 0, 20 * 1000 * 1000 };
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	pthread_t th[NLAUNCHERS + 4];
@@ -127,8 +129,9 @@ int main(int argc, char **argv)
 	long i;
 	int c;
 
-	while ((c = getopt(argc, argv, "l:s:r:")) != -1) {
+	while ((c = getopt(argc, argv, "l:s:r:R:")) != -1) {
 		switch (c) {
+		case 'R': rt = optarg; break;
 		case 'l': lib = optarg; break;
 		case 's': stopfile = optarg; break;
 		case 'r': readyfile = optarg; break;
@@ -141,6 +144,18 @@ int main(int argc, char **argv)
 	if (!h || !(launch = dlsym(h, "cuLaunchKernel")) || !(ssync = dlsym(h, "cuStreamSynchronize"))) {
 		fprintf(stderr, "inject_work: %s: %s\n", lib, dlerror());
 		return 2;
+	}
+	if (rt) {
+		void *r = dlopen(rt, RTLD_NOW | RTLD_GLOBAL);
+		int (*count)(int *) = r ? (int (*)(int *))dlsym(r, "cudaGetDeviceCount") : NULL;
+		int n = -1;
+
+		if (!count) {
+			fprintf(stderr, "inject_work: %s: %s\n", rt, dlerror());
+			return 2;
+		}
+		printf("cudart=%d devices=%d\n", count(&n), n);
+		fflush(stdout);
 	}
 	/* a mask and a handler that must come out unchanged (threads inherit the mask) */
 	sigaction(SIGUSR1, &sa, NULL);
