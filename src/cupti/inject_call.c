@@ -17,7 +17,8 @@
  * the call), rsp below the 128-byte red zone and a 4 KiB scratch area,
  * 16-byte aligned with a return address of 0 pushed; rip = the function.
  * Its return is a SIGSEGV at rip 0, seen in the signal-delivery-stop and
- * never delivered: signal handlers and mask are untouched (a thread that
+ * never delivered: signal handlers and mask are untouched (the mask is also
+ * saved and set back with PTRACE_GETSIGMASK/SETSIGMASK; a thread that
  * blocks SIGSEGV, or a process that ignores it, is not used: the kernel
  * would reset those when it forces the fault).
  */
@@ -326,6 +327,7 @@ static int save_state(struct rcall *c)
 		if (ptrace(PTRACE_GETFPREGS, c->tid, NULL, &c->fp))
 			return -errno;
 	}
+	c->have_mask = !ptrace(PTRACE_GETSIGMASK, c->tid, (void *)sizeof(c->sigmask), &c->sigmask);
 	/* scratch below the red zone; the calls' stack below the scratch */
 	c->data = (c->saved.rsp - 128 - RCALL_DATA) & ~15ull;
 	return 0;
@@ -516,6 +518,8 @@ int rcall_end(struct rcall *c)
 		err = -errno;
 	if (c->xstate ? ptrace(PTRACE_SETREGSET, c->tid, (void *)NT_X86_XSTATE, &io) :
 			ptrace(PTRACE_SETFPREGS, c->tid, NULL, &c->fp))
+		err = err ? err : -errno;
+	if (c->have_mask && ptrace(PTRACE_SETSIGMASK, c->tid, (void *)sizeof(c->sigmask), &c->sigmask))
 		err = err ? err : -errno;
 	if (c->errno_addr && rcall_write(c, c->errno_addr, &c->errno_val, sizeof(c->errno_val)))
 		err = err ? err : -EFAULT;

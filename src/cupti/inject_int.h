@@ -25,6 +25,8 @@ struct rcall {
 	void *xstate;		/* NT_X86_XSTATE, else the legacy FP regs */
 	size_t xlen;
 	struct user_fpregs_struct fp;
+	uint64_t sigmask;	/* the thread's blocked signals, set back as they were */
+	bool have_mask;
 	uint64_t data;		/* remote address of the scratch area */
 	uint64_t errno_addr;	/* the thread's errno, put back at the end (0: unknown) */
 	int errno_val;
