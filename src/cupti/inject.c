@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/util.h"
 #include "host/elfsym.h"
 #include "host/procmaps.h"
 #include "inject.h"
@@ -85,6 +86,24 @@ static unsigned long long status_field(const char *path, const char *key, int ba
 	return v;
 }
 
+/* State: T (stopped): a call would run while the rest of it is stopped */
+static bool process_stopped(const char *status_path)
+{
+	char line[256];
+	bool stopped = false;
+	FILE *f = fopen(status_path, "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "State:", 6)) {
+			stopped = strchr(line, 'T') != NULL && strstr(line, "stopped");
+			break;
+		}
+	fclose(f);
+	return stopped;
+}
+
 static int check_ptrace(pid_t pid, char *why, size_t len)
 {
 	int scope = ptrace_scope();
@@ -101,6 +120,10 @@ static int check_ptrace(pid_t pid, char *why, size_t len)
 		return -EPERM;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (process_stopped(path)) {
+		snprintf(why, len, "the process is stopped (SIGSTOP or a job-control stop): continue it first");
+		return -EAGAIN;
+	}
 	tracer = status_field(path, "TracerPid", 10);
 	if (tracer) {
 		snprintf(why, len, "already traced by pid %llu (a debugger?)", tracer);
@@ -396,6 +419,7 @@ static enum inject_result run(pid_t pid, const char *lib, bool attach, char *msg
 	struct rcall c;
 	char why[512];
 	enum inject_result res = INJECT_FAILED;
+	uint64_t t0;
 	int answer = 0;
 
 	if (inspect(&t, lib, attach, msg, len)) {
@@ -412,6 +436,7 @@ static enum inject_result run(pid_t pid, const char *lib, bool attach, char *msg
 		procmaps_free(&t.maps);
 		return INJECT_REFUSED;
 	}
+	t0 = gb_now_mono_ns();
 	save_errno(&t, &c);
 	if (attach && !t.ours && remote_dlopen(&t, &c, lib, msg, len))
 		goto out;
@@ -419,7 +444,7 @@ static enum inject_result run(pid_t pid, const char *lib, bool attach, char *msg
 		goto out;
 	res = answer ? INJECT_CUPTI_OFF : INJECT_ON;
 	/* where it ran, for the notes */
-	snprintf(why, sizeof(why), " [%s]", c.where);
+	snprintf(why, sizeof(why), " [%s, stopped %.1f ms]", c.where, (gb_now_mono_ns() - t0) / 1e6);
 	if (strlen(msg) + strlen(why) < len)
 		strcat(msg, why);
 out:

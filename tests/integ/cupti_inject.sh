@@ -64,7 +64,7 @@ else
 fi
 check_true "the library stays mapped in the job (inert)" grep -q libgpubpf_cupti.so /proc/$W/maps
 check_true "the thread used sat in a syscall away from the driver" \
-	grep -Eq "\[thread [0-9]+ blocked in syscall [0-9]+ \(restarted\)\]" "$T/rec.log"
+	grep -Eq "\[thread [0-9]+ blocked in syscall [0-9]+ \(restarted\), stopped [0-9.]+ ms\]" "$T/rec.log"
 check_true "it is not the thread blocked in the driver" bash -c "! grep -q 'thread $DRV ' '$T/rec.log'"
 "$GPUBPF" info "$T/t.sbt" >"$T/info.txt"
 check_true "info: the injection and CUPTI's answer" grep -Eq "^  inject +pid $W: injected, CUPTI answered: " "$T/info.txt"
@@ -87,12 +87,12 @@ check_true "again: re-enabled without a second dlopen" \
 # a running thread, caught at its next syscall entry (the syscall then runs fresh)
 rec "$T/t3.sbt" GPUBPF_TEST_INJECT_RUNNING=1
 check_true "a running thread: injected at its next syscall entry" \
-	grep -Eq "injected, .*\[thread [0-9]+ at the entry of syscall [0-9]+\]" "$T/rec.log"
+	grep -Eq "injected, .*\[thread [0-9]+ at the entry of syscall [0-9]+, stopped [0-9.]+ ms\]" "$T/rec.log"
 # the read and the futex thread, 20 cycles each: their syscalls restarted, never EINTR
 for t in "$READER:read" "$FUTEX:futex"; do
 	rec "$T/t4.sbt" GPUBPF_TEST_INJECT_TID=${t%%:*} GPUBPF_TEST_INJECT_CYCLES=20
 	check_true "the thread blocked in ${t#*:}: 20 cycles, restarted" bash -c \
-		"grep -Eq 'injected, .*\[thread ${t%%:*} blocked in syscall [0-9]+ \(restarted\)\]' '$T/rec.log' &&
+		"grep -Eq 'injected, .*\[thread ${t%%:*} blocked in syscall [0-9]+ \(restarted\), stopped [0-9.]+ ms\]' '$T/rec.log' &&
 		 $GPUBPF info '$T/t4.sbt' | grep -q 'pid $W: 19 cycles before this one, 0 calls failed'"
 done
 # the thread blocked inside the driver is never used: bounded, one line

@@ -7,7 +7,7 @@
 # this kernel has no Yama: setting 3 for real could not be undone until
 # reboot). Each time the recording exits 0, the trace's notes say why, and
 # the process is untouched (nothing loaded, signal state the same, still
-# running).
+# running). A stopped process is refused too.
 source "$(dirname "$0")/../lib.sh"
 need_bpf "record -p --cupti refusals"
 LIB=$ROOT/build/cupti/libgpubpf_cupti.so
@@ -46,6 +46,9 @@ sleep 300 &
 N=$!
 _bg_pids+=($N)
 refused "no CUDA" "$N" "no CUDA driver or runtime library is mapped"
+kill -STOP "$N"
+refused "a stopped process" "$N" "the process is stopped \(SIGSTOP or a job-control stop\): continue it first"
+kill -CONT "$N"
 refused "static binary" "$S" "statically linked \(no PT_INTERP\)"
 if [ -x "$WL/arch32_work" ]; then
 	"$WL/arch32_work" &
