@@ -148,3 +148,56 @@ if [ -r "$RT" ]; then
 else
 	skip "with the real libcudart.so.13" "no $RT"
 fi
+
+# a CUPTI that says yes (tests/workloads/fake_cupti.c, found first through
+# LD_LIBRARY_PATH): device timing on, then the full detach, twice
+if [ -r "$WL/fakecupti/libcupti.so.13" ]; then
+	rm -f "$T/stop" "$T/ready" "$T/cupti.log"
+	LD_LIBRARY_PATH=$WL/fakecupti FAKE_CUPTI_LOG=$T/cupti.log "$WL/inject_work" -l "$WL/libcuda.so.1" \
+		-s "$T/stop" -r "$T/ready" >"$T/work.out" 2>"$T/work.err" &
+	W=$!
+	_bg_pids+=($W)
+	if wait_for "$T/ready" 10; then
+		TIDS=$(ls /proc/$W/task | sort -n)
+		SIG0=$(sigstate)
+		rec "$T/t8.sbt"
+		check_true "CUPTI says yes: device timing on, 5 of 5 activity kinds" \
+			grep -q "^gpubpf: cupti: pid $W: library injected, device timing on: subscribed, 5 of 5 activity kinds on" "$T/rec.log"
+		check_true "CUPTI says yes: info shows the full detach" bash -c \
+			"'$GPUBPF' info '$T/t8.sbt' | grep -Eq '^  detach +pid $W: detached: flushed, activity and callbacks off, cuptiFinalize: CUPTI_SUCCESS'"
+		rec "$T/t9.sbt"
+		summary=$(awk '{ n[$1]++ } END { printf "subscribe=%d enable=%d disable=%d flush=%d unsubscribe=%d finalize=%d", n["subscribe"], n["enable"], n["disable"], n["flush"], n["unsubscribe"], n["finalize"] }' "$T/cupti.log")
+		check_eq "two recordings: CUPTI subscribed, enabled, flushed, disabled, finalized twice" \
+			"subscribe=2 enable=10 disable=10 flush=2 unsubscribe=2 finalize=2" "$summary"
+		check_eq "CUPTI says yes: signal state unchanged" "$SIG0" "$(sigstate)"
+		touch "$T/stop"
+		wait "$W"
+		check_eq "CUPTI says yes: the job exits 0" 0 "$?"
+		check_true "CUPTI says yes: counts exact, no EINTR ($(tail -1 "$T/work.out"))" \
+			grep -Eq '^launches=([0-9]+) ok=\1 reads=1 eintr=0 errno_changed=0$' "$T/work.out"
+	else
+		fail "inject_work with the fake libcupti started ($(cat "$T/work.err"))"
+	fi
+else
+	skip "CUPTI says yes" "no $WL/fakecupti/libcupti.so.13 (make workloads)"
+fi
+
+# a CUPTI already held by another client that did not need CUDA_INJECTION64_PATH
+# (Kineto): CUPTI's own answer says so, the job runs on untouched
+if [ -r "$WL/fakecupti/libcupti.so.13" ]; then
+	rm -f "$T/stop" "$T/ready"
+	LD_LIBRARY_PATH=$WL/fakecupti FAKE_CUPTI_BUSY=1 "$WL/inject_work" -l "$WL/libcuda.so.1" \
+		-s "$T/stop" -r "$T/ready" >"$T/work.out" 2>"$T/work.err" &
+	W=$!
+	_bg_pids+=($W)
+	if wait_for "$T/ready" 10; then
+		rec "$T/t10.sbt"
+		check_true "CUPTI held by another client: its answer is reported" \
+			grep -q "^gpubpf: cupti: pid $W: library injected, CUPTI answered: another CUPTI client (Nsight, Kineto ...) is active" "$T/rec.log"
+		touch "$T/stop"
+		wait "$W"
+		check_eq "CUPTI held by another client: the job exits 0" 0 "$?"
+	else
+		fail "inject_work with a busy fake libcupti started"
+	fi
+fi
