@@ -24,6 +24,18 @@
 #include "cupti/inject.h"
 #include "cupti/inject_int.h"
 
+static pid_t kid;	/* the forked child: killed if a test fails half way */
+
+static int kill_kid(void **state)
+{
+	if (kid > 0) {
+		kill(kid, SIGKILL);
+		waitpid(kid, NULL, 0);
+	}
+	kid = 0;
+	return 0;
+}
+
 static void elf_head(unsigned char *buf, size_t n, int cls, unsigned machine, bool interp)
 {
 	Elf64_Ehdr eh = { .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, (unsigned char)cls } };
@@ -92,7 +104,8 @@ static bool child_in(pid_t pid, long nr)
 				line[0] = 0;
 			fclose(f);
 		}
-		if (nr == -2 ? !strncmp(line, "running", 7) || atol(line) == SYS_getppid : atol(line) == nr)
+		if (nr == -2 ? strstr(line, "running") == line || (line[0] >= '0' && line[0] <= '9' && atol(line) == SYS_getppid) :
+		    line[0] >= '0' && line[0] <= '9' && atol(line) == nr)
 			return true;
 		usleep(5000);
 	}
@@ -131,6 +144,7 @@ static void test_call_blocked_read(void **state)
 		n = read(p[0], &ch, 1);
 		_exit(n == 1 && ch == 'x' && errno == 4242 ? 0 : n < 0 && errno == EINTR ? 3 : 4);
 	}
+	kid = child;
 	assert_true(child_in(child, SYS_read));
 	assert_int_equal(0, rcall_begin(&c, child, NULL, 0, 2000, why, sizeof(why)));
 	assert_false(c.at_enter);
@@ -139,6 +153,7 @@ static void test_call_blocked_read(void **state)
 	assert_int_equal(0, rcall_end(&c));
 	assert_int_equal(1, write(p[1], "x", 1));
 	assert_int_equal(child, waitpid(child, &st, 0));
+	kid = 0;
 	assert_true(WIFEXITED(st));
 	assert_int_equal(0, WEXITSTATUS(st));	/* read got 'x', no EINTR, errno kept */
 	close(p[0]);
@@ -168,6 +183,7 @@ static void test_call_running(void **state)
 		}
 		_exit(bad ? 5 : 0);
 	}
+	kid = child;
 	assert_true(child_in(child, -2));
 	setenv("GPUBPF_TEST_INJECT_RUNNING", "1", 1);
 	assert_int_equal(0, rcall_begin(&c, child, NULL, 0, 2000, why, sizeof(why)));
@@ -177,6 +193,7 @@ static void test_call_running(void **state)
 	assert_int_equal(0, rcall_end(&c));
 	assert_int_equal(1, write(p[1], "x", 1));
 	assert_int_equal(child, waitpid(child, &st, 0));
+	kid = 0;
 	assert_true(WIFEXITED(st));
 	assert_int_equal(0, WEXITSTATUS(st));	/* every getppid answered right */
 	close(p[0]);
@@ -196,6 +213,7 @@ static void test_refuse_no_cuda(void **state)
 
 		_exit(read(p[0], &ch, 1) == 1 ? 0 : 4);
 	}
+	kid = child;
 	assert_true(child_in(child, SYS_read));
 	assert_int_equal(INJECT_REFUSED, cupti_inject_attach(child, "/nonexistent/libgpubpf_cupti.so", msg, sizeof(msg)));
 	assert_non_null(strstr(msg, "no CUDA driver or runtime library is mapped"));
@@ -203,6 +221,7 @@ static void test_refuse_no_cuda(void **state)
 	assert_non_null(strstr(msg, "not absolute"));
 	assert_int_equal(1, write(p[1], "x", 1));
 	assert_int_equal(child, waitpid(child, &st, 0));
+	kid = 0;
 	assert_int_equal(0, WEXITSTATUS(st));
 	close(p[0]);
 	close(p[1]);
@@ -214,9 +233,9 @@ int main(void)
 		cmocka_unit_test(test_exe_check),
 		cmocka_unit_test(test_env_find),
 #ifdef __x86_64__
-		cmocka_unit_test(test_call_blocked_read),
-		cmocka_unit_test(test_call_running),
-		cmocka_unit_test(test_refuse_no_cuda),
+		cmocka_unit_test_teardown(test_call_blocked_read, kill_kid),
+		cmocka_unit_test_teardown(test_call_running, kill_kid),
+		cmocka_unit_test_teardown(test_refuse_no_cuda, kill_kid),
 #endif
 	};
 
