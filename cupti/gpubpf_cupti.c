@@ -9,8 +9,16 @@
  * and turn every completed activity record into probe "activity". The
  * program never waits for gpubpf: when no tracer is attached, each probe
  * is a 5-byte nop.
+ *
+ * A process that is already running gets the library from gpubpf record
+ * -p PID --cupti (src/cupti/inject.c): dlopen, then gpubpf_cupti_attach()
+ * on a thread stopped at a syscall boundary; at the end
+ * gpubpf_cupti_detach() flushes, switches everything off and calls
+ * cuptiFinalize. Both answer in a buffer, never on the target's stderr.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,14 +33,26 @@
 
 static CUpti_SubscriberHandle subscriber;
 static uint64_t cupti_dropped;
+/* subscribed with activity on; attach/detach/exit serialised by the lock */
+static bool active, atexit_done;
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void say(const char *fmt, const char *what, CUptiResult res)
+static const char *res_str(CUptiResult res)
 {
 	const char *msg = NULL;
 
 	if (cuptiGetResultString(res, &msg) != CUPTI_SUCCESS || !msg)
 		msg = "unknown error";
-	fprintf(stderr, fmt, what, msg);
+	return msg;
+}
+
+/* append to the answer that goes back to whoever asked (stderr or gpubpf record) */
+static void say(char *out, size_t len, const char *fmt, const char *what, CUptiResult res)
+{
+	size_t n = strlen(out);
+
+	if (n + 1 < len)
+		snprintf(out + n, len - n, fmt, what, res_str(res));
 }
 
 static uint64_t CUPTIAPI mono_ns(void)
@@ -152,7 +172,13 @@ static void at_exit(void)
 {
 	uint64_t limited;
 
+	pthread_mutex_lock(&state_lock);
+	if (!active) {
+		pthread_mutex_unlock(&state_lock);
+		return;
+	}
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	pthread_mutex_unlock(&state_lock);
 	gb_emit_report_lost(__atomic_load_n(&cupti_dropped, __ATOMIC_RELAXED));
 	limited = gb_emit_rate_limited();
 	if (limited)
@@ -171,50 +197,67 @@ static void setup_clock(void)
 		gb_emit_set_clock_offset((int64_t)(mono_ns() - t));
 }
 
-static void enable_kinds(void)
+static const CUpti_ActivityKind kinds[] = {
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+	CUPTI_ACTIVITY_KIND_OVERHEAD,
+};
+static const char *const kind_names[] = { "kernel", "memcpy", "memset", "synchronization", "overhead" };
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+/*
+ * Global enables cover the contexts and streams that exist already (a late
+ * attach) as well as those created later. Returns how many kinds are on.
+ */
+static int enable_kinds(char *out, size_t len)
 {
-	static const CUpti_ActivityKind kinds[] = {
-		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-		CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-		CUPTI_ACTIVITY_KIND_OVERHEAD,
-	};
 	CUptiResult res;
 	size_t i;
+	int n = 0;
 
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+	for (i = 0; i < NKINDS; i++) {
 		res = cuptiActivityEnable(kinds[i]);
-		if (res != CUPTI_SUCCESS)
-			say("gpubpf-cupti: activity kind %s not enabled: %s\n",
-			    i == 0 ? "kernel" : i == 1 ? "memcpy" : i == 2 ? "memset" :
-			    i == 3 ? "synchronization" : "overhead", res);
+		if (res == CUPTI_SUCCESS)
+			n++;
+		else
+			say(out, len, "gpubpf-cupti: activity kind %s not enabled: %s\n", kind_names[i], res);
 	}
+	return n;
 }
 
-static int setup_cupti(void)
+/* 0 with device timing on, else -errno; what CUPTI said goes to out */
+static int setup_cupti(char *out, size_t len)
 {
 	CUptiResult res;
+	int n;
 
 	res = cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)api_cb, NULL);
 	if (res == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-		fprintf(stderr, "gpubpf-cupti: another CUPTI client (Nsight, Kineto ...) is active: "
-			"device timing off, host tracing unaffected\n");
+		snprintf(out, len, "gpubpf-cupti: another CUPTI client (Nsight, Kineto ...) is active: "
+			 "device timing off, host tracing unaffected\n");
 		return -EBUSY;
 	}
 	if (res != CUPTI_SUCCESS) {
-		say("gpubpf-cupti: %s failed: %s: device timing off\n", "cuptiSubscribe", res);
+		say(out, len, "gpubpf-cupti: %s failed: %s: device timing off\n", "cuptiSubscribe", res);
 		return -EIO;
 	}
 	enable_callbacks();
 	setup_clock();
 	res = cuptiActivityRegisterCallbacks(buf_requested, buf_completed);
 	if (res != CUPTI_SUCCESS) {
-		say("gpubpf-cupti: %s failed: %s: device timing off\n",
+		say(out, len, "gpubpf-cupti: %s failed: %s: device timing off\n",
 		    "cuptiActivityRegisterCallbacks", res);
 		cuptiUnsubscribe(subscriber);
 		return -EIO;
 	}
-	enable_kinds();
-	atexit(at_exit);
+	n = enable_kinds(out, len);
+	active = true;
+	if (!atexit_done) {
+		atexit_done = true;
+		atexit(at_exit);
+	}
+	if (!*out)
+		snprintf(out, len, "gpubpf-cupti: subscribed, %d of %zu activity kinds on\n", n, NKINDS);
 	return 0;
 }
 
@@ -226,9 +269,84 @@ GB_EXPORT int InitializeInjection(void)
 {
 	static int done;
 
+	char msg[1024] = "";
+
 	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
 		return 1;
 	gb_emit_env_once();
-	setup_cupti();
+	pthread_mutex_lock(&state_lock);
+	if (setup_cupti(msg, sizeof(msg)))
+		fputs(msg, stderr);
+	else if (strstr(msg, "not enabled"))
+		fputs(msg, stderr);
+	pthread_mutex_unlock(&state_lock);
 	return 1;
+}
+
+/* the answer without its prefix and newlines: one line for a trace note */
+static void one_line(char *msg)
+{
+	char *p;
+
+	while ((p = strstr(msg, "gpubpf-cupti: ")))
+		memmove(p, p + 14, strlen(p + 14) + 1);
+	for (p = msg; *p; p++)
+		if (*p == '\n')
+			*p = p[1] ? ';' : 0;
+}
+
+/*
+ * Attach to a process that is already running (gpubpf record -p PID
+ * --cupti): src/cupti/inject.c makes one of its threads call this, stopped
+ * at a syscall boundary, after dlopen. Nothing is printed in the target:
+ * CUPTI's answer goes to msg for the trace's notes. 0: device timing on.
+ */
+GB_EXPORT int gpubpf_cupti_attach(char *msg, size_t len)
+{
+	int ret = 0;
+
+	if (!msg || len < 2)
+		return -EINVAL;
+	*msg = 0;
+	gb_emit_env_once();
+	pthread_mutex_lock(&state_lock);
+	if (active)
+		snprintf(msg, len, "already subscribed, activity on (left on at the end)");
+	else
+		ret = setup_cupti(msg, len);
+	pthread_mutex_unlock(&state_lock);
+	one_line(msg);
+	return ret;
+}
+
+/*
+ * The end of a recording: flush what CUPTI holds, disable activity and the
+ * callbacks, unsubscribe and cuptiFinalize. The library stays mapped but
+ * inert (no callback, no probe fires) until the next attach.
+ */
+GB_EXPORT int gpubpf_cupti_detach(char *msg, size_t len)
+{
+	CUptiResult res;
+	size_t i;
+
+	if (!msg || len < 2)
+		return -EINVAL;
+	*msg = 0;
+	pthread_mutex_lock(&state_lock);
+	if (!active) {
+		pthread_mutex_unlock(&state_lock);
+		snprintf(msg, len, "was not subscribed: nothing to undo");
+		return 0;
+	}
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	for (i = 0; i < NKINDS; i++)
+		cuptiActivityDisable(kinds[i]);
+	cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+	cuptiUnsubscribe(subscriber);
+	res = cuptiFinalize();
+	active = false;
+	pthread_mutex_unlock(&state_lock);
+	gb_emit_report_lost(__atomic_load_n(&cupti_dropped, __ATOMIC_RELAXED));
+	snprintf(msg, len, "flushed, activity and callbacks off, cuptiFinalize: %s", res_str(res));
+	return res == CUPTI_SUCCESS ? 0 : -EIO;
 }

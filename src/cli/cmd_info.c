@@ -394,6 +394,8 @@ static const struct note_group {
 	  { "ioctl.source", "ioctl.reason", "ioctl.layouts", "ioctl.devmem" } },
 	{ "discovery", "discovery",
 	  { "discovery.source", "discovery.reason", "discovery.not_traced", "discovery.lost" } },
+	{ "device timing (CUPTI injected into running processes)", "cupti",
+	  { "cupti.inject", "cupti.detach", "cupti.test_cycles" } },
 	{ "flight recorder dump", "flight",
 	  { "flight.trigger", "flight.dump", "flight.window_s", "flight.evicted_by_memory",
 	    "flight.suppressed_triggers" } },

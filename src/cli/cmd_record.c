@@ -101,10 +101,19 @@ static const char usage_text[] =
 "                         to DIR during the recording onto the same timeline\n"
 "      --cupti-lib PATH   attach to the USDT probes of the CUPTI injection library\n"
 "                         PATH (libgpubpf_cupti.so) for device timing\n"
-"      --cupti            with -- COMMAND: also load that library into the command\n"
-"                         (sets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH);\n"
-"                         default library: build/cupti/ when gpubpf runs from its\n"
-"                         source tree, else the installed PREFIX/lib/gpubpf/\n"
+"      --cupti            also load that library into the targets: with -- COMMAND\n"
+"                         through CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH;\n"
+"                         with -p PID (or -a: every process with libcuda mapped)\n"
+"                         into the running process with ptrace (x86-64): one thread\n"
+"                         stopped at a syscall boundary calls dlopen, every register,\n"
+"                         errno and the interrupted syscall are restored, no signal\n"
+"                         is sent; at the end the library flushes, disables activity\n"
+"                         and calls cuptiFinalize (it stays mapped, inert). Refusals\n"
+"                         (ptrace_scope, no CUDA, static binary, another CUPTI client,\n"
+"                         other arch) are one line and a note; the recording goes\n"
+"                         on without device timing for that process. Default\n"
+"                         library: build/cupti/ when gpubpf runs from its source\n"
+"                         tree, else the installed PREFIX/lib/gpubpf/\n"
 "      --ready-file FILE  create FILE once every probe is attached (for scripts)\n"
 "\n"
 "Flight recorder (incidents):\n"
@@ -137,6 +146,7 @@ static const char usage_text[] =
 "EXAMPLES:\n"
 "  sudo gpubpf record -a -o trace.sbt                   # every process, until Ctrl-C\n"
 "  sudo gpubpf record -p 4242 -p 4250 -d 30 -o job.sbt  # running processes, 30 s\n"
+"  sudo gpubpf record -p 4242 --cupti -d 30 -o dev.sbt  # + device timing, attached live\n"
 "  sudo gpubpf record -o run.sbt -- ./train --epochs 1  # a command and its children\n"
 "  sudo gpubpf record --perfetto run.pftrace --open -- ./train  # then view it\n"
 "  sudo gpubpf record -a --flight 30 --trigger-on-error -o incident.sbt  # always on\n"
@@ -369,9 +379,15 @@ static int parse_args(struct record_opts *o, struct open_opts *op, int argc, cha
 	}
 	if (o->cupti_inject && !o->cupti_lib)
 		o->cupti_lib = cupti_default_lib();
-	if (o->cupti_inject && !o->cmd) {
-		gb_err("--cupti loads the library into a command: use it with -- COMMAND (for running processes set CUDA_INJECTION64_PATH yourself and give --cupti-lib)");
-		return -1;
+	if (o->cupti_inject && !o->cmd && o->cupti_lib[0] != '/') {
+		static char abs_lib[4096];
+
+		if (!realpath(o->cupti_lib, abs_lib)) {
+			gb_err("cannot find --cupti-lib %s: %s; give the path of libgpubpf_cupti.so", o->cupti_lib,
+			       strerror(errno));
+			return -1;
+		}
+		o->cupti_lib = abs_lib;
 	}
 	if ((o->trigger_error || o->trigger_stuck_ns || o->flight_mem) && !o->flight_ns) {
 		gb_err("--trigger-on-error, --trigger-stuck and --flight-mem belong to the flight recorder: add --flight SECS");

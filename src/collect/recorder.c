@@ -33,6 +33,7 @@
 #include "cupti/cupti_attach.h"
 #include "host/privs.h"
 #include "cupti/cupti_join.h"
+#include "cupti/inject_rec.h"
 #include "ioctl/ioctl.h"
 #include "libs.h"
 #include "recorder.h"
@@ -63,6 +64,7 @@ struct rec_ctx {
 	bool multi;		/* uprobe_multi links */
 	struct cupti_join *join;
 	struct cupti_attach *cupti;
+	struct inject_rec *inj;	/* -p/-a --cupti: the library loaded into running targets */
 	struct ioctl_attach *ioctl;
 	struct discover *disc;	/* NULL: the loader hook finds new libraries */
 	char disc_why[256];	/* why the side-band stream is not used */
@@ -425,6 +427,17 @@ static void note_discovery(struct rec_ctx *r, struct sbt_writer *w)
 	}
 }
 
+/* what --cupti did to running processes (cupti/inject_rec.h) */
+static void note_inject(struct rec_ctx *r, struct sbt_writer *w)
+{
+	static const char *const keys[] = { "cupti.inject", "cupti.detach", "cupti.test_cycles" };
+	unsigned i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (inject_rec_note(r->inj, keys[i]))
+			sbt_writer_note(w, keys[i], inject_rec_note(r->inj, keys[i]));
+}
+
 /* XRay logs written during the recording join the trace; a bad log is reported, not fatal */
 static void import_xray(struct rec_ctx *r, const struct sbt_meta *m)
 {
@@ -735,6 +748,8 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 			break;
 		}
 	}
+	/* the injected libraries flush, then switch off: their last records are in the ring */
+	inject_rec_stop(r->inj);
 	/* what the BPF side produced before we stopped is still ours */
 	discover_poll(r->disc);
 	final_drain(r);
@@ -818,6 +833,8 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	while (o->npids && drain_pass(&r, 0))
 		;
 	recorder_blocked_at_attach(r.col, o->pids, o->npids);
+	if (o->cupti_inject && !o->cmd)
+		r.inj = inject_rec_start(o->cupti_lib, o->pids, o->npids, o->all);
 	/* new files after this point: flight dumps, the --perfetto export (in another user's directory) */
 	out_caps = o->flight_ns || o->perfetto ? PRIVS_BIT(CAP_CHOWN) | PRIVS_BIT(CAP_DAC_OVERRIDE) : 0;
 	session_limit_privileges(out_caps | session_attach_caps(r.multi, r.disc != NULL), "after attach");
@@ -868,6 +885,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	if (o->xray_dir)
 		import_xray(&r, &meta);
 	note_discovery(&r, r.w);
+	note_inject(&r, r.w);
 	if (r.ioctl) {
 		char dm[2048];
 
@@ -905,6 +923,8 @@ cleanup:
 		close(r.go_fd);	/* the child sees EOF and exits without running */
 	if (r.child > 0)
 		waitpid(r.child, NULL, 0);
+	inject_rec_stop(r.inj);		/* an error on the way: never leave a target subscribed */
+	inject_rec_free(r.inj);
 	ring_buffer__free(r.rb);
 	cupti_detach(r.cupti);
 	ioctl_detach(r.ioctl);

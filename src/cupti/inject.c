@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * inject.c - gpubpf record -p PID --cupti: load libgpubpf_cupti.so into a
+ * running CUDA process and subscribe it to CUPTI; at the end, switch it
+ * off. First the reasons not to touch the process (each one line, the
+ * recording goes on without device timing): ptrace forbidden, another
+ * architecture, a static binary, no CUDA library mapped, another CUPTI
+ * client injected, the library not visible in the process's mount
+ * namespace, a debugger attached. Then, through one thread stopped at a
+ * syscall boundary (inject_call.c): errno saved, dlopen(lib, RTLD_NOW) of
+ * the target's own loader (libc's dlopen, glibc 2.34+, else libdl's), the
+ * library's gpubpf_cupti_attach() for CUPTI's answer, everything restored.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "core/util.h"
+#include "host/elfsym.h"
+#include "host/procmaps.h"
+#include "inject.h"
+#include "inject_int.h"
+
+#define SAFE_WAIT_MS	2000	/* for a thread to reach a syscall boundary */
+#define MAX_AVOID	64
+#define MSG_OFF		2048	/* the answer's place in the scratch area */
+#define RTLD_NOW_	2
+
+struct target {
+	pid_t pid;
+	struct gb_maps maps;
+	const struct gb_map *libc, *libdl, *ours;
+	struct rcall_range avoid[MAX_AVOID];
+	unsigned navoid;
+	bool cuda, cupti_other;
+};
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : p ? p : "";
+}
+
+static bool name_is(const struct gb_map *m, const char *prefix)
+{
+	return m->path && !strncmp(base_name(m->path), prefix, strlen(prefix));
+}
+
+/* ptrace_scope's value (-1: no Yama); GPUBPF_TEST_PTRACE_SCOPE names another file (tests) */
+static int ptrace_scope(void)
+{
+	const char *path = getenv("GPUBPF_TEST_PTRACE_SCOPE");
+	int v = -1;
+	FILE *f;
+
+	f = fopen(path && *path ? path : "/proc/sys/kernel/yama/ptrace_scope", "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* a hex mask line of a /proc status file (CapEff, TracerPid as decimal) */
+static unsigned long long status_field(const char *path, const char *key, int base)
+{
+	char line[256];
+	unsigned long long v = 0;
+	size_t kl = strlen(key);
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':') {
+			v = strtoull(line + kl + 1, NULL, base);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* State: T (stopped): a call would run while the rest of it is stopped */
+static bool process_stopped(const char *status_path)
+{
+	char line[256];
+	bool stopped = false;
+	FILE *f = fopen(status_path, "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "State:", 6)) {
+			stopped = strchr(line, 'T') != NULL && strstr(line, "stopped");
+			break;
+		}
+	fclose(f);
+	return stopped;
+}
+
+static int check_ptrace(pid_t pid, char *why, size_t len)
+{
+	int scope = ptrace_scope();
+	bool cap = status_field("/proc/self/status", "CapEff", 16) & (1ull << 19);	/* CAP_SYS_PTRACE */
+	char path[64];
+	unsigned long long tracer;
+
+	if (scope >= 3) {
+		snprintf(why, len, "kernel.yama.ptrace_scope is %d: no process may be traced (until reboot)", scope);
+		return -EPERM;
+	}
+	if (scope == 2 && !cap) {
+		snprintf(why, len, "kernel.yama.ptrace_scope is 2 and gpubpf lacks CAP_SYS_PTRACE: run as root");
+		return -EPERM;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (process_stopped(path)) {
+		snprintf(why, len, "the process is stopped (SIGSTOP or a job-control stop): continue it first");
+		return -EAGAIN;
+	}
+	tracer = status_field(path, "TracerPid", 10);
+	if (tracer) {
+		snprintf(why, len, "already traced by pid %llu (a debugger?)", tracer);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+#define EXE_HEAD	(64 * 1024)	/* the ELF header and program headers are in there */
+
+int inject_exe_check(const void *buf, size_t n, char *why, size_t len)
+{
+	const unsigned char *p = buf;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	uint64_t off;
+	unsigned i;
+
+	if (n < sizeof(eh) || memcmp(p, ELFMAG, SELFMAG)) {
+		snprintf(why, len, "its executable is not ELF");
+		return -ENOEXEC;
+	}
+	memcpy(&eh, p, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+		snprintf(why, len, "a %d-bit program for ELF machine %u: gpubpf injects into x86-64 programs only",
+			 eh.e_ident[EI_CLASS] == ELFCLASS64 ? 64 : 32, (unsigned)eh.e_machine);
+		return -ENOEXEC;
+	}
+	for (i = 0; i < eh.e_phnum && eh.e_phentsize >= sizeof(ph); i++) {
+		off = eh.e_phoff + (uint64_t)i * eh.e_phentsize;
+		if (off > n || n - off < sizeof(ph))
+			break;
+		memcpy(&ph, p + off, sizeof(ph));
+		if (ph.p_type == PT_INTERP)
+			return 0;
+	}
+	snprintf(why, len, "statically linked (no PT_INTERP): no dynamic loader to dlopen the library with");
+	return -ENOEXEC;
+}
+
+/* the executable: this architecture, dynamically linked */
+static int check_exe(pid_t pid, char *why, size_t len)
+{
+	char path[64];
+	void *buf;
+	ssize_t n;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(why, len, "cannot open %s: %s", path, strerror(-err));
+		return err;
+	}
+	buf = malloc(EXE_HEAD);
+	n = buf ? pread(fd, buf, EXE_HEAD, 0) : -1;
+	close(fd);
+	err = inject_exe_check(buf, n > 0 ? (size_t)n : 0, why, len);
+	free(buf);
+	return err;
+}
+
+const char *inject_env_find(const char *buf, size_t n, const char *key)
+{
+	size_t kl = strlen(key), i = 0;
+	const char *end;
+
+	while (i < n) {
+		end = memchr(buf + i, 0, n - i);
+		if (!end)
+			return NULL;	/* the last one cut short: not trusted */
+		if ((size_t)(end - (buf + i)) > kl && !memcmp(buf + i, key, kl) && buf[i + kl] == '=')
+			return buf + i + kl + 1;
+		i = (size_t)(end - buf) + 1;
+	}
+	return NULL;
+}
+
+/* CUDA_INJECTION64_PATH of the process, when it names another library */
+static int check_environ(pid_t pid, const char *lib, char *why, size_t len)
+{
+	char path[64], *buf, other[4200];
+	const char *v;
+	struct stat a, b;
+	ssize_t n;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	buf = malloc(1 << 20);
+	n = buf ? read(fd, buf, 1 << 20) : -1;
+	close(fd);
+	v = n > 0 ? inject_env_find(buf, (size_t)n, "CUDA_INJECTION64_PATH") : NULL;
+	if (v && *v) {
+		snprintf(other, sizeof(other), "/proc/%d/root%s", (int)pid, v);
+		if (stat(other, &a) || stat(lib, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+			snprintf(why, len, "another CUPTI client is injected (CUDA_INJECTION64_PATH=%.200s): "
+				 "CUPTI allows one subscriber", v);
+			err = -EBUSY;
+		}
+	}
+	free(buf);
+	return err;
+}
+
+static void add_avoid(struct target *t, const struct gb_map *m)
+{
+	if (m->exec && t->navoid < MAX_AVOID)
+		t->avoid[t->navoid++] = (struct rcall_range){ m->start, m->end };
+}
+
+static int scan_maps(struct target *t, const char *lib)
+{
+	unsigned i;
+	int err;
+
+	procmaps_free(&t->maps);
+	memset(&t->maps, 0, sizeof(t->maps));
+	t->libc = t->libdl = t->ours = NULL;
+	t->navoid = 0;
+	t->cuda = t->cupti_other = false;
+	err = procmaps_read(t->pid, &t->maps);
+	if (err)
+		return err;
+	for (i = 0; i < t->maps.n; i++) {
+		const struct gb_map *m = &t->maps.v[i];
+		bool mine = procmaps_same_file(lib, m);
+
+		if (mine && (!t->ours || m->exec))
+			t->ours = m;
+		if (name_is(m, "libc.so.6") && (!t->libc || m->exec))
+			t->libc = m;
+		if (name_is(m, "libdl.so") && (!t->libdl || m->exec))
+			t->libdl = m;
+		if (name_is(m, "libcuda.so") || name_is(m, "libcudart.so"))
+			t->cuda = true;
+		if (name_is(m, "libcupti.so"))
+			t->cupti_other = true;
+		if (mine || name_is(m, "libcuda") || name_is(m, "libcupti") || name_is(m, "libnvidia") ||
+		    name_is(m, "libnvcuda"))
+			add_avoid(t, m);
+	}
+	return 0;
+}
+
+/* the address of name in the file that m maps, in pid */
+static int remote_sym(const struct target *t, const struct gb_map *m, const char *name, uint64_t *addr)
+{
+	char path[4200];
+	struct elf_syms *s;
+	uint64_t off;
+	unsigned i;
+	int err;
+
+	if (!m || procmaps_reach(t->pid, m, path, sizeof(path)))
+		return -ENOENT;
+	s = elf_syms_open(path);
+	if (!s)
+		return -errno;
+	err = elf_syms_find(s, name, &off);
+	elf_syms_close(s);
+	if (err)
+		return err;
+	for (i = 0; i < t->maps.n; i++) {
+		const struct gb_map *x = &t->maps.v[i];
+
+		if (x->inode == m->inode && x->dev_major == m->dev_major && x->dev_minor == m->dev_minor &&
+		    off >= x->offset && off < x->offset + (x->end - x->start)) {
+			*addr = x->start + off - x->offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* every reason not to touch pid, in the order a person would want to hear them */
+static int inspect(struct target *t, const char *lib, bool attach, char *why, size_t len)
+{
+	char path[4200];
+	struct stat a, b;
+	int err;
+
+	if (lib[0] != '/') {
+		snprintf(why, len, "the library path %s is not absolute", lib);
+		return -EINVAL;
+	}
+	if ((err = check_ptrace(t->pid, why, len)) || (err = check_exe(t->pid, why, len)))
+		return err;
+	if (scan_maps(t, lib)) {
+		snprintf(why, len, "cannot read /proc/%d/maps: the process is gone or not ours", (int)t->pid);
+		return -ESRCH;
+	}
+	if (!attach)
+		return 0;
+	if (!t->cuda) {
+		snprintf(why, len, "no CUDA driver or runtime library is mapped (libcuda.so, libcudart.so): nothing to time");
+		return -ENOENT;
+	}
+	if (!t->libc && !t->libdl) {
+		snprintf(why, len, "no libc.so.6 mapped: no dlopen to load the library with");
+		return -ENOENT;
+	}
+	if (!t->ours && (err = check_environ(t->pid, lib, why, len)))
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)t->pid, lib);
+	if (stat(path, &a) || stat(lib, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		snprintf(why, len, "%s is not visible in the process's mount namespace (/proc/%d/root): "
+			 "install the library at the same path inside its container", lib, (int)t->pid);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* a C string from the target (dlerror's message), at most len - 1 bytes */
+static void read_str(struct rcall *c, uint64_t addr, char *out, size_t len)
+{
+	size_t n;
+
+	out[0] = 0;
+	for (n = len - 1; addr && n >= 16; n /= 2)	/* the string may end near its page's end */
+		if (!rcall_read(c, addr, out, n))
+			break;
+	out[len - 1] = 0;
+	if (n < 16)
+		out[0] = 0;
+}
+
+/* errno's address and value: put back by rcall_end */
+static void save_errno(struct target *t, struct rcall *c)
+{
+	uint64_t fn, addr = 0;
+	char why[64];
+
+	if ((remote_sym(t, t->libc, "__errno_location", &fn) && remote_sym(t, t->libdl, "__errno_location", &fn)) ||
+	    rcall_call(c, fn, 0, 0, 0, &addr, why, sizeof(why)) || !addr)
+		return;
+	if (!rcall_read(c, addr, &c->errno_val, sizeof(c->errno_val)))
+		c->errno_addr = addr;
+}
+
+/* dlopen the library through the target's loader; 0, or -errno with the loader's message */
+static int remote_dlopen(struct target *t, struct rcall *c, const char *lib, char *msg, size_t len)
+{
+	uint64_t dlopen_fn, dlerror_fn, h = 0, e = 0;
+	char err[512];
+
+	if (remote_sym(t, t->libc, "dlopen", &dlopen_fn) && remote_sym(t, t->libdl, "dlopen", &dlopen_fn)) {
+		snprintf(msg, len, "no dlopen in the process (glibc older than 2.34 without libdl loaded)");
+		return -ENOENT;
+	}
+	if (strlen(lib) >= MSG_OFF || rcall_write(c, c->data, lib, strlen(lib) + 1)) {
+		snprintf(msg, len, "cannot write the library path into the process");
+		return -EFAULT;
+	}
+	if (rcall_call(c, dlopen_fn, c->data, RTLD_NOW_, 0, &h, msg, len))
+		return -EIO;
+	if (h)
+		return 0;
+	if ((!remote_sym(t, t->libc, "dlerror", &dlerror_fn) || !remote_sym(t, t->libdl, "dlerror", &dlerror_fn)) &&
+	    !rcall_call(c, dlerror_fn, 0, 0, 0, &e, msg, len))
+		read_str(c, e, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "(no message)");
+	snprintf(msg, len, "dlopen in the process failed: %s", err);
+	return -ENOENT;
+}
+
+/* call gpubpf_cupti_attach or _detach of the loaded library; its answer to msg */
+static int call_lib(struct target *t, struct rcall *c, const char *lib, const char *fn_name,
+		    int *answer, char *msg, size_t len)
+{
+	uint64_t fn, ret = 0;
+	char ans[1024];
+
+	if (scan_maps(t, lib) || remote_sym(t, t->ours, fn_name, &fn)) {
+		snprintf(msg, len, "%s not found in the loaded library: rebuild it with 'make cupti'", fn_name);
+		return -ENOENT;
+	}
+	if (rcall_call(c, fn, c->data + MSG_OFF, sizeof(ans), 0, &ret, msg, len))
+		return -EIO;
+	read_str(c, c->data + MSG_OFF, ans, sizeof(ans));
+	snprintf(msg, len, "%s", ans[0] ? ans : "(no answer)");
+	*answer = (int)ret;
+	return 0;
+}
+
+static enum inject_result run(pid_t pid, const char *lib, bool attach, char *msg, size_t len)
+{
+	struct target t = { .pid = pid };
+	struct rcall c;
+	char why[512];
+	enum inject_result res = INJECT_FAILED;
+	uint64_t t0;
+	int answer = 0;
+
+	if (inspect(&t, lib, attach, msg, len)) {
+		procmaps_free(&t.maps);
+		return INJECT_REFUSED;
+	}
+	if (!attach && !t.ours) {
+		snprintf(msg, len, "the library is not loaded: nothing to switch off");
+		procmaps_free(&t.maps);
+		return INJECT_REFUSED;
+	}
+	if (rcall_begin(&c, pid, t.avoid, t.navoid, SAFE_WAIT_MS, why, sizeof(why))) {
+		snprintf(msg, len, "gave up: %s", why);
+		procmaps_free(&t.maps);
+		return INJECT_REFUSED;
+	}
+	t0 = gb_now_mono_ns();
+	save_errno(&t, &c);
+	if (attach && !t.ours && remote_dlopen(&t, &c, lib, msg, len))
+		goto out;
+	if (call_lib(&t, &c, lib, attach ? "gpubpf_cupti_attach" : "gpubpf_cupti_detach", &answer, msg, len))
+		goto out;
+	res = answer ? INJECT_CUPTI_OFF : INJECT_ON;
+	/* where it ran, for the notes */
+	snprintf(why, sizeof(why), " [%s, stopped %.1f ms]", c.where, (gb_now_mono_ns() - t0) / 1e6);
+	if (strlen(msg) + strlen(why) < len)
+		strcat(msg, why);
+out:
+	if ((answer = rcall_end(&c))) {
+		snprintf(msg, len, "could not restore thread %d: %s", (int)c.tid, strerror(-answer));
+		res = INJECT_FAILED;
+	}
+	procmaps_free(&t.maps);
+	return res;
+}
+
+enum inject_result cupti_inject_attach(pid_t pid, const char *lib, char *msg, size_t len)
+{
+	return run(pid, lib, true, msg, len);
+}
+
+enum inject_result cupti_inject_detach(pid_t pid, const char *lib, char *msg, size_t len)
+{
+	return run(pid, lib, false, msg, len);
+}
+
+int cupti_inject_has_cuda(pid_t pid)
+{
+	struct target t = { .pid = pid };
+	int has;
+
+	if (scan_maps(&t, "/nonexistent"))
+		return 0;
+	has = t.cuda;
+	procmaps_free(&t.maps);
+	return has;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * inject.h - load libgpubpf_cupti.so into a process that is already
+ * running, and switch it off again, with ptrace (x86-64): one thread is
+ * stopped at a syscall boundary (PTRACE_SEIZE + PTRACE_INTERRUPT, never
+ * SIGSTOP), made to call dlopen and the library's gpubpf_cupti_attach or
+ * gpubpf_cupti_detach, and given back every register, its FPU/vector
+ * state, errno and its interrupted syscall (restarted, not EINTR).
+ */
+#ifndef GB_CUPTI_INJECT_H
+#define GB_CUPTI_INJECT_H
+#include <stddef.h>
+#include <sys/types.h>
+
+enum inject_result {
+	INJECT_ON = 0,		/* library loaded, CUPTI subscribed: device timing on */
+	INJECT_CUPTI_OFF = 1,	/* library loaded, CUPTI said no (no device, another client) */
+	INJECT_REFUSED = 2,	/* not touched: one-line reason (ptrace_scope, no CUDA, static ...) */
+	INJECT_FAILED = 3,	/* ptrace or the remote call failed; the target was restored */
+};
+
+/*
+ * Load lib (absolute path) into pid and subscribe it to CUPTI. msg gets
+ * one line: CUPTI's answer, or why nothing was done. Never sends a signal.
+ */
+enum inject_result cupti_inject_attach(pid_t pid, const char *lib, char *msg, size_t len);
+/* Ask the library in pid to flush, disable activity and cuptiFinalize */
+enum inject_result cupti_inject_detach(pid_t pid, const char *lib, char *msg, size_t len);
+
+/* -a --cupti: 1 when pid maps a CUDA driver or runtime library, else 0 */
+int cupti_inject_has_cuda(pid_t pid);
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * inject_rec.h - record -p PID --cupti / -a --cupti: load the CUPTI library
+ * into the running targets at the start (src/cupti/inject.c), switch it
+ * off at the end, and say what happened on stderr and in the trace's notes
+ * (cupti.inject, cupti.detach; `gpubpf info` shows them).
+ */
+#ifndef GB_INJECT_REC_H
+#define GB_INJECT_REC_H
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct inject_rec;
+
+/* pids (or, all: every process that maps libcuda/libcudart) get lib; never fails the recording */
+struct inject_rec *inject_rec_start(const char *lib, const pid_t *pids, unsigned npids, bool all);
+/* ask each injected library to flush and switch off (before the last drain) */
+void inject_rec_stop(struct inject_rec *ir);
+/* the note for key (cupti.inject, cupti.detach, cupti.test_cycles), NULL if none */
+const char *inject_rec_note(const struct inject_rec *ir, const char *key);
+void inject_rec_free(struct inject_rec *ir);	/* NULL is fine */
+#endif
