@@ -125,7 +125,7 @@ for m in "${MODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
 for m in "${NMODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
 for m in default dwarf; do
 	[ -s "$T/d.$m" ] && DROPS[$m]=$(sort -n "$T/d.$m" | tail -1 | awk -v n="$N" \
-		'{ printf "%d calls and %d stacks of %d (%.1f%%)", $1, $2, n, 100 * ($1 + $2) / n }')
+		'{ printf "%d calls (%.1f%%) and %d stacks (%.1f%%) of %d", $1, 100 * $1 / n, $2, 100 * $2 / n, n }')
 done
 
 # the BPF programs' own cost, one run per mode with stats on
