@@ -74,11 +74,26 @@ static uint64_t retprobe_bit(const char *pmu)
 	return 1ull << (bit & 63);
 }
 
+/* open the perf event a and attach prog (closed either way): 0 or -errno */
+static int perf_attach(struct perf_event_attr *a, int prog)
+{
+	int pfd = (int)syscall(__NR_perf_event_open, a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC), err = 0;
+
+	if (pfd < 0)
+		err = -errno;
+	else if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog))
+		err = -errno;
+	if (pfd >= 0)
+		close(pfd);
+	close(prog);
+	return err;
+}
+
 /* a perf-event [uk]probe with the program attached: 0 or -errno */
 static int perf_probe(const char *pmu, bool ret, const char *target, uint64_t off, bool kernel)
 {
 	struct perf_event_attr a = { .size = sizeof(a) };
-	int type = pmu_type(pmu), prog, pfd, err = 0;
+	int type = pmu_type(pmu), prog;
 
 	if (type < 0)
 		return -ENOENT;
@@ -89,15 +104,7 @@ static int perf_probe(const char *pmu, bool ret, const char *target, uint64_t of
 	prog = load(BPF_PROG_TYPE_KPROBE, 0, 0);
 	if (prog < 0)
 		return prog;
-	pfd = (int)syscall(__NR_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-	if (pfd < 0)
-		err = -errno;
-	else if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog))
-		err = -errno;
-	if (pfd >= 0)
-		close(pfd);
-	close(prog);
-	return err;
+	return perf_attach(&a, prog);
 }
 
 static int link_multi(uint32_t attach, const char *exe, uint64_t off)
@@ -172,7 +179,7 @@ static int tracepoint(void)
 	};
 	struct perf_event_attr a = { .size = sizeof(a), .type = PERF_TYPE_TRACEPOINT };
 	char buf[32] = "";
-	int prog, pfd, err = -ENOENT;
+	int prog, err = -ENOENT;
 	unsigned i;
 	FILE *f = NULL;
 
@@ -188,16 +195,7 @@ static int tracepoint(void)
 	prog = load(BPF_PROG_TYPE_TRACEPOINT, 0, 0);
 	if (prog < 0)
 		return prog;
-	err = 0;
-	pfd = (int)syscall(__NR_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-	if (pfd < 0)
-		err = -errno;
-	else if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog))
-		err = -errno;
-	if (pfd >= 0)
-		close(pfd);
-	close(prog);
-	return err;
+	return perf_attach(&a, prog);
 }
 
 /* libbpf's probes: 1 yes, 0 no, <0 error */
