@@ -834,7 +834,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 		;
 	recorder_blocked_at_attach(r.col, o->pids, o->npids);
 	if (o->cupti_inject && !o->cmd)
-		r.inj = inject_rec_start(o->cupti_lib, o->pids, o->npids, o->all);
+		r.inj = inject_rec_start(o->cupti_lib, r.cupti, o->pids, o->npids, o->all);
 	/* new files after this point: flight dumps, the --perfetto export (in another user's directory) */
 	out_caps = o->flight_ns || o->perfetto ? PRIVS_BIT(CAP_CHOWN) | PRIVS_BIT(CAP_DAC_OVERRIDE) : 0;
 	session_limit_privileges(out_caps | session_attach_caps(r.multi, r.disc != NULL), "after attach");

@@ -19,8 +19,8 @@
 
 struct cupti_attach {
 	struct cupti_bpf *skel;
-	struct bpf_link *links[4];
-	unsigned nlinks;
+	struct bpf_link **links;	/* 4 per file attached */
+	unsigned nlinks, caplinks;
 	bool own_drops;
 };
 
@@ -30,6 +30,14 @@ static int attach_one(struct cupti_attach *a, struct bpf_program *p, const char 
 	struct bpf_link *l;
 	int ret;
 
+	if (a->nlinks == a->caplinks) {
+		struct bpf_link **n = realloc(a->links, (a->caplinks + 4) * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		a->links = n;
+		a->caplinks += 4;
+	}
 	l = bpf_program__attach_usdt(p, -1, path, "gpubpf", probe, NULL);
 	ret = libbpf_get_error(l);
 	if (ret) {
@@ -40,6 +48,19 @@ static int attach_one(struct cupti_attach *a, struct bpf_program *p, const char 
 	}
 	a->links[a->nlinks++] = l;
 	return 0;
+}
+
+int cupti_attach_file(struct cupti_attach *a, const char *path, char *err, size_t errlen)
+{
+	int ret = attach_one(a, a->skel->progs.gb_cupti_launch, path, "launch", err, errlen);
+
+	if (!ret)
+		ret = attach_one(a, a->skel->progs.gb_cupti_activity, path, "activity", err, errlen);
+	if (!ret)
+		ret = attach_one(a, a->skel->progs.gb_cupti_nvtx, path, "nvtx", err, errlen);
+	if (!ret)
+		ret = attach_one(a, a->skel->progs.gb_cupti_lost, path, "lost", err, errlen);
+	return ret;
 }
 
 int cupti_attach_drops_fd(const char *lib_path, int ringbuf_fd, int targets_fd, int drops_fd,
@@ -80,13 +101,7 @@ int cupti_attach_drops_fd(const char *lib_path, int ringbuf_fd, int targets_fd, 
 			 "(run as root; a kernel with BTF and uprobes is needed)", strerror(-ret));
 		goto cleanup;
 	}
-	ret = attach_one(a, a->skel->progs.gb_cupti_launch, lib_path, "launch", err, errlen);
-	if (!ret)
-		ret = attach_one(a, a->skel->progs.gb_cupti_activity, lib_path, "activity", err, errlen);
-	if (!ret)
-		ret = attach_one(a, a->skel->progs.gb_cupti_nvtx, lib_path, "nvtx", err, errlen);
-	if (!ret)
-		ret = attach_one(a, a->skel->progs.gb_cupti_lost, lib_path, "lost", err, errlen);
+	ret = cupti_attach_file(a, lib_path, err, errlen);
 	if (ret)
 		goto cleanup;
 	*out = a;
@@ -135,6 +150,7 @@ void cupti_detach(struct cupti_attach *a)
 		return;
 	for (i = 0; i < a->nlinks; i++)
 		bpf_link__destroy(a->links[i]);
+	free(a->links);
 	cupti_bpf__destroy(a->skel);
 	free(a);
 }

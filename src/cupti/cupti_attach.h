@@ -27,6 +27,8 @@ int cupti_attach(const char *lib_path, int ringbuf_fd, int targets_fd, bool filt
 int cupti_attach_drops_fd(const char *lib_path, int ringbuf_fd, int targets_fd, int drops_fd,
 			  bool filter, struct cupti_attach **out, char *err, size_t errlen);
 
+/* The same probes in another copy of the library (one placed in a container); 0 or -errno */
+int cupti_attach_file(struct cupti_attach *a, const char *path, char *err, size_t errlen);
 /* The ring buffer the records go to (the reused one, or its own) */
 int cupti_attach_ringbuf_fd(const struct cupti_attach *a);
 /* Records the BPF side could not reserve, all CPUs (its own drop map only) */

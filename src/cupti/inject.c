@@ -5,8 +5,10 @@
  * off. First the reasons not to touch the process (each one line, the
  * recording goes on without device timing): ptrace forbidden, another
  * architecture, a static binary, no CUDA library mapped, another CUPTI
- * client injected, the library not visible in the process's mount
- * namespace, a debugger attached. Then, through one thread stopped at a
+ * client injected, a debugger attached. A process in another mount
+ * namespace that cannot see the library at its path gets a copy in its
+ * own /tmp (or /dev/shm, /run), placed with openat2(RESOLVE_IN_ROOT) so no
+ * link of the container leads outside it (cupti_inject_stage). Then, through one thread stopped at a
  * syscall boundary (inject_call.c): errno saved, dlopen(lib, RTLD_NOW) of
  * the target's own loader (libc's dlopen, glibc 2.34+, else libdl's), the
  * library's gpubpf_cupti_attach() for CUPTI's answer, everything restored.
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "core/util.h"
 #include "host/elfsym.h"
@@ -302,11 +305,105 @@ static int remote_sym(const struct target *t, const struct gb_map *m, const char
 	return -ENOENT;
 }
 
+/* openat2's RESOLVE_IN_ROOT: symlinks in the container resolve inside it, never on the host */
+struct open_how_ { uint64_t flags, mode, resolve; };
+#define RESOLVE_NO_MAGICLINKS_	0x02
+#define RESOLVE_IN_ROOT_	0x10
+
+static int open_in_root(int root, const char *rel, int flags, mode_t mode)
+{
+	struct open_how_ how = { .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW), .mode = mode,
+				 .resolve = RESOLVE_IN_ROOT_ | RESOLVE_NO_MAGICLINKS_ };
+
+	return (int)syscall(SYS_openat2, root, rel, &how, sizeof(how));
+}
+
+/* copy the open file in to a new file out; 0 or -errno */
+static int copy_fd(int in, int out, off_t size)
+{
+	char buf[65536];
+	off_t done = 0;
+	ssize_t n;
+
+	while (done < size && (n = pread(in, buf, sizeof(buf), done)) > 0) {
+		if (write(out, buf, (size_t)n) != n)
+			return -EIO;
+		done += n;
+	}
+	return done == size ? 0 : -EIO;
+}
+
+int cupti_inject_stage(pid_t pid, const char *lib, char *host, size_t hostlen, char *ns, size_t nslen,
+		       char *why, size_t len)
+{
+	static const char *const dirs[] = { "tmp", "dev/shm", "run" };
+	char path[4200], name[96];
+	struct stat a, b;
+	int root, in, fd = -1, err = -ENOENT;
+	unsigned i;
+
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, lib);
+	if (stat(lib, &b)) {
+		snprintf(why, len, "cannot read %s: %s", lib, strerror(errno));
+		return -errno;
+	}
+	if (!stat(path, &a) && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		snprintf(host, hostlen, "%s", lib);	/* the same file at the same path there */
+		snprintf(ns, nslen, "%s", lib);
+		return 0;
+	}
+	/* a copy of its own, named by the file's identity, placed once and reused */
+	snprintf(name, sizeof(name), "gpubpf_cupti-%llx-%llx-%llx.so", (unsigned long long)b.st_ino,
+		 (unsigned long long)b.st_size, (unsigned long long)b.st_mtime);
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	in = open(lib, O_RDONLY | O_CLOEXEC);
+	for (i = 0; root >= 0 && in >= 0 && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dirs[i], name);
+		fd = open_in_root(root, path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd >= 0) {
+			err = copy_fd(in, fd, b.st_size);
+			if (close(fd) && !err)
+				err = -EIO;
+			if (err) {
+				unlinkat(root, path, 0);	/* a file in the root's directory: no link followed */
+				continue;
+			}
+		} else if (errno == EEXIST) {
+			struct stat c;
+
+			fd = open_in_root(root, path, O_RDONLY, 0);
+			err = fd < 0 ? -errno : fstat(fd, &c) ? -errno : 0;
+			if (fd >= 0)
+				close(fd);
+			/* ours from an earlier recording: a root-owned regular file of that size */
+			if (err || !S_ISREG(c.st_mode) || c.st_uid != 0 || c.st_size != b.st_size) {
+				err = -EEXIST;
+				continue;
+			}
+		} else {
+			err = -errno;
+			continue;
+		}
+		snprintf(host, hostlen, "/proc/%d/root/%s", (int)pid, path);
+		snprintf(ns, nslen, "/%s", path);
+		break;
+	}
+	if (root >= 0)
+		close(root);
+	if (in >= 0)
+		close(in);
+	if (i < sizeof(dirs) / sizeof(dirs[0]) && root >= 0 && in >= 0)
+		return 0;
+	snprintf(why, len, "%s is not visible in the process's mount namespace and no copy could be placed "
+		 "in its /tmp, /dev/shm or /run (%s): install the library at that path inside its container",
+		 lib, strerror(-err));
+	return err ? err : -ENOENT;
+}
+
 /* every reason not to touch pid, in the order a person would want to hear them */
 static int inspect(struct target *t, const char *lib, bool attach, char *why, size_t len)
 {
-	char path[4200];
-	struct stat a, b;
 	int err;
 
 	if (lib[0] != '/') {
@@ -331,12 +428,6 @@ static int inspect(struct target *t, const char *lib, bool attach, char *why, si
 	}
 	if (!t->ours && (err = check_environ(t->pid, lib, why, len)))
 		return err;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)t->pid, lib);
-	if (stat(path, &a) || stat(lib, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-		snprintf(why, len, "%s is not visible in the process's mount namespace (/proc/%d/root): "
-			 "install the library at the same path inside its container", lib, (int)t->pid);
-		return -ENOENT;
-	}
 	return 0;
 }
 
@@ -416,8 +507,8 @@ static int call_lib(struct target *t, struct rcall *c, const char *lib, const ch
 static enum inject_result run(pid_t pid, const char *lib, bool attach, char *msg, size_t len)
 {
 	struct target t = { .pid = pid };
+	char why[512], host[4200], ns[4200];
 	struct rcall c;
-	char why[512];
 	enum inject_result res = INJECT_FAILED;
 	uint64_t t0;
 	int answer = 0;
@@ -426,6 +517,17 @@ static enum inject_result run(pid_t pid, const char *lib, bool attach, char *msg
 		procmaps_free(&t.maps);
 		return INJECT_REFUSED;
 	}
+	/* the library as the process can open it: the same path, or a copy in its container */
+	if (cupti_inject_stage(pid, lib, host, sizeof(host), ns, sizeof(ns), msg, len)) {
+		procmaps_free(&t.maps);
+		return INJECT_REFUSED;
+	}
+	if (strcmp(host, lib) && scan_maps(&t, host)) {
+		snprintf(msg, len, "cannot read /proc/%d/maps: the process is gone", (int)pid);
+		procmaps_free(&t.maps);
+		return INJECT_REFUSED;
+	}
+	lib = host;
 	if (!attach && !t.ours) {
 		snprintf(msg, len, "the library is not loaded: nothing to switch off");
 		procmaps_free(&t.maps);
@@ -438,7 +540,7 @@ static enum inject_result run(pid_t pid, const char *lib, bool attach, char *msg
 	}
 	t0 = gb_now_mono_ns();
 	save_errno(&t, &c);
-	if (attach && !t.ours && remote_dlopen(&t, &c, lib, msg, len))
+	if (attach && !t.ours && remote_dlopen(&t, &c, ns, msg, len))
 		goto out;
 	if (call_lib(&t, &c, lib, attach ? "gpubpf_cupti_attach" : "gpubpf_cupti_detach", &answer, msg, len))
 		goto out;

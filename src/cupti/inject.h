@@ -27,6 +27,16 @@ enum inject_result cupti_inject_attach(pid_t pid, const char *lib, char *msg, si
 /* Ask the library in pid to flush, disable activity and cuptiFinalize */
 enum inject_result cupti_inject_detach(pid_t pid, const char *lib, char *msg, size_t len);
 
+/*
+ * The library as pid can open it: lib itself when its mount namespace
+ * shows the same file at that path; else a copy placed (once, reused by
+ * later calls) in its /tmp, /dev/shm or /run. host: a path to that file
+ * from here (/proc/PID/root/...: attach probes to it), ns: its path in
+ * the process. 0, or -errno with one line in why.
+ */
+int cupti_inject_stage(pid_t pid, const char *lib, char *host, size_t hostlen, char *ns, size_t nslen,
+		       char *why, size_t len);
+
 /* -a --cupti: 1 when pid maps a CUDA driver or runtime library, else 0 */
 int cupti_inject_has_cuda(pid_t pid);
 #endif

@@ -6,11 +6,14 @@
  * recording goes on without device timing for that process.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "core/util.h"
+#include "cupti_attach.h"
 #include "inject.h"
 #include "inject_rec.h"
 
@@ -18,6 +21,9 @@
 
 struct inject_rec {
 	const char *lib;
+	struct cupti_attach *usdt;	/* the probes: also put on copies placed in containers */
+	char *staged[MAX_INJ];		/* those copies (host paths) */
+	unsigned nstaged;
 	pid_t pids[MAX_INJ];
 	bool loaded[MAX_INJ];	/* the library is in it: detach at the end */
 	unsigned n;
@@ -74,6 +80,35 @@ static void test_cycles(struct inject_rec *ir, pid_t pid)
 	}
 }
 
+/*
+ * A process whose mount namespace does not show the library gets a copy
+ * (cupti_inject_stage): the USDT probes must be on that file too.
+ */
+static int stage(struct inject_rec *ir, pid_t pid, char *msg, size_t len)
+{
+	char host[4200], ns[4200];
+	struct stat a, b;
+	unsigned i;
+	int err;
+
+	if ((err = cupti_inject_stage(pid, ir->lib, host, sizeof(host), ns, sizeof(ns), msg, len)))
+		return err;
+	if (!strcmp(host, ir->lib) || stat(host, &a))
+		return 0;
+	for (i = 0; i < ir->nstaged; i++)
+		if (!stat(ir->staged[i], &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return 0;	/* another process of that container: probes there already */
+	if (!ir->usdt || ir->nstaged == MAX_INJ) {
+		snprintf(msg, len, "no probes for the copy placed in its container (%.200s)", ns);
+		return -ENOENT;
+	}
+	if ((err = cupti_attach_file(ir->usdt, host, msg, len)))
+		return err;
+	ir->staged[ir->nstaged++] = strdup(host);
+	gb_dbg("cupti: pid %d: the library is %s in its mount namespace (a copy)", (int)pid, ns);
+	return 0;
+}
+
 static void attach_one(struct inject_rec *ir, pid_t pid)
 {
 	char msg[1024];
@@ -81,6 +116,12 @@ static void attach_one(struct inject_rec *ir, pid_t pid)
 
 	if (ir->n >= MAX_INJ)
 		return;
+	if (stage(ir, pid, msg, sizeof(msg))) {
+		fprintf(stderr, "gpubpf: cupti: pid %d not injected: %s; recording goes on without device timing\n",
+			(int)pid, msg);
+		append(&ir->inject, pid, "not injected: ", msg);
+		return;
+	}
 	test_cycles(ir, pid);
 	r = cupti_inject_attach(pid, ir->lib, msg, sizeof(msg));
 	ir->pids[ir->n] = pid;
@@ -108,7 +149,8 @@ static void attach_one(struct inject_rec *ir, pid_t pid)
 	}
 }
 
-struct inject_rec *inject_rec_start(const char *lib, const pid_t *pids, unsigned npids, bool all)
+struct inject_rec *inject_rec_start(const char *lib, struct cupti_attach *usdt, const pid_t *pids,
+				    unsigned npids, bool all)
 {
 	struct inject_rec *ir = calloc(1, sizeof(*ir));
 	struct dirent *d;
@@ -118,6 +160,7 @@ struct inject_rec *inject_rec_start(const char *lib, const pid_t *pids, unsigned
 	if (!ir)
 		return NULL;
 	ir->lib = lib;
+	ir->usdt = usdt;
 	for (i = 0; i < npids; i++)
 		attach_one(ir, pids[i]);
 	if (!all || !(dir = opendir("/proc")))
@@ -174,5 +217,7 @@ void inject_rec_free(struct inject_rec *ir)
 	free(ir->inject);
 	free(ir->detach);
 	free(ir->cycles);
+	while (ir->nstaged)
+		free(ir->staged[--ir->nstaged]);
 	free(ir);
 }

@@ -11,9 +11,15 @@
 #include <sys/types.h>
 
 struct inject_rec;
+struct cupti_attach;
 
-/* pids (or, all: every process that maps libcuda/libcudart) get lib; never fails the recording */
-struct inject_rec *inject_rec_start(const char *lib, const pid_t *pids, unsigned npids, bool all);
+/*
+ * pids (or, all: every process that maps libcuda/libcudart) get lib; never
+ * fails the recording. usdt: the probes on lib, also put on the copies
+ * placed in containers whose mount namespace does not show lib.
+ */
+struct inject_rec *inject_rec_start(const char *lib, struct cupti_attach *usdt, const pid_t *pids,
+				    unsigned npids, bool all);
 /* ask each injected library to flush and switch off (before the last drain) */
 void inject_rec_stop(struct inject_rec *ir);
 /* the note for key (cupti.inject, cupti.detach, cupti.test_cycles), NULL if none */

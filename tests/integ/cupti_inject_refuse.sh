@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # record -p PID --cupti refuses, in one line, to touch a process it should
 # not: no CUDA library mapped, a static binary, another architecture,
-# another CUPTI client injected (simulated with CUDA_INJECTION64_PATH), the
-# library not visible in the process's mount namespace, ptrace forbidden by
+# another CUPTI client injected (simulated with CUDA_INJECTION64_PATH), a
+# container where no copy of the library can be placed, ptrace forbidden by
 # kernel.yama.ptrace_scope (simulated through GPUBPF_TEST_PTRACE_SCOPE when
 # this kernel has no Yama: setting 3 for real could not be undone until
 # reboot). Each time the recording exits 0, the trace's notes say why, and
@@ -88,16 +88,42 @@ else
 	skip "ptrace_scope 2 without CAP_SYS_PTRACE" "no capsh (libcap2-bin)"
 fi
 
-# the library not visible in the job's mount namespace (a tmpfs over its directory there)
+# a job in its own mount namespace that does not see the library at its
+# path (a tmpfs over its directory there): a copy is placed in the job's
+# /tmp from inside its root, the probes follow it, and the job is injected;
+# with /tmp, /dev/shm and /run read-only there, no copy can be placed:
+# refused in one line
 if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
-	unshare -m bash -c "mount -t tmpfs none '$(dirname "$LIB")' && exec '$WL/inject_work' -l '$WL/libcuda.so.1' -s '$T/stop' -r '$T/ready3'" \
-		>/dev/null 2>&1 &
+	D=$(dirname "$LIB")
+	COPY=/tmp/gpubpf_cupti-$(printf %x "$(stat -c %i "$LIB")")-
+	rm -f "$COPY"*
+	unshare -m bash -c "mount -t tmpfs none '$D' && exec '$WL/inject_work' -l '$WL/libcuda.so.1' -s '$T/stop' -r '$T/ready3'" \
+		>"$T/j3.out" 2>&1 &
 	J3=$!
 	_bg_pids+=($J3)
 	if wait_for "$T/ready3" 10; then
-		refused "another mount namespace" "$J3" "is not visible in the process's mount namespace"
+		check_true "the job does not see the library at its path" bash -c "! test -e /proc/$J3/root$LIB"
+		"$GPUBPF" record -v -p "$J3" --cupti --cupti-lib "$LIB" -d 0.5 -o "$T/r3.sbt" >"$T/rec3.log" 2>&1
+		check_eq "another mount namespace: the recording exits 0" 0 "$?"
+		check_true "another mount namespace: injected from a copy ($(grep -o "pid $J3: .*" "$T/rec3.log" | head -1 | cut -c1-150))" \
+			grep -Eq "^gpubpf: cupti: pid $J3: library injected" "$T/rec3.log"
+		check_true "the copy sits in the job's /tmp, mapped there, root's, not writable by others" bash -c \
+			"grep -q ' ${COPY}' /proc/$J3/maps && [ \"\$(stat -c '%u %a' ${COPY}*)\" = '0 644' ]"
+		check_true "the USDT probes were put on the copy" grep -q "the library is ${COPY}.* in its mount namespace (a copy)" "$T/rec3.log"
+		check_true "the detach found the copy" bash -c "'$GPUBPF' info '$T/r3.sbt' | grep -E '^  detach +pid $J3: detached: '"
 	else
 		fail "inject_work started in its own mount namespace"
+	fi
+	rm -f "$COPY"*
+	unshare -m bash -c "mount -t tmpfs none '$D' && for d in /tmp /dev/shm /run; do mount --bind \$d \$d && mount -o remount,bind,ro \$d; done &&
+		mount --bind '$T' '$T' && exec '$WL/inject_work' -l '$WL/libcuda.so.1' -s '$T/stop' -r '$T/ready4'" >/dev/null 2>&1 &
+	J4=$!
+	_bg_pids+=($J4)
+	if wait_for "$T/ready4" 10; then
+		refused "another mount namespace, no writable /tmp, /dev/shm or /run" "$J4" \
+			"is not visible in the process's mount namespace and no copy could be placed"
+	else
+		fail "inject_work started in a mount namespace with a read-only /tmp"
 	fi
 else
 	skip "another mount namespace" "unshare -m is not available"
@@ -105,6 +131,8 @@ fi
 
 touch "$T/stop" "$T/release"
 [ -n "${J3:-}" ] && wait "$J3" 2>/dev/null
+[ -n "${J4:-}" ] && wait "$J4" 2>/dev/null
+[ -n "${COPY:-}" ] && rm -f "$COPY"*
 wait "$J2"
 check_eq "the job recorded beside the refusals exits 0, untouched" 0 "$?"
 check_true "its counts are exact, no EINTR ($(cat "$T/j2.out"))" \
