@@ -4,7 +4,7 @@
  * the whole import path (parse, sort, call stacks, events as JSON).
  * Must never crash, hang or leak, whatever the bytes.
  */
-// FUZZ_SRCS: src/xray_import/xray_log.c src/xray_import/xray_sort.c src/xray_import/xray_import.c src/core/util.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/exporters/event_json.c src/core/json.c
+// FUZZ_SRCS: src/xray_import/xray_log.c src/xray_import/xray_sort.c src/xray_import/xray_import.c src/core/util.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/exporters/event_json.c src/core/json.c src/core/libop.c
 // FUZZ_LIBS: -lstdc++
 #include <stdint.h>
 #include <string.h>
