@@ -291,8 +291,16 @@ void collector_sideband(struct collector *c, const struct sb_event *ev)
 {
 	struct proc *p;
 	struct gb_map m;
+	size_t it = 0;
+	uint64_t k;
+	void *v;
 
 	switch (ev->type) {
+	case SB_LOST:
+		/* some mappings or execs never came: no timeline is whole now, /proc fills gaps */
+		while (hmap_next(&c->procs, &it, &k, &v))
+			((struct proc *)v)->complete = false;
+		return;
 	case SB_MMAP:
 		if (!ev->str || ev->str[0] != '/' || !(p = get_proc(c, (pid_t)ev->pid)))
 			return;
@@ -430,6 +438,12 @@ static const char *stub_name(struct collector *c, struct proc *p, uint64_t addr,
 	if (!m) {
 		/* a library mapped since we last looked */
 		collector_snapshot_maps(c, p->pid);
+		p->maps.at_ns = ts;
+		m = procmaps_find(&p->maps, addr);
+	}
+	if (!m && !p->seeded) {
+		/* a timeline that misses it (events the kernel lost): what /proc shows, once */
+		read_proc_maps(c, p);
 		p->maps.at_ns = ts;
 		m = procmaps_find(&p->maps, addr);
 	}

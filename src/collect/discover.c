@@ -161,6 +161,8 @@ static void on_event(void *ctx, const struct sb_event *ev)
 	if (ev->type == SB_LOST) {
 		gb_warn("the kernel lost %llu process events (mappings, execs): some processes may go untraced",
 			(unsigned long long)ev->lost);
+		if (d->col)
+			collector_sideband(d->col, ev);
 		return;
 	}
 	if (!wanted(d, ev))

@@ -504,7 +504,8 @@ static int call_lib(struct target *t, struct rcall *c, const char *lib, const ch
 	return 0;
 }
 
-static enum inject_result run(pid_t pid, const char *lib, bool attach, char *msg, size_t len)
+static enum inject_result run(pid_t pid, const char *lib, bool attach, inject_copy_cb on_copy, void *ctx,
+			      char *msg, size_t len)
 {
 	struct target t = { .pid = pid };
 	char why[512], host[4200], ns[4200];
@@ -524,6 +525,10 @@ static enum inject_result run(pid_t pid, const char *lib, bool attach, char *msg
 	}
 	if (strcmp(host, lib) && scan_maps(&t, host)) {
 		snprintf(msg, len, "cannot read /proc/%d/maps: the process is gone", (int)pid);
+		procmaps_free(&t.maps);
+		return INJECT_REFUSED;
+	}
+	if (attach && strcmp(host, lib) && on_copy && on_copy(ctx, host, ns, msg, len)) {
 		procmaps_free(&t.maps);
 		return INJECT_REFUSED;
 	}
@@ -558,14 +563,20 @@ out:
 	return res;
 }
 
+enum inject_result cupti_inject_attach_cb(pid_t pid, const char *lib, inject_copy_cb on_copy, void *ctx,
+					  char *msg, size_t len)
+{
+	return run(pid, lib, true, on_copy, ctx, msg, len);
+}
+
 enum inject_result cupti_inject_attach(pid_t pid, const char *lib, char *msg, size_t len)
 {
-	return run(pid, lib, true, msg, len);
+	return run(pid, lib, true, NULL, NULL, msg, len);
 }
 
 enum inject_result cupti_inject_detach(pid_t pid, const char *lib, char *msg, size_t len)
 {
-	return run(pid, lib, false, msg, len);
+	return run(pid, lib, false, NULL, NULL, msg, len);
 }
 
 int cupti_inject_has_cuda(pid_t pid)

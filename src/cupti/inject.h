@@ -24,6 +24,15 @@ enum inject_result {
  * one line: CUPTI's answer, or why nothing was done. Never sends a signal.
  */
 enum inject_result cupti_inject_attach(pid_t pid, const char *lib, char *msg, size_t len);
+/*
+ * The same; when the process's mount namespace does not show lib and a
+ * copy was placed there (cupti_inject_stage), on_copy(ctx, host, ns, ...)
+ * runs before the library is loaded (put the probes on the copy); nonzero
+ * from it refuses, with its message.
+ */
+typedef int (*inject_copy_cb)(void *ctx, const char *host, const char *ns, char *msg, size_t len);
+enum inject_result cupti_inject_attach_cb(pid_t pid, const char *lib, inject_copy_cb on_copy, void *ctx,
+					  char *msg, size_t len);
 /* Ask the library in pid to flush, disable activity and cuptiFinalize */
 enum inject_result cupti_inject_detach(pid_t pid, const char *lib, char *msg, size_t len);
 

@@ -84,17 +84,15 @@ static void test_cycles(struct inject_rec *ir, pid_t pid)
  * A process whose mount namespace does not show the library gets a copy
  * (cupti_inject_stage): the USDT probes must be on that file too.
  */
-static int stage(struct inject_rec *ir, pid_t pid, char *msg, size_t len)
+static int on_copy(void *ctx, const char *host, const char *ns, char *msg, size_t len)
 {
-	char host[4200], ns[4200];
+	struct inject_rec *ir = ctx;
 	struct stat a, b;
 	unsigned i;
 	int err;
 
-	if ((err = cupti_inject_stage(pid, ir->lib, host, sizeof(host), ns, sizeof(ns), msg, len)))
-		return err;
-	if (!strcmp(host, ir->lib) || stat(host, &a))
-		return 0;
+	if (stat(host, &a))
+		return -errno;
 	for (i = 0; i < ir->nstaged; i++)
 		if (!stat(ir->staged[i], &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
 			return 0;	/* another process of that container: probes there already */
@@ -105,7 +103,7 @@ static int stage(struct inject_rec *ir, pid_t pid, char *msg, size_t len)
 	if ((err = cupti_attach_file(ir->usdt, host, msg, len)))
 		return err;
 	ir->staged[ir->nstaged++] = strdup(host);
-	gb_dbg("cupti: pid %d: the library is %s in its mount namespace (a copy)", (int)pid, ns);
+	gb_dbg("cupti: the library is %s in a mount namespace (a copy)", ns);
 	return 0;
 }
 
@@ -116,14 +114,8 @@ static void attach_one(struct inject_rec *ir, pid_t pid)
 
 	if (ir->n >= MAX_INJ)
 		return;
-	if (stage(ir, pid, msg, sizeof(msg))) {
-		fprintf(stderr, "gpubpf: cupti: pid %d not injected: %s; recording goes on without device timing\n",
-			(int)pid, msg);
-		append(&ir->inject, pid, "not injected: ", msg);
-		return;
-	}
 	test_cycles(ir, pid);
-	r = cupti_inject_attach(pid, ir->lib, msg, sizeof(msg));
+	r = cupti_inject_attach_cb(pid, ir->lib, on_copy, ir, msg, sizeof(msg));
 	ir->pids[ir->n] = pid;
 	/* on before we came (CUDA_INJECTION64_PATH at its start): left on at the end */
 	ir->loaded[ir->n++] = r <= INJECT_CUPTI_OFF && strncmp(msg, "already subscribed", 18);

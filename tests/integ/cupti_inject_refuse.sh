@@ -109,14 +109,14 @@ if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
 			grep -Eq "^gpubpf: cupti: pid $J3: library injected" "$T/rec3.log"
 		check_true "the copy sits in the job's /tmp, mapped there, root's, not writable by others" bash -c \
 			"grep -q ' ${COPY}' /proc/$J3/maps && [ \"\$(stat -c '%u %a' ${COPY}*)\" = '0 644' ]"
-		check_true "the USDT probes were put on the copy" grep -q "the library is ${COPY}.* in its mount namespace (a copy)" "$T/rec3.log"
-		check_true "the detach found the copy" bash -c "'$GPUBPF' info '$T/r3.sbt' | grep -E '^  detach +pid $J3: detached: '"
+		check_true "the USDT probes were put on the copy" grep -q "the library is ${COPY}.* in a mount namespace (a copy)" "$T/rec3.log"
+		check_true "the detach found the copy" bash -c "'$GPUBPF' info '$T/r3.sbt' | grep -qE '^  detach +pid $J3: detached: '"
 	else
 		fail "inject_work started in its own mount namespace"
 	fi
 	rm -f "$COPY"*
 	unshare -m bash -c "mount -t tmpfs none '$D' && for d in /tmp /dev/shm /run; do mount --bind \$d \$d && mount -o remount,bind,ro \$d; done &&
-		mount --bind '$T' '$T' && exec '$WL/inject_work' -l '$WL/libcuda.so.1' -s '$T/stop' -r '$T/ready4'" >/dev/null 2>&1 &
+		mount --bind '$T' '$T' && mount -o remount,bind,rw '$T' && exec '$WL/inject_work' -l '$WL/libcuda.so.1' -s '$T/stop' -r '$T/ready4'" >/dev/null 2>&1 &
 	J4=$!
 	_bg_pids+=($J4)
 	if wait_for "$T/ready4" 10; then
