@@ -115,11 +115,14 @@ if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
 		fail "inject_work started in its own mount namespace"
 	fi
 	rm -f "$COPY"*
-	unshare -m bash -c "mount -t tmpfs none '$D' && for d in /tmp /dev/shm /run; do mount --bind \$d \$d && mount -o remount,bind,ro \$d; done &&
-		mount --bind '$T' '$T' && mount -o remount,bind,rw '$T' && exec '$WL/inject_work' -l '$WL/libcuda.so.1' -s '$T/stop' -r '$T/ready4'" >/dev/null 2>&1 &
+	# the library hidden last: a bind of /tmp does not carry the mounts under it (the tree may live in /tmp)
+	unshare -m bash -c "for d in /tmp /dev/shm /run; do mount --bind \$d \$d && mount -o remount,bind,ro \$d; done &&
+		mount --bind '$T' '$T' && mount -o remount,bind,rw '$T' && mount -t tmpfs none '$D' &&
+		exec '$WL/inject_work' -l '$WL/libcuda.so.1' -s '$T/stop' -r '$T/ready4'" >/dev/null 2>&1 &
 	J4=$!
 	_bg_pids+=($J4)
 	if wait_for "$T/ready4" 10; then
+		check_true "that job does not see the library at its path either" bash -c "! test -e /proc/$J4/root$LIB"
 		refused "another mount namespace, no writable /tmp, /dev/shm or /run" "$J4" \
 			"is not visible in the process's mount namespace and no copy could be placed"
 	else
