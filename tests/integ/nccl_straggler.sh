@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Issue 20 (collectives), acceptance 3: four ranks, each recorded by its own
-# gpubpf; rank 2 comes 3 ms late to every 5th collective. gpubpf merge of the
+# gpubpf; rank 2 comes 30 ms late to every 5th collective. gpubpf merge of the
 # four traces, then info: collectives matched by (communicator id, seq), rank
-# 2 named as the straggler with its skew within 10%.
+# 2 named as the straggler with its skew within 10%. (30 ms, not 3: four ranks
+# and their recorders on two cores, under ASan, see scheduling delays of a few
+# ms, which 10% of 3 ms cannot absorb.)
 source "$(dirname "$0")/../lib.sh"
 need_bpf "straggler across merged rank traces"
 N=20
+export LATE_US=30000
 export FAKE_NCCL_DIR=$T FAKE_NCCL_US=1000
 pids=()
 for r in 0 1 2 3; do
 	"$GPUBPF" record -o "$T/rank$r.sbt" --lib "$WL/libnccl.so.2" -- \
-		"$WL/nccl_work" $r 4 "$T/id" $N 2 3000 >"$T/wl$r.out" 2>"$T/rec$r.log" &
+		"$WL/nccl_work" $r 4 "$T/id" $N 2 $LATE_US >"$T/wl$r.out" 2>"$T/rec$r.log" &
 	pids+=($!)
 done
 wait "${pids[@]}"
@@ -20,7 +23,7 @@ done
 "$GPUBPF" merge -o "$T/all.sbt" "$T"/rank{0,1,2,3}.sbt 2>"$T/merge.log" || { fail "merge ($(tail -1 "$T/merge.log"))"; exit 0; }
 "$GPUBPF" info "$T/all.sbt" >"$T/info.txt" 2>&1 || fail "info"
 PYTHONPATH=$ROOT/tests/py python3 - "$T/all.sbt" "$T" $N <<'PY'
-import sys
+import os, sys
 from events import load, produced, info, Checker
 c = Checker()
 trace, d, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -39,7 +42,8 @@ st = s.get("stragglers", [])
 c.true("info --json: rank 2 is the straggler", st and st[0]["rank"] == 2, str(st))
 if st:
     c.true(f"rank 2 late on every 5th collective ({n // 5})", st[0]["late"] == n // 5 and st[0]["matched"] == n, str(st[0]))
-    c.true("its skew is 3 ms within 10%", abs(st[0]["mean_skew_ns"] - 3e6) <= 3e5, str(st[0]))
+    late = int(os.environ["LATE_US"]) * 1000
+    c.true(f"its skew is {late / 1e6:g} ms within 10%", abs(st[0]["mean_skew_ns"] - late) <= late / 10, str(st[0]))
     # scheduling noise on a busy machine may make another rank last once or twice, never by as much
     c.true("other ranks: late at most twice, far less in all",
            all(x["late"] <= 2 and x["late"] * x["mean_skew_ns"] < st[0]["late"] * st[0]["mean_skew_ns"] / 2
@@ -49,20 +53,22 @@ grep -q "rank 2 of communicator" "$T/info.txt" && pass "info names rank 2" || fa
 # gpubpf report: the straggler rule names rank 2's process, and nobody else
 "$GPUBPF" report --json "$T/all.sbt" >"$T/report.json" 2>"$T/report.err" || fail "report ($(head -1 "$T/report.err"))"
 python3 - "$T/report.json" "$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' "$T/wl2.out")" <<'PY'
-import json, sys
+import json, os, sys
 r = json.load(open(sys.argv[1]))
 pid2 = int(sys.argv[2] or 0)
+late = int(os.environ["LATE_US"]) * 1000
 st = [f for f in r["findings"] if f["rule"] == "straggler"]
-ok = len(st) == 1 and st[0]["pid"] == pid2 and st[0]["rank"] == 2 and abs(st[0]["ns"] - 3e6) <= 3e5
-print(("PASS" if ok else "FAIL") + f": report: one straggler finding, rank 2's process, ~3 ms ({st})")
+ok = len(st) == 1 and st[0]["pid"] == pid2 and st[0]["rank"] == 2 and abs(st[0]["ns"] - late) <= late / 10
+print(("PASS" if ok else "FAIL") + f": report: one straggler finding, rank 2's process, ~{late / 1e6:g} ms ({st})")
 PY
 # export of the merged trace: one "NCCL comm <id> rank r/4" track per rank
 # carrying its collectives; each collective's later arrivals carry their skew
-# and the last rank is marked; rank 2 is last on every 5th (3 ms late)
+# and the last rank is marked; rank 2 is last on every 5th (LATE_US late)
 "$GPUBPF" export -f json -o "$T/all.json" "$T/all.sbt" >/dev/null 2>"$T/exp.err" || fail "export -f json ($(head -1 "$T/exp.err"))"
 python3 - "$T/all.json" $N <<'PY'
-import json, sys, collections
+import json, os, sys, collections
 d = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+late = int(os.environ["LATE_US"]) * 1000
 ev = d["traceEvents"] if isinstance(d, dict) else d
 names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name"}
 comm = {k: v for k, v in names.items() if v.startswith("NCCL comm ")}
@@ -74,9 +80,9 @@ per = collections.Counter(comm[(e["pid"], e["tid"])] for e in on)
 ok = len(per) == 4 and all(v == n for v in per.values())
 print(("PASS" if ok else "FAIL") + f": export: each rank's track carries its {n} collectives", "" if ok else per)
 last = [e for e in on if e["args"].get("last_to_arrive")]
-late2 = [e for e in last if comm[(e["pid"], e["tid"])].endswith("2/4") and e["args"].get("arrival_skew_ns", 0) > 2.7e6]
-ok = len(last) == n and len(late2) == n // 5 and all(abs(e["args"]["arrival_skew_ns"] - 3e6) <= 3e5 for e in late2)
-print(("PASS" if ok else "FAIL") + f": export: the last arrival marked on each collective, rank 2 late by ~3 ms on {n // 5}",
+late2 = [e for e in last if comm[(e["pid"], e["tid"])].endswith("2/4") and e["args"].get("arrival_skew_ns", 0) > 0.9 * late]
+ok = len(last) == n and len(late2) == n // 5 and all(abs(e["args"]["arrival_skew_ns"] - late) <= late / 10 for e in late2)
+print(("PASS" if ok else "FAIL") + f": export: the last arrival marked on each collective, rank 2 late by ~{late / 1e6:g} ms on {n // 5}",
       "" if ok else (len(last), [(comm[(e['pid'], e['tid'])], e['args'].get('arrival_skew_ns')) for e in last]))
 PY
 "$GPUBPF" export -f perfetto -o "$T/all.pftrace" "$T/all.sbt" >/dev/null 2>"$T/expp.err" || fail "export -f perfetto ($(head -1 "$T/expp.err"))"
