@@ -563,7 +563,7 @@ int32_t gb_track_comm(struct gb_exporter *ex, const struct gb_event *ev)
 		name = xasprintf("NCCL comm %016llx", (unsigned long long)gb_coll_comm_id(ev));
 	i = track_new(ex, &k, GB_TK_COMM, p, name, &added);
 	ex->tracks[i].pid = ev->pid;
-	ex->tracks[i].jpid = ev->pid;
+	ex->tracks[i].jpid = ex->tracks[p].jpid;	/* its process, or its --group-by group */
 	ex->tracks[i].jtid = JSON_SYNTH_PID + 1 + (uint32_t)i;	/* never a real tid */
 	return i;
 }

@@ -76,10 +76,15 @@ for r in range(4):
     if not g:
         continue
     ids.add(groups[g[0]].split()[-1])
-    coll = [e for e in ev if e.get("ph") == "X" and e.get("name") in ops and e["pid"] == g[0]]
-    c.eq(f"rank {r}: its {n} collectives in its group", n, len(coll))
+    comm = {k for k, tn in tname.items() if k[0] == g[0] and tn.startswith("NCCL comm ")}
+    coll = [e for e in ev if e.get("ph") == "X" and e.get("name") in ops and e["pid"] == g[0]
+            and (e["pid"], e["tid"]) not in comm]
+    c.eq(f"rank {r}: its {n} collectives on its thread in its group", n, len(coll))
+    c.true(f"rank {r}: its communicator track (rank {r}/4) is in its group too",
+           len(comm) == 1 and tname[next(iter(comm))].endswith(f" rank {r}/4"), str(comm))
     c.true(f"rank {r}: only its own process's threads in the group",
-           {tn.split()[-1].split("/")[0] for (pid, _), tn in tname.items() if pid == g[0]} == {str(p["pid"])},
+           {tn.split()[-1].split("/")[0] for (pid, _), tn in tname.items() if pid == g[0]
+            and not tn.startswith("NCCL comm ")} == {str(p["pid"])},
            str({k: v for k, v in tname.items() if k[0] == g[0]}))
 c.eq("rank: one communicator id in every group's name", 1, len(ids))
 rest = [nm for nm in pname.values() if nm == "no rank"]
