@@ -658,6 +658,38 @@ static __always_inline bool in_call(struct inflight_stack *st, __u64 cookie)
 	return d > GB_INFLIGHT_DEPTH || top_slot(st, d)->nonop;
 }
 
+/*
+ * --lean launches: one reserve, one clock read, registers copied, nothing
+ * else (no user read, no thread state, no namespace walk). The collector
+ * fills in what the full record would say from its own tables.
+ */
+static __always_inline void lean_launch(struct pt_regs *ctx, __u64 cookie, __u64 id)
+{
+	struct gb_lean_rec *l = bpf_ringbuf_reserve(&rb, sizeof(*l), 0);
+	__u64 a1 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM4(ctx);
+
+	if (!l) {
+		count_drop(GB_DROP_CALL);
+		return;
+	}
+	l->ts_ns = bpf_ktime_get_ns();
+	l->a0 = PT_REGS_PARM1(ctx);
+	l->pid = id >> 32;
+	l->tid = (__u32)id;
+	l->a1_hi = a1 >> 32;
+	l->a3_hi = a3 >> 32;
+	l->kind = GB_REC_LEAN;
+	l->type = GB_COOKIE_TYPE(cookie);
+	l->lo[0] = (__u32)a1;
+	l->lo[1] = (__u32)PT_REGS_PARM3(ctx);
+	l->lo[2] = (__u32)a3;
+	l->lo[3] = (__u32)PT_REGS_PARM5(ctx);
+	l->lo[4] = (__u32)GB_PARM6(ctx);
+	l->cpu = bpf_get_smp_processor_id();
+	l->_pad = 0;
+	bpf_ringbuf_submit(l, BPF_RB_NO_WAKEUP);
+}
+
 SEC("uprobe")
 int gb_entry(struct pt_regs *ctx)
 {
@@ -671,6 +703,10 @@ int gb_entry(struct pt_regs *ctx)
 
 	if (stopping || !traced(id >> 32))
 		return 0;
+	if (cookie & GB_COOKIE_F_LEAN) {
+		lean_launch(ctx, cookie, id);
+		return 0;
+	}
 	if (cookie & GB_COOKIE_F_RET) {
 		st = thread_state();
 		if (!st)

@@ -559,6 +559,7 @@ enum gb_rec_kind {
 				 * (a core-dumping signal), else 0 */
 	GB_REC_STACK,		/* registers + user stack copy for one call (struct gb_stack_rec) */
 	GB_REC_PYSTACK,		/* CPython frames at one call (struct gb_py_rec) */
+	GB_REC_LEAN,		/* --lean: a launch from registers alone (struct gb_lean_rec) */
 };
 
 /*
@@ -587,6 +588,28 @@ struct gb_rec {
 				 * first instruction skips); 0 if unreadable */
 };
 
+/*
+ * --lean launches: 64 bytes, everything from registers (no user-memory
+ * read, no thread state, no namespace walk): the function and the five
+ * words after it, as the low halves plus the two high halves that a
+ * runtime launch's dim3 pairs use. Stack arguments (a driver launch's
+ * block z, shared memory and stream; a runtime launch's shared memory and
+ * stream) are not read. kind sits where gb_rec has it: the collector
+ * tells records apart before it knows their size.
+ */
+struct gb_lean_rec {
+	__u64 ts_ns;		/* CLOCK_MONOTONIC at entry */
+	__u64 a0;		/* first argument */
+	__u32 pid;		/* host tgid */
+	__u32 tid;		/* host tid */
+	__u32 a1_hi, a3_hi;	/* high halves of arguments 2 and 4 */
+	__u16 kind;		/* GB_REC_LEAN (offset of gb_rec.kind) */
+	__u16 type;		/* enum gb_type */
+	__u32 lo[5];		/* arguments 2..6, low halves */
+	__u32 cpu;
+	__u32 _pad;
+};
+
 #define GB_RF_RET	0x1	/* ret and dur_ns are valid */
 #define GB_RF_XFAULT	0x2	/* a user-memory read failed: x[] incomplete */
 #define GB_RF_NESTED	0x4	/* another traced call of this thread was in flight at entry
@@ -595,6 +618,7 @@ struct gb_rec {
 				 * (GB_RF_END) unless it never returns; user space holds it */
 #define GB_RF_END	0x10	/* the end of a call announced at entry (same tid and ts_ns):
 				 * duration, return value, out words; no return addresses */
+#define GB_RF_REGS	0x20	/* --lean: registers only, no stack argument was read */
 
 struct gb_name_rec {
 	struct gb_rec r;
@@ -685,6 +709,7 @@ struct gb_py_rec {
 #define GB_COOKIE_F_OPEN	(1ull << 33)	/* announced at entry (GB_RF_OPEN): seen even if it
 						 * never returns */
 #define GB_COOKIE_F_OP		(1ull << 34)	/* a library operation (GB_TF_OP) */
+#define GB_COOKIE_F_LEAN	(1ull << 35)	/* --lean launch: struct gb_lean_rec, nothing else */
 #define GB_COOKIE(type, shape)	((__u64)(type) | ((__u64)(shape) << 16))
 #define GB_COOKIE_TYPE(c)	((__u32)((c) & 0xffff))
 #define GB_COOKIE_SHAPE(c)	((__u32)(((c) >> 16) & 0xffff))

@@ -444,16 +444,17 @@ int top_entry(struct pt_regs *ctx)
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
 	__u64 id = bpf_get_current_pid_tgid();
 	struct top_inflight_key key = { .tid = (__u32)id, .type = type };
-	struct top_call c = { .ts = bpf_ktime_get_ns(), .pid = id >> 32 };
+	struct top_call c = { .pid = id >> 32 };
 	__u64 sp = PT_REGS_SP(ctx);
 	struct top_thread *o;
 
 	if (type >= GB_T__COUNT || !traced(id >> 32))
 		return 0;
 	if (!(cookie & GB_COOKIE_F_RET)) {
-		launch_now(ctx, id, type, shape);
+		launch_now(ctx, id, type, shape);	/* no clock read: no latency */
 		return 0;
 	}
+	c.ts = bpf_ktime_get_ns();
 	o = bpf_task_storage_get(&outer_sp, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (o && o->sp && sp < o->sp)
 		c.nested = 1;

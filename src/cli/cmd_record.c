@@ -75,8 +75,14 @@ static const char usage_text[] =
 "                         graph execution), jit (NVRTC compilations, nvJitLink links);\n"
 "                         default all: each op is a range its launches nest under\n"
 "      --no-libs          none of them (CUDA, HIP, NCCL calls only)\n"
-"      --lean             no return probes on launches: lowest overhead, launches\n"
-"                         lose their duration and return code\n"
+"      --launch-returns   a return probe on launches too (a second trap each): their\n"
+"                         duration and return code; by default launches are\n"
+"                         recorded at entry only (every other call keeps its return)\n"
+"      --lean             lowest overhead: launches recorded from registers alone in\n"
+"                         64-byte records, with no stack (implies --stack none unless\n"
+"                         --stack is given) and without the arguments a launch passes\n"
+"                         on the stack (driver launches: block z, shared memory and\n"
+"                         stream; runtime launches: shared memory and stream)\n"
 "      --perfetto FILE    also export a Perfetto trace to FILE at the end\n"
 "      --open             with --perfetto: then serve FILE once on 127.0.0.1:9001,\n"
 "                         print the https://ui.perfetto.dev link that opens it and,\n"
@@ -152,7 +158,7 @@ static const char usage_text[] =
 "  sudo gpubpf record -a --flight 30 --trigger-on-error -o incident.sbt  # always on\n"
 "  sudo gpubpf record -p 4242 --libs cublas,jit -o ml.sbt  # GEMM shapes, JIT stalls\n";
 
-enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR,
+enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_LAUNCH_RETS, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR,
        OPT_STACK, OPT_PYTHON, OPT_IOCTL, OPT_IOCTL_DEV, OPT_FLIGHT, OPT_FLIGHT_MEM, OPT_TRIG_ERR,
        OPT_TRIG_STUCK, OPT_OPEN, OPT_OPEN_PORT, OPT_LIBS, OPT_NO_LIBS };
 
@@ -164,6 +170,7 @@ static const struct option long_opts[] = {
 	{ "ring-size", required_argument, NULL, OPT_RING },
 	{ "lib", required_argument, NULL, OPT_LIB },
 	{ "lean", no_argument, NULL, OPT_LEAN },
+	{ "launch-returns", no_argument, NULL, OPT_LAUNCH_RETS },
 	{ "libs", required_argument, NULL, OPT_LIBS },
 	{ "no-libs", no_argument, NULL, OPT_NO_LIBS },
 	{ "ready-file", required_argument, NULL, OPT_READY },
@@ -281,6 +288,9 @@ static int parse_args(struct record_opts *o, struct open_opts *op, int argc, cha
 		case OPT_LEAN:
 			o->lean = true;
 			break;
+		case OPT_LAUNCH_RETS:
+			o->launch_rets = true;
+			break;
 		case OPT_LIBS: {
 			const char *bad = "";
 			long m = libs_parse_oplibs(optarg, &bad);
@@ -367,6 +377,11 @@ static int parse_args(struct record_opts *o, struct open_opts *op, int argc, cha
 			fprintf(stderr, "Run 'gpubpf record --help' for usage.\n");
 			return -1;
 		}
+	}
+	if (o->lean && !o->stack.set) {
+		/* --lean: no stacks unless asked for (a stack needs the full record) */
+		o->stack.mode = GB_STACK_NONE;
+		o->stack.set = true;
 	}
 	if (optind < argc) {
 		o->cmd = argv + optind;

@@ -326,7 +326,8 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 				gb_dbg("%s: no %s", lib->path, ti->name);
 			continue;
 		}
-		/* launches without their return probe (a second trap each): top, --lean */
+		/* launches without their return probe (a second trap each) unless
+		 * --launch-returns */
 		if ((ti->tflags & GB_TF_LEAN_RET) && !l->o.launch_rets)
 			ret = false;
 		for (v = 0; v < nv && n < GB_MAX_PROBES; v++) {
@@ -334,6 +335,8 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 				inspect_entry(lib, off[v]);
 			offs[n] = probe_offset(lib->path, off[v]);
 			cookies[n++] = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0) |
+				       (!ret && l->o.lean && (ti->tflags & GB_TF_LEAN_RET) ?
+					GB_COOKIE_F_LEAN : 0) |
 				       (ret && gb_type_can_block(t) ? GB_COOKIE_F_OPEN : 0) |
 				       (ti->tflags & GB_TF_OP ? GB_COOKIE_F_OP : 0);
 		}

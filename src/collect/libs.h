@@ -29,6 +29,7 @@ struct libs_opts {
 	struct bpf_program *ret;	/* gb_return */
 	struct bpf_program *dl_state;	/* gb_dl_state; NULL: no loader hook (the side-band stream tells) */
 	bool launch_rets;		/* return probes on launches too (a second trap each) */
+	bool lean;			/* launches without a return probe: struct gb_lean_rec */
 	bool multi;			/* entry/ret were prepared with umulti_prepare() */
 	unsigned kinds;			/* bit mask of enum gb_lib_kind to trace */
 	const pid_t *pids;		/* -p: links for these processes only (none: everyone) */

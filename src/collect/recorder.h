@@ -22,7 +22,8 @@ struct record_opts {
 	uint64_t ring_size;
 	const char *libs[RECORD_MAX_LIBS];
 	unsigned nlibs;
-	bool lean;
+	bool lean;		/* --lean: launches in 64-byte records from registers */
+	bool launch_rets;	/* --launch-returns */
 	unsigned no_oplibs;	/* library kinds --libs / --no-libs leave out (LIB_MASK_OPLIBS bits) */
 	struct stack_opts stack;	/* --stack, --python */
 	const char *ready_file;

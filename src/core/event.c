@@ -637,6 +637,14 @@ int gb_event_from_rec(struct gb_event *ev, const struct gb_rec *r)
 		decode_shaped(ev, ti, r);
 	if (ti->cat == GB_CAT_LAUNCH)
 		ev->prov = GB_PROV_LAUNCH_ONLY;
+	if ((r->flags & GB_RF_REGS) && ti->shape != GB_SH_PLAIN) {
+		/* --lean: what a launch passes on the stack (or in its config) was not read */
+		ev->flags |= GB_EF_REGS;
+		ev->flags &= ~GB_EF_STREAM;
+		ev->stream = 0;
+		if (ti->shape == GB_SH_LAUNCH_DRV_EX || ti->shape == GB_SH_LAUNCH_RT_EX)
+			ev->flags &= ~GB_EF_GRID;
+	}
 	return 0;
 }
 

@@ -32,6 +32,9 @@
 				 * ("state": "blocked_at_attach"): ts_ns is the attach time,
 				 * its start is unknown; aux[0] = ns it had been off CPU then
 				 * (0: unknown) */
+#define GB_EF_REGS	0x2000	/* --lean: arguments from registers only ("lean": true):
+				 * no stream; a driver launch's block z and shared memory,
+				 * a runtime launch's shared memory read as 0 */
 #define GB_EF_CAPTURED	0x1000	/* a launch made on a stream capturing a CUDA/HIP graph: it
 				 * did not run then (the graph's launches do); aux[1] = the
 				 * graph. Not counted as an executed launch anywhere */

@@ -234,6 +234,8 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 	}
 	if (ev->flags & GB_EF_XFAULT)
 		gb_json_bool_field(j, "arg_fault", true);
+	if (ev->flags & GB_EF_REGS)
+		gb_json_bool_field(j, "lean", true);
 	if (ev->flags & GB_EF_NESTED)
 		gb_json_bool_field(j, "nested", true);
 	if (ev->flags & GB_EF_RET)

@@ -474,12 +474,15 @@ static const struct gb_str *host_name(struct gb_exporter *ex, const struct gb_ev
 	return type_str(ex, ev->type);
 }
 
-static bool inside_launch(struct gb_exporter *ex, int32_t ti, const struct gb_event *ev)
+/* span: the event itself was opened as a slice, on top of the stack */
+static bool inside_launch(struct gb_exporter *ex, int32_t ti, const struct gb_event *ev, bool span)
 {
 	const struct gb_track *t = &ex->tracks[ti];
 	unsigned d = t->depth;
 
-	if (gb_event_span(ev))	/* the event itself is on top of the stack */
+	if (ev->flags & GB_EF_NESTED)	/* an entry-only driver launch of a runtime launch */
+		return true;
+	if (span)
 		d = d ? d - 1 : 0;
 	return d && gb_event_cat(&t->stk[d - 1].ev) == GB_CAT_LAUNCH;
 }
@@ -528,10 +531,16 @@ static void host_event(struct gb_exporter *ex, const struct gb_event *ev, struct
 	struct xkey k = { ev->pid, ev->corr_id, 0 };
 	bool expected = ev->corr_id && xmap_get(&ex->expect, &k, NULL);
 	int32_t ti = gb_track_thread(ex, ev);
+	/*
+	 * A launch recorded at entry only (the default: no return probe) whose
+	 * kernel comes later is a slice of no length, so that its flow has a
+	 * slice to start from in both formats.
+	 */
+	bool span = gb_event_span(ev) || (cat == GB_CAT_LAUNCH && expected);
 	bool added;
 
 	s->name = host_name(ex, ev, cat);
-	if (gb_event_span(ev)) {
+	if (span) {
 		if (cat == GB_CAT_LAUNCH && expected && !ex->want_split &&
 		    !xmap_get(&ex->active, &k, NULL)) {
 			xmap_put(&ex->active, &k, &added);
@@ -550,13 +559,13 @@ static void host_event(struct gb_exporter *ex, const struct gb_event *ev, struct
 		comm_event(ex, ev, s);
 	if (cat == GB_CAT_LAUNCH && gb_event_captured(ev))
 		return;
-	if (cat == GB_CAT_LAUNCH && !expected && !inside_launch(ex, ti, ev)) {
+	if (cat == GB_CAT_LAUNCH && !expected && !inside_launch(ex, ti, ev, span)) {
 		struct gb_slice l = { .ts = s->ts, .end = s->ts, .ev = ev,
 				      .name = ev->name ? gbx_strpool_get(&ex->pool, ev->name) : s->name };
 
 		instant(ex, gb_track_launches(ex, ev), &l);
 	}
-	if (cat == GB_CAT_LAUNCH && !inside_launch(ex, ti, ev))
+	if (cat == GB_CAT_LAUNCH && !inside_launch(ex, ti, ev, span))
 		lstat_count(ex, ev, s->ts);
 	if (cat == GB_CAT_ALLOC || cat == GB_CAT_FREE)
 		count_memory(ex, ev, cat, s->ts);

@@ -28,7 +28,8 @@ c.true("shmem is 1024 * thread index", all(e["shmem"] == 1024 * (e["grid"][0] - 
 c.true("stream is 0x5000 + thread index", all(e["stream"] == 0x5000 + e["grid"][0] - 64 for e in launches))
 names = collections.Counter(e.get("kernel") for e in launches)
 c.eq("kernel names from cuModuleGetFunction", {"kern_0": 2500, "kern_1": 2500, "kern_2": 2500, "kern_3": 2500}, dict(names))
-c.true("launches have return code 0 and a duration", all(e["ret"] == 0 and "dur_ns" in e for e in launches))
+c.true("default: launches recorded at entry (no return probe: no return code, no duration)",
+       launches and all("ret" not in e and "dur_ns" not in e and not e.get("lean") for e in launches))
 c.true("comm is the workload's", all(e["comm"] == "cuda_work" for e in launches))
 gf = [e for e in ev if e["type"] == "cuModuleGetFunction"]
 c.eq("4 cuModuleGetFunction events, named", ["kern_0", "kern_1", "kern_2", "kern_3"], sorted(e.get("kernel") for e in gf))
@@ -38,18 +39,46 @@ c.true("info counts 10000 launches", i["events_by_type"].get("cuLaunchKernel") =
 c.true("info lists the kernels", {k["kernel"] for k in i["kernels"]} >= {"kern_0", "kern_3"})
 PY
 
-# --lean: launches recorded at entry, without the return probe's second trap
-start_record -a --lean -o "$T/r.sbt" --lib "$WL/libcuda.so.1" || { fail "record --lean started"; exit 0; }
-"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 2000 -t 2 >"$T/wl2.out"
+# --launch-returns: every launch also gets its return probe (duration, return code)
+start_record -a --launch-returns -o "$T/lr.sbt" --lib "$WL/libcuda.so.1" || { fail "record --launch-returns started"; exit 0; }
+"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 2000 -t 2 >"$T/wl3.out"
 stop_record
-check_eq "record --lean exits 0" 0 "$REC_RC"
-PYTHONPATH=$ROOT/tests/py python3 - "$T/r.sbt" "$T/wl2.out" <<'PY'
+check_eq "record --launch-returns exits 0" 0 "$REC_RC"
+PYTHONPATH=$ROOT/tests/py python3 - "$T/lr.sbt" "$T/wl3.out" <<'PY'
 import sys
 from events import load, produced, Checker
 c = Checker()
 p = produced(sys.argv[2])
 launches = [e for e in load(sys.argv[1]) if e["pid"] == p["pid"] and e["type"] == "cuLaunchKernel"]
+c.eq("--launch-returns: 2000 launches", 2000, len(launches))
+c.true("--launch-returns: launches have return code 0 and a duration, their stream and a stack",
+       launches and all(e.get("ret") == 0 and "dur_ns" in e and e.get("stream", 0) >= 0x5000
+                        and e.get("stack_id") for e in launches))
+PY
+
+# --lean: launches from registers alone, 64-byte records, no stack
+start_record -a --lean -o "$T/r.sbt" --lib "$WL/libcuda.so.1" || { fail "record --lean started"; exit 0; }
+"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 2000 -t 2 >"$T/wl2.out"
+stop_record
+check_eq "record --lean exits 0" 0 "$REC_RC"
+PYTHONPATH=$ROOT/tests/py python3 - "$T/r.sbt" "$T/wl2.out" <<'PY'
+import sys, collections
+from events import load, produced, Checker
+c = Checker()
+p = produced(sys.argv[2])
+ev = [e for e in load(sys.argv[1]) if e["pid"] == p["pid"]]
+launches = [e for e in ev if e["type"] == "cuLaunchKernel"]
 c.eq("--lean: 2000 launches", 2000, len(launches))
-c.true("--lean: launches are recorded at entry (no return code, no duration), with their stream",
-       launches and all("ret" not in e and "dur_ns" not in e and e.get("stream", 0) >= 0x5000 for e in launches))
+c.true("--lean: launches are recorded at entry (no return code, no duration), marked lean",
+       launches and all("ret" not in e and "dur_ns" not in e and e.get("lean") for e in launches))
+c.true("--lean: grid and block x, y from registers; what lies on the stack is not read (no stream, block z 0)",
+       all(e["grid"] == [e["grid"][0], 2, 1] and 64 <= e["grid"][0] <= 65 and e["block"] == [128, 1, 0]
+           and "stream" not in e for e in launches))
+c.eq("--lean: 2 threads, 1000 each, with their host tids", [1000, 1000],
+     sorted(collections.Counter(e["tid"] for e in launches).values()))
+c.true("--lean: pid, comm and kernel names as in the full record",
+       all(e["comm"] == "cuda_work" and e.get("kernel", "").startswith("kern_") for e in launches))
+c.true("--lean: no stacks", not any(e.get("stack_id") for e in launches))
+c.true("--lean: other calls keep their return (cuModuleGetFunction has ret)",
+       any(e["type"] == "cuModuleGetFunction" and e.get("ret") == 0 for e in ev))
 PY
