@@ -32,7 +32,7 @@ command -v bpftrace >/dev/null && HAVE_BT=1
 # mode table: key | label | command (run on CPU 0; must create $T/ready)
 MODES=(none floor floor_ret)
 [ $HAVE_BT = 1 ] && MODES+=(bt_count bt_hist)
-MODES+=(lean stack_none default dwarf top)
+MODES+=(lean stack_none stack_none_rets default default_rets dwarf top)
 label() {
 	case $1 in
 	none) echo "no tracing" ;;
@@ -40,9 +40,11 @@ label() {
 	floor_ret) echo "empty uprobe + empty uretprobe" ;;
 	bt_count) echo "bpftrace \`count()\`" ;;
 	bt_hist) echo "bpftrace entry+return \`hist(nsecs - @t[tid])\`" ;;
-	lean) echo "\`record -a --lean --stack none\`" ;;
+	lean) echo "\`record -a --lean\` (registers only, no stack)" ;;
 	stack_none) echo "\`record -a --stack none\`" ;;
-	default) echo "**\`record -a\`** (the default)" ;;
+	stack_none_rets) echo "\`record -a --stack none --launch-returns\` (entry + return)" ;;
+	default) echo "**\`record -a\`** (the default: launches at entry, fp stacks)" ;;
+	default_rets) echo "\`record -a --launch-returns\` (the default before: entry + return)" ;;
 	dwarf) echo "\`record -a --stack dwarf\`" ;;
 	top) echo "**\`top\`**" ;;
 	esac
@@ -59,9 +61,11 @@ start_mode() {	# KEY: start its tracer on CPU 0, wait for it to be attached
 	bt_hist) taskset -c 0 bpftrace --unsafe -e "uprobe:$LIB:cuLaunchKernel { @t[tid] = nsecs; }
 		uretprobe:$LIB:cuLaunchKernel /@t[tid]/ { @h = hist(nsecs - @t[tid]); delete(@t[tid]); }
 		BEGIN { system(\"touch $T/ready\"); }" >"$T/log" 2>&1 & ;;
-	lean) taskset -c 0 "$G" record -a --lean --stack none -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
+	lean) taskset -c 0 "$G" record -a --lean -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	stack_none) taskset -c 0 "$G" record -a --stack none -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	default) taskset -c 0 "$G" record -a -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
+	stack_none_rets) taskset -c 0 "$G" record -a --stack none --launch-returns -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
+	default_rets) taskset -c 0 "$G" record -a --launch-returns -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	dwarf) taskset -c 0 "$G" record -a --stack dwarf -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	top) taskset -c 0 "$G" top -b --quiet --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	nccl_none) return 0 ;;

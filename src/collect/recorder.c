@@ -384,7 +384,10 @@ static int attach_libs(struct rec_ctx *r)
 		.entry = r->skel->progs.gb_entry,
 		.ret = r->skel->progs.gb_return,
 		.dl_state = r->skel->progs.gb_dl_state,
-		.launch_rets = o->launch_rets,
+		/* device timing is asked for: the report compares each kernel with
+		 * its launch call (launch-bound), so launches keep their duration;
+		 * CUPTI's own cost per launch dwarfs the second trap */
+		.launch_rets = o->launch_rets || ((o->cupti_lib || o->cupti_inject) && !o->lean),
 		/* launches that take no stack: registers alone (a stack mode chosen
 		 * with --lean keeps the full record, which the stack comes with) */
 		.lean = o->lean && o->stack.set && o->stack.mode == GB_STACK_NONE && !o->stack.python,

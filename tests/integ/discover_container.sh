@@ -161,9 +161,10 @@ c.true("export --group-by container: a group per container and one for the host"
        set(gs) == {"host"} | {"container " + k for k in own}, str(pname))
 if drv:
     gp = gs.get("container " + drv[0]["container"])
-    n = sum(1 for e in ev if e.get("ph") == "X" and e.get("name") == "cuLaunchKernel" and e["pid"] == gp)
+    # launches are recorded at entry: instants on their thread (slices with --launch-returns)
+    n = sum(1 for e in ev if e.get("ph") in ("X", "i") and e.get("name") == "cuLaunchKernel" and e["pid"] == gp)
     c.eq("export --group-by container: the container's 1000 launches in its group", 1000, n)
-hl = sum(1 for e in ev if e.get("ph") == "X" and e.get("name") == "cudaLaunchKernel" and e["pid"] == gs.get("host"))
+hl = sum(1 for e in ev if e.get("ph") in ("X", "i") and e.get("name") == "cudaLaunchKernel" and e["pid"] == gs.get("host"))
 c.eq("export --group-by container: the wheel's 200 runtime launches in the host group", 200, hl)
 sys.exit(1 if c.failed else 0)
 PY

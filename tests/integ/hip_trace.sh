@@ -42,7 +42,9 @@ if [ ! -e "$REAL" ]; then
 	skip "real libamdhip64" "Debian's libamdhip64-5 is not installed (apt-get install libamdhip64-5)"
 	exit 0
 fi
-start_record -a -o "$T/r.sbt" --lib "$WL/libcuda.so.1" || { fail "record started (real HIP)"; exit 0; }
+# --launch-returns: the launches' return codes are checked too (by default
+# launches are recorded at entry, without one)
+start_record -a --launch-returns -o "$T/r.sbt" --lib "$WL/libcuda.so.1" || { fail "record started (real HIP)"; exit 0; }
 timeout 60 "$WL/hip_work" "$REAL" 10 >"$T/real.out" 2>"$T/real.err"
 stop_record
 PYTHONPATH=$ROOT/tests/py python3 - "$T/r.sbt" "$T/real.out" <<'PY'

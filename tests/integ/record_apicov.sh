@@ -10,7 +10,8 @@ need_bpf "API coverage workload"
 LIB=$WL/libcuda.so.1
 if [ ! -x "$WL/apicov_work" ]; then skip "API coverage workload" "no workloads: run make workloads"; exit 0; fi
 
-start_record -a -o "$T/t.sbt" --lib "$LIB" || { fail "record started"; exit 0; }
+# --launch-returns: every call's return code is checked, launches' too
+start_record -a --launch-returns -o "$T/t.sbt" --lib "$LIB" || { fail "record started"; exit 0; }
 "$WL/apicov_work" -l "$LIB" >"$T/wl.out"
 stop_record
 "$GPUBPF" export -q "$T/t.sbt" -f json -o "$T/t.json" 2>"$T/export.err" || fail "export -f json ($(head -1 "$T/export.err"))"
@@ -164,7 +165,7 @@ check_eq "top -b --json: device_memory_bytes follows every allocator" "$(sed -n 
 
 # HIP: the same families through the fake libamdhip64
 HIPLIB=$WL/libamdhip64.so.5
-start_record -a -o "$T/h.sbt" --lib "$HIPLIB" || { fail "record (HIP) started"; exit 0; }
+start_record -a --launch-returns -o "$T/h.sbt" --lib "$HIPLIB" || { fail "record (HIP) started"; exit 0; }
 "$WL/apicov_work" -H "$HIPLIB" >"$T/hwl.out"
 stop_record
 GPUBPF=$GPUBPF PYTHONPATH=$ROOT/tests/py python3 - "$T/h.sbt" "$T/hwl.out" <<'PY'
@@ -222,7 +223,7 @@ PY
 
 # CUDA runtime: the same families through the fake libcudart
 RTLIB=$WL/libcudart.so.13
-start_record -a -o "$T/r.sbt" --lib "$RTLIB" || { fail "record (runtime) started"; exit 0; }
+start_record -a --launch-returns -o "$T/r.sbt" --lib "$RTLIB" || { fail "record (runtime) started"; exit 0; }
 "$WL/apicov_work" -R "$RTLIB" >"$T/rwl.out"
 stop_record
 GPUBPF=$GPUBPF PYTHONPATH=$ROOT/tests/py python3 - "$T/r.sbt" "$T/rwl.out" <<'PY'
@@ -282,7 +283,7 @@ PY
 # symbol versions: a library exporting cuMemAlloc_v2@LIBCUDA_1 and @@LIBCUDA_2
 # (tests/workloads/fake_cuda_ver.c): a call of either is a cuMemAlloc_v2 event
 VERLIB=$WL/ver/libcuda.so.1
-start_record -a -o "$T/v.sbt" --lib "$VERLIB" || { fail "record (versions) started"; exit 0; }
+start_record -a --launch-returns -o "$T/v.sbt" --lib "$VERLIB" || { fail "record (versions) started"; exit 0; }
 "$WL/apicov_work" -V "$VERLIB" >"$T/vwl.out"
 stop_record
 GPUBPF=$GPUBPF PYTHONPATH=$ROOT/tests/py python3 - "$T/v.sbt" "$T/vwl.out" <<'PY'

@@ -13,7 +13,8 @@ source "$(dirname "$0")/../lib.sh"
 need_bpf "record CUDA graphs"
 
 # only this process (-- CMD): whole-trace totals (info, report) are its own
-"$GPUBPF" record -o "$T/t.sbt" --lib "$WL/libcuda.so.1" -- "$WL/graph_work" -l "$WL/libcuda.so.1" \
+# --launch-returns: graph launches' return codes are checked too
+"$GPUBPF" record --launch-returns -o "$T/t.sbt" --lib "$WL/libcuda.so.1" -- "$WL/graph_work" -l "$WL/libcuda.so.1" \
 	>"$T/wl.out" 2>"$T/rec.log"
 check_eq "record -- graph_work: every call succeeded" 0 $?
 "$GPUBPF" info --json "$T/t.sbt" >"$T/info.json" 2>"$T/info.err" || fail "info --json ($(head -1 "$T/info.err"))"
@@ -181,7 +182,7 @@ if [ ! -e "$RT" ] || [ ! -x "$WL/vendor_graphs" ]; then
 	skip "real libcudart graphs" "no $RT or $WL/vendor_graphs (built by the workloads Makefile when $CUDA/include has cuda_runtime_api.h)"
 	exit 0
 fi
-start_record -a -o "$T/v.sbt" --lib "$RT" || { fail "record (real libcudart) started"; exit 0; }
+start_record -a --launch-returns -o "$T/v.sbt" --lib "$RT" || { fail "record (real libcudart) started"; exit 0; }
 "$WL/vendor_graphs" >"$T/v.out" 2>"$T/v.err"
 stop_record
 PYTHONPATH=$ROOT/tests/py python3 - "$T/v.sbt" "$T/v.out" <<'PY'

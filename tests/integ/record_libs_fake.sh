@@ -99,8 +99,10 @@ for p in t.all("packet"):
         stack.append(name)
     elif ty in ("TYPE_SLICE_END", 2) and stack:
         stack.pop()
+    elif ty in ("TYPE_INSTANT", 3) and names.get(te.one("name_iid"), "?") == "cuLaunchKernel":
+        parents.append(stack[-1] if stack else None)	# recorded at entry: an instant
 c.true("perfetto: the workload's thread track was found", thread_track is not None)
-c.eq("perfetto: launch slices nest under the op slice on the thread track",
+c.eq("perfetto: launches nest under the op slice on the thread track",
      ["cublasGemmEx"] * 3 + ["cublasSgemm_v2"] * 8 + [None], sorted(parents, key=lambda x: x or "~"))
 c.true("perfetto: op slices carry their shape",
        any(s and s.startswith("cublasSgemm_v2 256x128x1024") for s in shapes), str(shapes[:4]))

@@ -17,7 +17,9 @@ if ! g++ -O1 -fno-omit-frame-pointer -I"$CUDA/include" "$ROOT/tests/workloads/ve
 	-L"$CUDA/lib64" -lcudart -L"$(dirname "$STUB")" -lcuda 2>"$T/cc.err"; then
 	fail "build against $CUDA ($(head -1 "$T/cc.err"))"; exit 0
 fi
-start_record -a -o "$T/t.sbt" --lib "$STUB" || { fail "record started"; exit 0; }
+# --launch-returns: the launches' return codes are checked too (by default
+# launches are recorded at entry, without one)
+start_record -a --launch-returns -o "$T/t.sbt" --lib "$STUB" || { fail "record started"; exit 0; }
 LD_LIBRARY_PATH="$T/stubs:$CUDA/lib64" "$T/vendor_cuda" >"$T/wl.out" 2>"$T/wl.err"
 stop_record
 PYTHONPATH=$ROOT/tests/py python3 - "$T/t.sbt" "$T/wl.out" <<'PY'
