@@ -660,8 +660,8 @@ static __always_inline bool in_call(struct inflight_stack *st, __u64 cookie)
 
 /*
  * --lean launches: one reserve, one clock read, registers copied, nothing
- * else (no user read, no thread state, no namespace walk). The collector
- * fills in what the full record would say from its own tables.
+ * else (no user read, no thread state). The collector fills in what the
+ * full record would say (the thread's name, nesting) from its own tables.
  */
 static __always_inline void lean_launch(struct pt_regs *ctx, __u64 cookie, __u64 id)
 {
@@ -685,8 +685,8 @@ static __always_inline void lean_launch(struct pt_regs *ctx, __u64 cookie, __u64
 	l->lo[2] = (__u32)a3;
 	l->lo[3] = (__u32)PT_REGS_PARM5(ctx);
 	l->lo[4] = (__u32)GB_PARM6(ctx);
-	l->cpu = bpf_get_smp_processor_id();
-	l->_pad = 0;
+	/* a task of the initial namespace (most) costs one load */
+	gb_ns_ids(id, &l->ns_pid, &l->ns_tid);
 	bpf_ringbuf_submit(l, BPF_RB_NO_WAKEUP);
 }
 

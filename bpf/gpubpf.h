@@ -590,12 +590,12 @@ struct gb_rec {
 
 /*
  * --lean launches: 64 bytes, everything from registers (no user-memory
- * read, no thread state, no namespace walk): the function and the five
- * words after it, as the low halves plus the two high halves that a
- * runtime launch's dim3 pairs use. Stack arguments (a driver launch's
- * block z, shared memory and stream; a runtime launch's shared memory and
- * stream) are not read. kind sits where gb_rec has it: the collector
- * tells records apart before it knows their size.
+ * read, no thread state): the function and the five words after it, as
+ * the low halves plus the two high halves that a runtime launch's dim3
+ * pairs use. Stack arguments (a driver launch's block z, shared memory
+ * and stream; a runtime launch's shared memory and stream) are not read,
+ * nor the CPU. kind sits where gb_rec has it: the collector tells records
+ * apart before it knows their size.
  */
 struct gb_lean_rec {
 	__u64 ts_ns;		/* CLOCK_MONOTONIC at entry */
@@ -606,8 +606,8 @@ struct gb_lean_rec {
 	__u16 kind;		/* GB_REC_LEAN (offset of gb_rec.kind) */
 	__u16 type;		/* enum gb_type */
 	__u32 lo[5];		/* arguments 2..6, low halves */
-	__u32 cpu;
-	__u32 _pad;
+	__u32 ns_pid;		/* ids in the task's own pid namespace */
+	__u32 ns_tid;
 };
 
 #define GB_RF_RET	0x1	/* ret and dur_ns are valid */

@@ -41,9 +41,6 @@ struct proc {
 	uint64_t exit_ns;	/* 0 while alive */
 	int exit_sig;		/* the signal of a crash (GB_REC_EXIT), else 0 */
 	uint32_t ns_pid;	/* its id in its own pid namespace (from its calls) */
-	int ns_lean;		/* --lean records (no namespace ids): 0 not looked up yet,
-				 * 1 the recorder's namespace, 2 its own (ns_tids) */
-	struct hmap ns_tids;	/* tid -> id in its namespace + 1 (0 + 1: unreadable) */
 	const char *exit_comm;	/* its name, from that record */
 	bool exit_said;		/* its process_exit event was emitted */
 };
@@ -147,8 +144,6 @@ static void clear_proc(struct proc *p)
 	hmap_free(&p->names);
 	hmap_free(&p->rt_launch);
 	hmap_free(&p->comms);
-	hmap_free(&p->ns_tids);
-	p->ns_lean = 0;
 	nccl_comms_free(&p->nccl);
 	libops_free(&p->libops);
 	graphs_free(p->graphs);
@@ -728,8 +723,7 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 		if (c->ops.seen && strcmp(p->container, "-"))
 			c->ops.seen(c->ops.ctx, (pid_t)r->pid, p->container);
 	}
-	if (r->ns_pid)
-		p->ns_pid = r->ns_pid;
+	p->ns_pid = r->ns_pid;
 	ev.comm = thread_comm(c, p, r);
 	if (r->flags & GB_RF_END) {
 		/* the entry had the stack; a call whose entry we never read has none */
@@ -796,58 +790,18 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 
 /* --- one decoder per record kind --- */
 
-/*
- * --lean records carry no namespace ids: a process in a pid namespace of
- * its own (a container) has its ids read from /proc, once per process and
- * once per thread. A process gone by then keeps its host ids.
- */
-static void lean_ns_ids(struct proc *p, struct gb_rec *r)
-{
-	uint32_t ns = 0;
-	void *v;
-
-	r->ns_pid = r->pid;
-	r->ns_tid = r->tid;
-	if (!p->ns_lean) {
-		if (procmaps_nspid(p->pid, p->pid, &ns))
-			return;		/* gone: asked again at its next record */
-		p->ns_lean = ns == (uint32_t)p->pid ? 1 : 2;
-		if (p->ns_lean == 2)
-			p->ns_pid = ns;
-	}
-	if (p->ns_lean == 1)
-		return;
-	r->ns_pid = p->ns_pid;
-	v = hmap_get(&p->ns_tids, r->tid);
-	if (!v) {
-		if (procmaps_nspid(p->pid, (pid_t)r->tid, &ns))
-			ns = 0;
-		v = (void *)((uintptr_t)ns + 1);
-		hmap_put(&p->ns_tids, r->tid, v);
-	}
-	if ((uintptr_t)v > 1)
-		r->ns_tid = (uint32_t)((uintptr_t)v - 1);
-}
-
 /* --lean: a launch from registers alone, as the call record it stands for */
 static int rec_lean(struct collector *c, const void *data, size_t size)
 {
 	const struct gb_lean_rec *l = data;
 	struct gb_rec r = {
-		.ts_ns = l->ts_ns, .pid = l->pid, .tid = l->tid, .kind = GB_REC_CALL,
-		.type = l->type, .flags = GB_RF_REGS, .cpu = l->cpu,
+		.ts_ns = l->ts_ns, .pid = l->pid, .tid = l->tid, .ns_pid = l->ns_pid,
+		.ns_tid = l->ns_tid, .kind = GB_REC_CALL, .type = l->type, .flags = GB_RF_REGS,
 		.a = { l->a0, l->lo[0] | (uint64_t)l->a1_hi << 32, l->lo[1],
 		       l->lo[2] | (uint64_t)l->a3_hi << 32, l->lo[3], l->lo[4] },
 	};
-	struct proc *p;
 
 	(void)size;
-	if (gb_type_info(l->type) && gb_type_info(l->type)->cat == GB_CAT_LAUNCH) {
-		p = get_proc(c, (pid_t)l->pid);
-		if (!p)
-			return -ENOMEM;
-		lean_ns_ids(p, &r);
-	}
 	return handle_call(c, &r, NULL, NULL, 0);
 }
 

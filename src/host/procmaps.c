@@ -326,57 +326,6 @@ int procmaps_container_id(const char *cgroup, size_t len, char *out, size_t outl
 	return 0;
 }
 
-int procmaps_nspid_parse(const char *s, size_t len, uint32_t *id)
-{
-	static const char key[] = "NSpid:";
-	size_t i = 0, kl = sizeof(key) - 1;
-	uint64_t v = 0;
-	bool got = false, in_num = false;
-
-	/* find the line: at the start or after a newline */
-	while (i + kl <= len) {
-		if ((i == 0 || s[i - 1] == '\n') && !memcmp(s + i, key, kl))
-			break;
-		i++;
-	}
-	if (i + kl > len)
-		return -ENOENT;
-	for (i += kl; i < len && s[i] != '\n'; i++) {
-		if (s[i] >= '0' && s[i] <= '9') {
-			if (!in_num)
-				v = 0;
-			in_num = true;
-			v = v * 10 + (uint64_t)(s[i] - '0');
-			if (v > UINT32_MAX)
-				return -ENOENT;
-		} else if (s[i] == ' ' || s[i] == '\t') {
-			if (in_num)
-				got = true, *id = (uint32_t)v;
-			in_num = false;
-		} else {
-			return -ENOENT;
-		}
-	}
-	if (in_num)
-		got = true, *id = (uint32_t)v;
-	return got ? 0 : -ENOENT;
-}
-
-int procmaps_nspid(pid_t pid, pid_t tid, uint32_t *id)
-{
-	char path[64], buf[4096];
-	size_t len;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	len = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	return procmaps_nspid_parse(buf, len, id);
-}
-
 int procmaps_container(pid_t pid, char *out, size_t outlen)
 {
 	char path[64], buf[4096], mine[64], theirs[64];

@@ -73,12 +73,4 @@ int procmaps_container_id(const char *cgroup, size_t len, char *out, size_t outl
  * set, -ENOENT for a process of the host, -errno when /proc cannot be read.
  */
 int procmaps_container(pid_t pid, char *out, size_t outlen);
-/*
- * A task's id in its own (innermost) pid namespace: the last number of the
- * NSpid line of the text of /proc/PID/task/TID/status. 0 with *id set,
- * -ENOENT when there is no such line or number.
- */
-int procmaps_nspid_parse(const char *status, size_t len, uint32_t *id);
-/* the same, of a live task; -errno when /proc cannot be read */
-int procmaps_nspid(pid_t pid, pid_t tid, uint32_t *id);
 #endif

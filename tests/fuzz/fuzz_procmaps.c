@@ -2,8 +2,7 @@
 /*
  * fuzz_procmaps.c - libFuzzer target: arbitrary text as /proc/PID/maps
  * (host/procmaps.c): parse, then look up addresses in what came out; and
- * the same bytes as /proc/PID/cgroup (procmaps_container_id) and as
- * /proc/PID/task/TID/status (procmaps_nspid_parse).
+ * the same bytes as /proc/PID/cgroup (procmaps_container_id).
  */
 // FUZZ_SRCS: src/host/procmaps.c src/core/util.c
 #include <stdint.h>
@@ -51,12 +50,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!procmaps_container_id((const char *)data, size, id, sizeof(id)) &&
 		    strlen(id) != 12)
 			abort();
-	}
-	{
-		uint32_t ns = 0;
-
-		/* the same bytes as /proc/PID/task/TID/status */
-		(void)procmaps_nspid_parse((const char *)data, size, &ns);
 	}
 	return 0;
 }

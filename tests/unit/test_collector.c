@@ -17,7 +17,6 @@
 #include <unistd.h>
 #include "collect/collector.h"
 #include "host/elfsym.h"
-#include "host/procmaps.h"
 #include "host/sideband.h"
 #include "cupti/cupti_join.h"
 #include "ioctl/ioctl.h"
@@ -180,20 +179,21 @@ static void test_lean_launch(void **state)
 
 	memset(&l, 0, sizeof(l));
 	l.ts_ns = 20;
-	l.pid = 4242;		/* no such process here: host ids stand */
+	l.pid = 4242;
 	l.tid = 4244;
+	l.ns_pid = 1;		/* a container's */
+	l.ns_tid = 3;
 	l.kind = GB_REC_LEAN;
 	l.type = GB_T_cuLaunchKernel;
 	l.a0 = 0xf00;
 	l.lo[0] = 64; l.lo[1] = 2; l.lo[2] = 3; l.lo[3] = 128; l.lo[4] = 4;
-	l.cpu = 1;
 	assert_int_equal(collector_handle(c, &l, sizeof(l)), 0);
 	assert_non_null(find(GB_T_cuLaunchKernel, &i));
 	assert_string_equal(names[i], "saxpy");
 	assert_int_equal(got[i].ts_ns, 20);
 	assert_int_equal(got[i].tid, 4244);
-	assert_int_equal(got[i].ns_pid, 4242);
-	assert_int_equal(got[i].ns_tid, 4244);
+	assert_int_equal(got[i].ns_pid, 1);
+	assert_int_equal(got[i].ns_tid, 3);
 	assert_int_equal(got[i].grid[0], 64);
 	assert_int_equal(got[i].grid[1], 2);
 	assert_int_equal(got[i].grid[2], 3);
@@ -224,29 +224,6 @@ static void test_lean_launch(void **state)
 	assert_int_equal(collector_handle(c, &l, sizeof(l) - 1), 0);
 	assert_int_equal(ngot, 0);
 	assert_int_equal(collector_stats(c)->bad, 1);
-}
-
-/* the NSpid line of /proc/PID/task/TID/status: its last number */
-static void test_nspid_parse(void **state)
-{
-	static const char one[] = "Name:\tx\nNSpid:\t4242\nNSsid:\t1\n";
-	static const char two[] = "Tgid:\t9\nNSpid:\t4242\t17\n";
-	static const char none[] = "Name:\tx\nXNSpid:\t5\n";
-	static const char bad[] = "NSpid:\t12x\n";
-	static const char big[] = "NSpid:\t99999999999\n";
-	uint32_t id = 0;
-
-	(void)state;
-	assert_int_equal(procmaps_nspid_parse(one, sizeof(one) - 1, &id), 0);
-	assert_int_equal(id, 4242);
-	assert_int_equal(procmaps_nspid_parse(two, sizeof(two) - 1, &id), 0);
-	assert_int_equal(id, 17);
-	assert_int_not_equal(procmaps_nspid_parse(none, sizeof(none) - 1, &id), 0);
-	assert_int_not_equal(procmaps_nspid_parse(bad, sizeof(bad) - 1, &id), 0);
-	assert_int_not_equal(procmaps_nspid_parse(big, sizeof(big) - 1, &id), 0);
-	assert_int_not_equal(procmaps_nspid_parse(two, 12, &id), 0);	/* cut before the line */
-	assert_int_equal(procmaps_nspid(getpid(), getpid(), &id), 0);
-	assert_int_equal(id, (uint32_t)getpid());
 }
 
 /* CUPTI activity goes into the join and comes out as a device event */
@@ -641,7 +618,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_name_then_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lean_launch, setup, teardown),
-		cmocka_unit_test(test_nspid_parse),
 		cmocka_unit_test_setup_teardown(test_cupti_through_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ioctl_through_decoder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sideband_timeline, setup, teardown),
