@@ -317,6 +317,9 @@ static __always_inline void count_launch(__u32 pid, __u32 type, const struct top
 	struct top_kern_val *v = bpf_map_lookup_elem(&kernels, &k), init = {};
 
 	if (!v) {
+		/* a process's launches are the sum of its kernels' (user space
+		 * adds them up): its entry is made with its first kernel's */
+		proc_val(pid);
 		bpf_map_update_elem(&kernels, &k, &init, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&kernels, &k);
 		if (!v) {
@@ -425,15 +428,15 @@ static __always_inline void launch_now(struct pt_regs *ctx, __u64 id, __u32 type
 	}
 	if (c.nested)
 		return;
-	v = proc_val(pid);
-	if (!v)
-		return;
-	if (launch_captured(ctx, pid, shape)) {
-		v->captured++;	/* it runs when its graph is launched */
+	/* one map lookup per launch: the kernel's (the process's only while
+	 * a stream captures a graph) */
+	if (ncapturing && launch_captured(ctx, pid, shape)) {
+		v = proc_val(pid);
+		if (v)
+			v->captured++;	/* it runs when its graph is launched */
 		return;
 	}
 	launch_entry(ctx, &c, type, shape);
-	v->launches++;
 	count_launch(pid, type, &c, 0);
 }
 
@@ -531,7 +534,6 @@ int top_return(struct pt_regs *ctx)
 			v->captured++;
 			break;
 		}
-		v->launches++;
 		count_launch(pid, type, &c, dur);
 		break;
 	case GB_CAT_COLL:

@@ -133,6 +133,7 @@ int top_model_put_kern(struct top_model *m, const struct top_kern_key *k, const 
 {
 	uint64_t slot;
 	struct top_kern *e = find_kern(m, k, &slot);
+	struct top_proc *p;
 
 	if (!e) {
 		if (GB_GROW(m->kerns, m->cap_kerns, m->nkerns + 1) || !(e = calloc(1, sizeof(*e))))
@@ -147,6 +148,9 @@ int top_model_put_kern(struct top_model *m, const struct top_kern_key *k, const 
 	}
 	e->tot = *v;
 	e->seen = true;
+	/* BPF counts launches per kernel only: the process's are their sum */
+	if ((p = hmap_get(&m->proc_idx, k->pid)))
+		p->tot.launches += v->launches;
 	return 0;
 }
 

@@ -43,13 +43,20 @@ static void put(struct top_model *m, uint32_t pid, const char *comm, uint64_t la
 	struct top_proc_val v = { 0 };
 	unsigned i;
 
-	v.launches = launches;
+	v.launches = 0;		/* BPF counts launches per kernel: the model sums them */
 	v.calls = launches;
 	v.hist[12] = launches;
 	v.alloc_bytes = 4096;
 	v.free_bytes = 1024;
 	strcpy(v.comm, comm);
 	assert_int_equal(top_model_put_proc(m, pid, &v), 0);
+	if (!per_kernel) {
+		/* one unnamed kernel makes all of them */
+		struct top_kern_key k = { .pid = pid, .type = 1, .handle = 100 + pid };
+		struct top_kern_val kv = { .launches = launches };
+
+		assert_int_equal(top_model_put_kern(m, &k, &kv), 0);
+	}
 	for (i = 0; per_kernel && i < 4; i++) {
 		struct top_kern_key k = { .pid = pid, .type = 1, .handle = i + 1 };
 		struct top_kern_val kv = { .launches = per_kernel[i], .grid_sum = per_kernel[i] * 8,
@@ -78,6 +85,7 @@ static void test_rates(void **state)
 	assert_non_null(p);
 	assert_float_equal(m.dt, 2.0, 1e-9);
 	assert_float_equal(p->launches_s, 1000.0, 1e-9);	/* (3000-1000)/2 */
+	assert_int_equal(p->tot.launches, 3000);	/* its kernels' sum */
 	assert_int_equal(p->mem_live, 3072);
 	assert_string_equal(p->comm, "work");
 	assert_non_null(p->busiest);
@@ -99,7 +107,7 @@ static void test_views(void **state)
 	struct top_model m;
 	struct top_proc *ps[8];
 	struct top_kern *ks[16];
-	uint64_t k1[4] = { 1, 2, 3, 4 };
+	uint64_t k1[4] = { 50, 100, 150, 200 };	/* 500: the process's launches */
 
 	top_model_init(&m, resolve, &(int){ 0 });
 	top_model_begin(&m);
@@ -119,7 +127,8 @@ static void test_views(void **state)
 	assert_string_equal(top_kern_name(ks[0]), "gamma");
 	assert_int_equal(top_view_kerns(&m, TOP_SORT_LAUNCHES, "big", ks), 4);	/* by process name */
 	assert_string_equal(top_kern_name(ks[0]), "delta");
-	assert_int_equal(top_view_kerns(&m, TOP_SORT_NAME, "", ks), 4);
+	assert_int_equal(top_view_kerns(&m, TOP_SORT_NAME, "", ks), 6);
+	assert_int_equal(top_view_kerns(&m, TOP_SORT_NAME, "big", ks), 4);
 	assert_string_equal(top_kern_name(ks[0]), "alpha");
 	top_model_free(&m);
 }
@@ -228,7 +237,7 @@ static void test_render(void **state)
 	struct top_model m;
 	struct top_view v = { .interval_s = 1 };
 	struct gb_buf b = { 0 };
-	uint64_t k1[4] = { 1, 2, 3, 4 };
+	uint64_t k1[4] = { 50, 100, 150, 200 };	/* 500: the process's launches */
 	char buf[32];
 
 	top_model_init(&m, resolve, &(int){ 0 });
