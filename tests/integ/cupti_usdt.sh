@@ -75,3 +75,25 @@ ok(len(starts) == 5 and len(ends) == 5, "export: 5 launch -> kernel flows", f"{l
 txt = json.dumps(evs)
 ok("bounded" in txt and "device" in txt, "export: timing provenance labels present")
 PY
+
+# --lean: launches recorded at entry, without a duration: each launch that
+# has a kernel is still the start of its flow (a slice of no length)
+start_record -a --lean -o "$T/l.sbt" --lib "$WL/libcuda.so.1" --cupti-lib "$LIB" ||
+	{ fail "record --lean --cupti-lib started"; exit 0; }
+"$APP" "$LIB" "$WL/libcuda.so.1" 5 >"$T/app2.out" || fail "usdt_app ran (--lean)"
+stop_record
+check_eq "record --lean exits 0" 0 "$REC_RC"
+"$GPUBPF" export "$T/l.sbt" -f json -o "$T/l.json" -q || fail "export --lean trace to JSON"
+python3 - "$T/l.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+evs = d["traceEvents"] if isinstance(d, dict) else d
+launches = [e for e in evs if e.get("name") == "cuLaunchKernel" and e.get("ph") in ("X", "i")]
+starts = [e for e in evs if e.get("ph") == "s"]
+ends = [e for e in evs if e.get("ph") in ("f", "t")]
+ok = lambda c, w, d="": print(("PASS: " if c else "FAIL: ") + w + ("" if c else " " + d))
+ok(len(starts) == 5 and len(ends) == 5, "--lean export: 5 launch -> kernel flows", f"{len(starts)} {len(ends)}")
+zero = [e for e in launches if e.get("ph") == "X" and e.get("dur") == 0]
+ok(len(zero) == 5 and {(e["pid"], e["tid"], e["ts"]) for e in zero} == {(e["pid"], e["tid"], e["ts"]) for e in starts},
+   "--lean export: each flow starts at a launch drawn as a slice of no length", f"{len(zero)} of {len(launches)}")
+PY
