@@ -690,10 +690,13 @@ static __always_inline void lean_launch(struct pt_regs *ctx, __u64 cookie, __u64
 	bpf_ringbuf_submit(l, BPF_RB_NO_WAKEUP);
 }
 
-SEC("uprobe")
-int gb_entry(struct pt_regs *ctx)
+/*
+ * The entry of a call; cookie: the attach cookie (a sampled launch gets
+ * GB_COOKIE_F_RET added). 0: the call took a slot, its return must run;
+ * 1: nothing waits for a return.
+ */
+static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
 	__u64 id = bpf_get_current_pid_tgid();
 	struct inflight_stack *st;
@@ -702,15 +705,15 @@ int gb_entry(struct pt_regs *ctx)
 	__u32 d, nonop;
 
 	if (stopping || !traced(id >> 32))
-		return 0;
+		return 1;
 	if (cookie & GB_COOKIE_F_LEAN) {
 		lean_launch(ctx, cookie, id);
-		return 0;
+		return 1;
 	}
 	if (cookie & GB_COOKIE_F_RET) {
 		st = thread_state();
 		if (!st)
-			return 0;
+			return 1;
 		d = st->depth;
 		/* the same function entered again at the same stack pointer: a tail
 		 * call from a dispatching copy (the libcudnn.so.9 shim jumps to its
@@ -718,7 +721,7 @@ int gb_entry(struct pt_regs *ctx)
 		 * probes both fire; the first completes it */
 		if (d && d <= GB_INFLIGHT_DEPTH && top_slot(st, d)->sp == PT_REGS_SP(ctx) &&
 		    top_slot(st, d)->c.r.type == type)
-			return 0;
+			return 0;	/* (plain uprobes: both returns fire; session: the outer one) */
 		flush_stale(st, PT_REGS_SP(ctx));
 		d = st->depth;
 		st->depth = d + 1;	/* the return pops it, kept or not */
@@ -759,7 +762,7 @@ int gb_entry(struct pt_regs *ctx)
 		 * call, fp return addresses after it */
 		st = thread_state();
 		if (!st)
-			return 0;
+			return 1;
 		c = &st->scratch;
 		call_hdr(&c->r, type);
 		if (in_call(st, cookie))
@@ -768,17 +771,24 @@ int gb_entry(struct pt_regs *ctx)
 		take_stack(ctx, st, c, type);
 		capture_entry(ctx, &c->r, shape, st);
 		emit_slot(c);
-		return 0;
+		return 1;
 	}
 	r = gb_reserve(sizeof(*r), GB_DROP_CALL);
 	if (!r)
-		return 0;
+		return 1;
 	call_hdr(r, type);
 	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
 	if (st && in_call(st, cookie))
 		r->flags |= GB_RF_NESTED;
 	capture_entry(ctx, r, shape, NULL);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 1;
+}
+
+SEC("uprobe")
+int gb_entry(struct pt_regs *ctx)
+{
+	entry_impl(ctx, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
@@ -827,10 +837,8 @@ static __always_inline void jit_opts(struct gb_name_rec *nr)
 	}
 }
 
-SEC("uretprobe")
-int gb_return(struct pt_regs *ctx)
+static __always_inline int return_impl(struct pt_regs *ctx, __u64 cookie)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
 	__u64 now = bpf_ktime_get_ns(), sp = PT_REGS_SP(ctx);
 	struct inflight_stack *st;
@@ -894,6 +902,45 @@ int gb_return(struct pt_regs *ctx)
 drop:
 	count_drop(GB_DROP_CALL);
 	return 0;
+}
+
+SEC("uretprobe")
+int gb_return(struct pt_regs *ctx)
+{
+	return return_impl(ctx, bpf_get_attach_cookie(ctx));
+}
+
+/*
+ * Launches by default (session uprobes, where the kernel has them): the
+ * entry program decides per call whether its return probe runs. One
+ * launch in launch_sample per CPU takes the full path, entry and return
+ * (duration, return code); the others are recorded at entry, and their
+ * return costs nothing, not even a trap.
+ */
+const volatile __u32 launch_sample = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sample_ctr SEC(".maps");
+
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+SEC("uprobe")
+int gb_launch_session(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), *n;
+	__u32 zero = 0;
+
+	if (bpf_session_is_return())
+		return return_impl(ctx, cookie);
+	n = bpf_map_lookup_elem(&sample_ctr, &zero);
+	if (n && launch_sample && ++*n % launch_sample == 0)
+		return entry_impl(ctx, cookie | GB_COOKIE_F_RET);
+	entry_impl(ctx, cookie);
+	return 1;
 }
 
 GB_DL_STATE_PROG(gb_dl_state, GB_DROP_CTL)

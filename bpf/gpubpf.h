@@ -710,6 +710,7 @@ struct gb_py_rec {
 						 * never returns */
 #define GB_COOKIE_F_OP		(1ull << 34)	/* a library operation (GB_TF_OP) */
 #define GB_COOKIE_F_LEAN	(1ull << 35)	/* --lean launch: struct gb_lean_rec, nothing else */
+#define GB_COOKIE_F_SESS	(1ull << 36)	/* user space: attached to the session program */
 #define GB_COOKIE(type, shape)	((__u64)(type) | ((__u64)(shape) << 16))
 #define GB_COOKIE_TYPE(c)	((__u32)((c) & 0xffff))
 #define GB_COOKIE_SHAPE(c)	((__u32)(((c) >> 16) & 0xffff))

@@ -385,7 +385,7 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 	print_ops_text(a);
 }
 
-/* groups of the trace's notes info shows: the ioctl tracer's, discovery's, a flight dump's */
+/* groups of the trace's notes info shows: the ioctl tracer's, discovery's, launch returns, a flight dump's */
 static const struct note_group {
 	const char *title, *json;
 	const char *keys[5];	/* "group.key"; the part after the dot is shown */
@@ -394,6 +394,8 @@ static const struct note_group {
 	  { "ioctl.source", "ioctl.reason", "ioctl.layouts", "ioctl.devmem" } },
 	{ "discovery", "discovery",
 	  { "discovery.source", "discovery.reason", "discovery.not_traced", "discovery.lost" } },
+	{ "launches", "launch",
+	  { "launch.returns" } },
 	{ "device timing (CUPTI injected into running processes)", "cupti",
 	  { "cupti.inject", "cupti.detach", "cupti.test_cycles" } },
 	{ "flight recorder dump", "flight",

@@ -538,8 +538,8 @@ void collector_finish(struct collector *c)
 }
 
 /*
- * --lean: launches have no return probe, so BPF cannot see that a driver
- * launch runs inside a runtime launch. Records of one thread reach the
+ * Launches recorded at entry only (the default, --lean) leave BPF unable to
+ * see that a driver launch runs inside a runtime launch. Records of one thread reach the
  * ring in order, and the runtime makes its driver launch before it
  * returns: an entry-only driver launch that follows an entry-only runtime
  * launch of the same thread is that launch's own (counted once). A runtime
@@ -550,9 +550,12 @@ static void mark_lean_nested(struct proc *p, const struct gb_rec *r, struct gb_e
 {
 	const struct gb_type_info *ti = gb_type_info(ev->type);
 
-	if (gb_event_cat(ev) != GB_CAT_LAUNCH || (r->flags & (GB_RF_RET | GB_RF_NESTED)))
+	if (gb_event_cat(ev) != GB_CAT_LAUNCH || (r->flags & GB_RF_NESTED))
 		return;
-	if (ti->api == GB_API_CUDA_RT)
+	/* a runtime launch with its return (sampled, or --launch-returns) had
+	 * its driver launch marked in BPF; a driver launch sampled for its
+	 * return inside an entry-only runtime launch is marked here */
+	if (ti->api == GB_API_CUDA_RT && !(r->flags & GB_RF_RET))
 		hmap_put(&p->rt_launch, r->tid, (void *)1);
 	else if (ti->api == GB_API_CUDA_DRV && hmap_del(&p->rt_launch, r->tid))
 		ev->flags |= GB_EF_NESTED;

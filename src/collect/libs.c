@@ -249,18 +249,43 @@ static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64
 				const uint64_t *cookie, unsigned n)
 {
 	uint64_t roff[GB_MAX_PROBES], rcookie[GB_MAX_PROBES];
+	uint64_t eoff[GB_MAX_PROBES], ecookie[GB_MAX_PROBES];
+	uint64_t soff[GB_MAX_PROBES], scookie[GB_MAX_PROBES];
 	const pid_t *pids;
-	unsigned i, nr = 0, np = link_pids(l, &pids), ok = 0;
+	unsigned i, nr = 0, ne = 0, ns = 0, np = link_pids(l, &pids), ok = 0;
 	int fd;
 
 	for (i = 0; i < n; i++) {
+		if (cookie[i] & GB_COOKIE_F_SESS) {
+			soff[ns] = off[i];
+			scookie[ns++] = cookie[i];
+			continue;
+		}
+		eoff[ne] = off[i];
+		ecookie[ne++] = cookie[i];
 		if (!(cookie[i] & GB_COOKIE_F_RET))
 			continue;
 		roff[nr] = off[i];
 		rcookie[nr++] = cookie[i];
 	}
 	for (i = 0; i < np; i++) {
-		fd = umulti_attach(bpf_program__fd(l->o.entry), lib->path, off, cookie, n, false, pids[i]);
+		if (ns) {
+			/* launches: the session program samples their returns */
+			fd = umulti_link(bpf_program__fd(l->o.sess), UMULTI_UPROBE_SESSION, lib->path,
+					 soff, scookie, ns, false, pids[i]);
+			if (fd < 0) {
+				gb_warn("cannot attach to %s%s: %s", lib->path, pids[i] ? " for that process" : "",
+					strerror(-fd));
+				continue;
+			}
+			if (add_mfd(lib, fd))
+				return -ENOMEM;
+		}
+		if (!ne) {
+			ok++;
+			continue;
+		}
+		fd = umulti_attach(bpf_program__fd(l->o.entry), lib->path, eoff, ecookie, ne, false, pids[i]);
 		if (fd < 0) {
 			gb_warn("cannot attach to %s%s: %s", lib->path, pids[i] ? " for that process" : "",
 				strerror(-fd));
@@ -337,6 +362,8 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 			cookies[n++] = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0) |
 				       (!ret && l->o.lean && (ti->tflags & GB_TF_LEAN_RET) ?
 					GB_COOKIE_F_LEAN : 0) |
+				       (!ret && !l->o.lean && l->o.sess && (ti->tflags & GB_TF_LEAN_RET) ?
+					GB_COOKIE_F_SESS : 0) |
 				       (ret && gb_type_can_block(t) ? GB_COOKIE_F_OPEN : 0) |
 				       (ti->tflags & GB_TF_OP ? GB_COOKIE_F_OP : 0);
 		}

@@ -30,6 +30,8 @@ struct libs_opts {
 	struct bpf_program *dl_state;	/* gb_dl_state; NULL: no loader hook (the side-band stream tells) */
 	bool launch_rets;		/* return probes on launches too (a second trap each) */
 	bool lean;			/* launches without a return probe: struct gb_lean_rec */
+	struct bpf_program *sess;	/* gb_launch_session (prepared for session uprobes): launches
+					 * without a return probe go to it, it samples their returns */
 	bool multi;			/* entry/ret were prepared with umulti_prepare() */
 	unsigned kinds;			/* bit mask of enum gb_lib_kind to trace */
 	const pid_t *pids;		/* -p: links for these processes only (none: everyone) */

@@ -37,6 +37,7 @@
 #include "ioctl/ioctl.h"
 #include "libs.h"
 #include "recorder.h"
+#include "umulti.h"
 #include "sbt/sbt.h"
 #include "session.h"
 #include "stack_record.h"
@@ -62,6 +63,7 @@ struct rec_ctx {
 	struct sbt_writer *w;
 	struct ring_buffer *rb;
 	bool multi;		/* uprobe_multi links */
+	bool sess;		/* launches on the session program (sampled returns) */
 	struct cupti_join *join;
 	struct cupti_attach *cupti;
 	struct inject_rec *inj;	/* -p/-a --cupti: the library loaded into running targets */
@@ -320,6 +322,16 @@ static int attach_ioctl(struct rec_ctx *r)
 	return 0;
 }
 
+/*
+ * Launches keep their return probe when asked to, or when device timing is:
+ * the report compares each kernel with its launch call (launch-bound), and
+ * CUPTI's own cost per launch dwarfs the second trap.
+ */
+static bool launch_rets(const struct record_opts *o)
+{
+	return o->launch_rets || ((o->cupti_lib || o->cupti_inject) && !o->lean);
+}
+
 static int open_bpf(struct rec_ctx *r)
 {
 	struct record_opts *o = r->o;
@@ -340,6 +352,15 @@ static int open_bpf(struct rec_ctx *r)
 		return -1;
 	bpf_map__set_max_entries(r->skel->maps.rb, (uint32_t)session_ring_bytes(o->ring_size));
 	r->multi = session_prepare_multi(r->skel->progs.gb_entry, r->skel->progs.gb_return);
+	/* launches without their return probe: one in RECORD_LAUNCH_SAMPLE per CPU
+	 * gets it after all, where session uprobes let the entry decide */
+	r->sess = r->multi && !o->lean && !launch_rets(o) && umulti_session_supported();
+	if (r->sess) {
+		umulti_prepare_session(r->skel->progs.gb_launch_session);
+		r->skel->rodata->launch_sample = RECORD_LAUNCH_SAMPLE;
+	} else {
+		bpf_program__set_autoload(r->skel->progs.gb_launch_session, false);
+	}
 	if (session_load(r->skel->skeleton))
 		return -1;
 	for (i = 0; i < o->npids; i++)
@@ -384,10 +405,8 @@ static int attach_libs(struct rec_ctx *r)
 		.entry = r->skel->progs.gb_entry,
 		.ret = r->skel->progs.gb_return,
 		.dl_state = r->skel->progs.gb_dl_state,
-		/* device timing is asked for: the report compares each kernel with
-		 * its launch call (launch-bound), so launches keep their duration;
-		 * CUPTI's own cost per launch dwarfs the second trap */
-		.launch_rets = o->launch_rets || ((o->cupti_lib || o->cupti_inject) && !o->lean),
+		.launch_rets = launch_rets(o),
+		.sess = r->sess ? r->skel->progs.gb_launch_session : NULL,
 		/* launches that take no stack: registers alone (a stack mode chosen
 		 * with --lean keeps the full record, which the stack comes with) */
 		.lean = o->lean && o->stack.set && o->stack.mode == GB_STACK_NONE && !o->stack.python,
@@ -419,6 +438,10 @@ static void note_discovery(struct rec_ctx *r, struct sbt_writer *w)
 {
 	const char *nt = libs_notes(r->libs);
 
+	sbt_writer_note(w, "launch.returns", launch_rets(r->o) ? "all: duration and return code of every launch" :
+			r->o->lean ? "none: --lean, registers only" :
+			r->sess ? "1 in 64 per CPU, chosen by the entry program (session uprobes); the rest recorded at entry" :
+			"none: recorded at entry (this kernel has no session uprobes to sample their returns)");
 	sbt_writer_note(w, "discovery.source", r->disc ? "perf-sideband" : "loader-hook");
 	sbt_writer_note(w, "discovery.reason", r->disc ?
 			"kernel mmap2/comm/fork/exit records: sees every loader, container and static runtime without a probe" :

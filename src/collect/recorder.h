@@ -12,6 +12,9 @@
 #define RECORD_MAX_PIDS 256
 #define RECORD_MAX_LIBS 64
 
+/* default mode: one launch in this many (per CPU) also gets its return probe */
+#define RECORD_LAUNCH_SAMPLE	64	/* the launch.returns note says it in words */
+
 struct record_opts {
 	bool all;
 	pid_t pids[RECORD_MAX_PIDS];

@@ -69,14 +69,13 @@ __attribute__((noinline, used)) int gb_umulti_probe_target(int x)
 	return x + 1;
 }
 
-static int probe(void)
+static int probe(uint32_t type)
 {
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type =
-		    (enum bpf_attach_type)GB_BPF_TRACE_UPROBE_MULTI);
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = (enum bpf_attach_type)type);
 	struct elf_syms *s = elf_syms_open("/proc/self/exe");
 	uint64_t off = 0, cookie = 0;
 	int prog, link = -1;
@@ -91,7 +90,7 @@ static int probe(void)
 	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "gb_um_probe", "GPL", insns, 2, &po);
 	if (prog < 0)
 		return 0;
-	link = umulti_attach(prog, "/proc/self/exe", &off, &cookie, 1, false, 0);
+	link = umulti_link(prog, type, "/proc/self/exe", &off, &cookie, 1, false, 0);
 	close(prog);
 	if (link < 0)
 		return 0;
@@ -104,6 +103,20 @@ bool umulti_supported(void)
 	static int cached = -1;
 
 	if (cached < 0)
-		cached = probe();
+		cached = probe(GB_BPF_TRACE_UPROBE_MULTI);
 	return cached == 1;
+}
+
+bool umulti_session_supported(void)
+{
+	static int cached = -1;
+
+	if (cached < 0)
+		cached = umulti_supported() && probe(UMULTI_UPROBE_SESSION);
+	return cached == 1;
+}
+
+int umulti_prepare_session(struct bpf_program *prog)
+{
+	return bpf_program__set_expected_attach_type(prog, (enum bpf_attach_type)UMULTI_UPROBE_SESSION);
 }

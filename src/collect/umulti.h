@@ -27,4 +27,7 @@ int umulti_attach(int prog_fd, const char *path, const uint64_t *offsets,
 #define UMULTI_UPROBE_SESSION	57	/* BPF_TRACE_UPROBE_SESSION */
 int umulti_link(int prog_fd, uint32_t attach_type, const char *path, const uint64_t *offsets,
 		const uint64_t *cookies, uint32_t cnt, bool retprobe, int pid);
+/* Session uprobes: probed once, by trying one; prepare a program for them before load */
+bool umulti_session_supported(void);
+int umulti_prepare_session(struct bpf_program *prog);
 #endif
