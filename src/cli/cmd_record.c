@@ -78,7 +78,7 @@ static const char usage_text[] =
 "      --launch-returns   a return probe on every launch too (a second trap each):\n"
 "                         their duration and return code. By default launches are\n"
 "                         recorded at entry and 1 in 64 per CPU gets its return (on\n"
-"                         kernels with session uprobes, 6.13+); with device timing\n"
+"                         kernels with session uprobes: see gpubpf check); with device timing\n"
 "                         (--cupti or --cupti-lib) every launch does. Other calls\n"
 "                         always do\n"
 "      --lean             lowest overhead: launches recorded from registers alone in\n"
