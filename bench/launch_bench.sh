@@ -43,7 +43,7 @@ label() {
 	lean) echo "\`record -a --lean\` (registers only, no stack)" ;;
 	stack_none) echo "\`record -a --stack none\`" ;;
 	stack_none_rets) echo "\`record -a --stack none --launch-returns\` (entry + return)" ;;
-	default) echo "**\`record -a\`** (the default: launches at entry, fp stacks)" ;;
+	default) echo "**\`record -a\`** (the default: launches at entry, 1 in 64 with its return, fp stacks)" ;;
 	default_rets) echo "\`record -a --launch-returns\` (the default before: entry + return)" ;;
 	dwarf) echo "\`record -a --stack dwarf\`" ;;
 	top) echo "**\`top\`**" ;;
