@@ -11,6 +11,8 @@
 
 #define RECORD_MAX_PIDS 256
 #define RECORD_MAX_LIBS 64
+#define RECORD_RING_DEF		(8ull << 20)	/* default --ring-size */
+#define RECORD_RING_DWARF	(64ull << 20)	/* default --ring-size with --stack dwarf */
 
 struct record_opts {
 	bool all;
@@ -19,7 +21,7 @@ struct record_opts {
 	char **cmd;
 	const char *output;
 	uint64_t duration_ns;
-	uint64_t ring_size;
+	uint64_t ring_size;	/* RECORD_RING_DEF, RECORD_RING_DWARF with --stack dwarf */
 	const char *libs[RECORD_MAX_LIBS];
 	unsigned nlibs;
 	bool lean;		/* --lean: launches in 64-byte records from registers */
