@@ -653,7 +653,7 @@ struct gb_stack_rec {
 	__u32 _pad;
 	__u8 data[GB_STACK_COPY_MAX + 4096];	/* slack: lets the verifier bound each page read */
 };
-#define GB_STACK_REC_HDR	((unsigned long)&((struct gb_stack_rec *)0)->data)
+#define GB_STACK_REC_HDR	((unsigned long)__builtin_offsetof(struct gb_stack_rec, data))
 
 /*
  * --python: where CPython 3.11+ keeps its frames, derived by user space

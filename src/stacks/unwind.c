@@ -103,7 +103,8 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 
 	if (write)
 		return -UNW_EINVAL;
-	if (addr >= a->s->sp && addr + sizeof(*val) <= a->s->sp + a->len) {
+	/* (no addr + 8: near the top of the address space it would wrap) */
+	if (addr >= a->s->sp && a->len >= sizeof(*val) && addr - a->s->sp <= a->len - sizeof(*val)) {
 		memcpy(val, a->s->data + (addr - a->s->sp), sizeof(*val));
 		if (a->tr)
 			unw_trace_stack(a->tr, (uint32_t)(addr - a->s->sp), *val);

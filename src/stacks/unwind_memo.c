@@ -199,7 +199,7 @@ void unw_trace_outside(struct unw_trace *tr, uint64_t addr, uint64_t sp)
 	uint64_t lim;
 
 	/* a copy reaching addr + 8 would have answered this read from the stack */
-	if (addr < sp)
+	if (addr < sp || addr - sp >= UINT32_MAX)
 		return;
 	lim = addr - sp + sizeof(uint64_t) - 1;
 	if (lim < tr->max_len)
