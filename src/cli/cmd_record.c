@@ -67,7 +67,7 @@ static const char usage_text[] =
 "  -o, --output FILE      trace file to write (default gpubpf.sbt); created 0600,\n"
 "                         never through a symlink, owned by the sudo caller\n"
 "  -d, --duration SECS    stop after SECS seconds\n"
-"      --ring-size SIZE   BPF ring buffer size (default 8M, 64M with --stack dwarf;\n"
+"      --ring-size SIZE   BPF ring buffer size (default 8M, 64M for DWARF stacks;\n"
 "                         rounded up to a power of 2)\n"
 "      --lib PATH         also trace this library file (repeatable); its kind comes\n"
 "                         from its name, unknown names are treated as libcuda\n"
