@@ -390,24 +390,26 @@ static __always_inline __u32 copy_stack(struct bpf_dynptr *d, __u64 sp, __u32 wa
 }
 
 /*
- * Where the live part of the user stack ends, when that is known and
- * within want bytes of sp: a glibc thread's stack ends below its static
- * TLS and struct pthread, at the top of the same mapping, and the thread
- * pointer points there; the main thread's ends at mm->start_stack (argc).
- * Nothing above is unwound. 0: some other stack (the bound applies).
+ * Where the live part of the user stack ends, when that is known: a glibc
+ * thread's stack ends below its static TLS and struct pthread, at the top
+ * of the same mapping, and the thread pointer points there; the main
+ * thread's ends at mm->start_stack (argc). Nothing above is unwound, and
+ * everything from sp up to it is readable. 0: some other stack.
  */
-static __always_inline __u64 live_stack_top(__u64 sp, __u32 want)
+#define GB_STACK_TOP_MAX	(64u << 20)	/* larger than any thread's stack */
+
+static __always_inline __u64 live_stack_top(__u64 sp)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	__u64 top;
 
 #if defined(__TARGET_ARCH_x86)
 	top = t->thread.fsbase;
-	if (top > sp && top - sp <= want)
+	if (top > sp && top - sp <= GB_STACK_TOP_MAX)
 		return top;
 #endif
 	top = BPF_CORE_READ(t, mm, start_stack);
-	if (top > sp && top - sp <= want)
+	if (top > sp && top - sp <= GB_STACK_TOP_MAX)
 		return top;
 	return 0;
 }
@@ -424,7 +426,7 @@ static __always_inline __u64 live_stack_top(__u64 sp, __u32 want)
 	}
 
 /*
- * n bytes (a multiple of GB_STACK_TAIL) from sp into a record reserved for
+ * n bytes (a multiple of 64) from sp into a record reserved for
  * exactly that many: whole pages, then the tail in power-of-two pieces,
  * each a constant size the verifier can bound without slack in the record.
  */
@@ -445,14 +447,19 @@ static __always_inline __u32 copy_live(struct bpf_dynptr *d, __u64 sp, __u32 n)
 	COPY_PIECE(2048)
 	COPY_PIECE(1024)
 	COPY_PIECE(512)
+	/* only a bound that is not a multiple of GB_STACK_TAIL gets here */
+	COPY_PIECE(256)
+	COPY_PIECE(128)
+	COPY_PIECE(64)
 	return off;
 }
 
 /*
  * Registers and stack copy, sent ahead of the call record they belong to.
- * Only the live stack is copied and reserved where its end is known (a
- * few hundred bytes to a few KiB, instead of the bound and a page of
- * slack): the ring holds many more records, and the copy costs less.
+ * Where the stack's end is known, only the live stack (at most the bound)
+ * is copied, and the record is reserved for exactly that: a few hundred
+ * bytes to a few KiB instead of the bound and a page of slack, so the
+ * ring holds many more records, and the copy costs less.
  */
 static __always_inline void emit_dwarf_stack(struct pt_regs *ctx, const struct gb_rec *r)
 {
@@ -463,12 +470,14 @@ static __always_inline void emit_dwarf_stack(struct pt_regs *ctx, const struct g
 
 	if (want > GB_STACK_COPY_MAX)
 		want = GB_STACK_COPY_MAX;
-	top = live_stack_top(sp, want);
+	top = live_stack_top(sp);
 	if (top) {
-		/* rounded up: what lies just above the live stack is readable too */
-		n = ((__u32)(top - sp) + GB_STACK_TAIL - 1) & ~(GB_STACK_TAIL - 1);
-		if (n > GB_STACK_COPY_MAX)
-			n = GB_STACK_COPY_MAX;
+		/* the live stack rounded up (what lies just above it, TLS or the
+		 * process's arguments, is readable too), within the bound */
+		n = top - sp < want ? (__u32)(top - sp) : want;
+		n = (n + GB_STACK_TAIL - 1) & ~(GB_STACK_TAIL - 1);
+		if (n > (want & ~63u))
+			n = want & ~63u;	/* the bound, in the smallest pieces */
 	}
 	if (bpf_ringbuf_reserve_dynptr(&rb, GB_STACK_REC_HDR + (top ? n : want + 4096), 0, &d)) {
 		bpf_ringbuf_discard_dynptr(&d, 0);
