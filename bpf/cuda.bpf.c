@@ -362,8 +362,8 @@ static __always_inline void count_stack_err(__u32 what)
 }
 
 /*
- * The top of the user stack from sp, page by page, straight into the ring
- * record: the copy stops at the first unreadable page (the end of the
+ * Where the live stack's end is not known: the top want bytes of the user
+ * stack from sp, page by page, straight into the ring record: the copy stops at the first unreadable page (the end of the
  * stack mapping), so a shallow stack still yields what there is. Each
  * page is a fixed 4 KiB slice of the record (the record has a page of
  * slack), so the verifier knows every write is inside it.
@@ -389,16 +389,97 @@ static __always_inline __u32 copy_stack(struct bpf_dynptr *d, __u64 sp, __u32 wa
 	return off;
 }
 
-/* registers and stack copy, sent ahead of the call record they belong to */
+/*
+ * Where the live part of the user stack ends, when that is known: a glibc
+ * thread's stack ends below its static TLS and struct pthread, at the top
+ * of the same mapping, and the thread pointer points there; the main
+ * thread's ends at mm->start_stack (argc). Nothing above is unwound, and
+ * everything from sp up to it is readable. 0: some other stack.
+ */
+#define GB_STACK_TOP_MAX	(64u << 20)	/* larger than any thread's stack */
+
+static __always_inline __u64 live_stack_top(__u64 sp)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 top;
+
+#if defined(__TARGET_ARCH_x86)
+	top = t->thread.fsbase;
+	if (top > sp && top - sp <= GB_STACK_TOP_MAX)
+		return top;
+#endif
+	top = BPF_CORE_READ(t, mm, start_stack);
+	if (top > sp && top - sp <= GB_STACK_TOP_MAX)
+		return top;
+	return 0;
+}
+
+#define GB_STACK_TAIL	512	/* --stack dwarf: a known live stack is copied in multiples of this */
+
+/* one power-of-two piece of the copy's tail; false when it cannot be had */
+#define COPY_PIECE(b)								\
+	if ((n - off) & (b)) {							\
+		dst = bpf_dynptr_data(d, GB_STACK_REC_HDR + off, (b));		\
+		if (!dst || bpf_probe_read_user(dst, (b), (void *)(sp + off)))	\
+			return off;						\
+		off += (b);							\
+	}
+
+/*
+ * n bytes (a multiple of 64) from sp into a record reserved for
+ * exactly that many: whole pages, then the tail in power-of-two pieces,
+ * each a constant size the verifier can bound without slack in the record.
+ */
+static __always_inline __u32 copy_live(struct bpf_dynptr *d, __u64 sp, __u32 n)
+{
+	__u32 off = 0;
+	void *dst;
+	int i;
+
+	for (i = 0; i < GB_STACK_COPY_MAX / 4096; i++) {
+		if (n - off < 4096)
+			break;
+		dst = bpf_dynptr_data(d, GB_STACK_REC_HDR + off, 4096);
+		if (!dst || bpf_probe_read_user(dst, 4096, (void *)(sp + off)))
+			return off;
+		off += 4096;
+	}
+	COPY_PIECE(2048)
+	COPY_PIECE(1024)
+	COPY_PIECE(512)
+	/* only a bound that is not a multiple of GB_STACK_TAIL gets here */
+	COPY_PIECE(256)
+	COPY_PIECE(128)
+	COPY_PIECE(64)
+	return off;
+}
+
+/*
+ * Registers and stack copy, sent ahead of the call record they belong to.
+ * Where the stack's end is known, only the live stack (at most the bound)
+ * is copied, and the record is reserved for exactly that: a few hundred
+ * bytes to a few KiB instead of the bound and a page of slack, so the
+ * ring holds many more records, and the copy costs less.
+ */
 static __always_inline void emit_dwarf_stack(struct pt_regs *ctx, const struct gb_rec *r)
 {
-	__u32 want = stack_bytes;
+	__u64 sp = PT_REGS_SP(ctx), top;
+	__u32 want = stack_bytes, n = 0;
 	struct gb_stack_rec *s;
 	struct bpf_dynptr d;
 
 	if (want > GB_STACK_COPY_MAX)
 		want = GB_STACK_COPY_MAX;
-	if (bpf_ringbuf_reserve_dynptr(&rb, GB_STACK_REC_HDR + want + 4096, 0, &d)) {
+	top = live_stack_top(sp);
+	if (top) {
+		/* the live stack rounded up (what lies just above it, TLS or the
+		 * process's arguments, is readable too), within the bound */
+		n = top - sp < want ? (__u32)(top - sp) : want;
+		n = (n + GB_STACK_TAIL - 1) & ~(GB_STACK_TAIL - 1);
+		if (n > (want & ~63u))
+			n = want & ~63u;	/* the bound, in the smallest pieces */
+	}
+	if (bpf_ringbuf_reserve_dynptr(&rb, GB_STACK_REC_HDR + (top ? n : want + 4096), 0, &d)) {
 		bpf_ringbuf_discard_dynptr(&d, 0);
 		count_stack_err(1);
 		return;
@@ -412,9 +493,15 @@ static __always_inline void emit_dwarf_stack(struct pt_regs *ctx, const struct g
 	s->r.kind = GB_REC_STACK;
 	bpf_probe_read_kernel(s->regs, sizeof(struct pt_regs) < sizeof(s->regs) ?
 			      sizeof(struct pt_regs) : sizeof(s->regs), ctx);
-	s->sp = PT_REGS_SP(ctx);
-	s->len = copy_stack(&d, s->sp, want);
-	bpf_ringbuf_submit_dynptr(&d, BPF_RB_NO_WAKEUP);
+	s->sp = sp;
+	s->len = top ? copy_live(&d, sp, n) : copy_stack(&d, sp, want);
+	/*
+	 * The consumer polls every millisecond; stack copies can fill a
+	 * quarter of the ring sooner than that: then it is woken at once.
+	 */
+	bpf_ringbuf_submit_dynptr(&d, bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >
+				  bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE) / 4 ?
+				  BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline __u64 uptr(__u64 addr)

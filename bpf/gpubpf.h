@@ -641,7 +641,9 @@ enum gb_stack_mode {
  * GB_REC_STACK, emitted at entry just before the call it belongs to
  * reaches the ring (r.ts_ns and r.tid equal those of the call record):
  * the user registers at the probe and the top len bytes of the user stack
- * starting at the stack pointer. Variable size: header + len.
+ * starting at the stack pointer. Variable size: header + the bytes
+ * reserved (the live stack rounded up to 512, or the bound + a page of
+ * slack where the stack's end is not known); len says what was copied.
  */
 struct gb_stack_rec {
 	struct gb_rec r;
@@ -651,7 +653,7 @@ struct gb_stack_rec {
 	__u32 _pad;
 	__u8 data[GB_STACK_COPY_MAX + 4096];	/* slack: lets the verifier bound each page read */
 };
-#define GB_STACK_REC_HDR	((unsigned long)&((struct gb_stack_rec *)0)->data)
+#define GB_STACK_REC_HDR	((unsigned long)__builtin_offsetof(struct gb_stack_rec, data))
 
 /*
  * --python: where CPython 3.11+ keeps its frames, derived by user space

@@ -67,7 +67,8 @@ static const char usage_text[] =
 "  -o, --output FILE      trace file to write (default gpubpf.sbt); created 0600,\n"
 "                         never through a symlink, owned by the sudo caller\n"
 "  -d, --duration SECS    stop after SECS seconds\n"
-"      --ring-size SIZE   BPF ring buffer size (default 8M; rounded up to a power of 2)\n"
+"      --ring-size SIZE   BPF ring buffer size (default 8M, 64M for DWARF stacks;\n"
+"                         rounded up to a power of 2)\n"
 "      --lib PATH         also trace this library file (repeatable); its kind comes\n"
 "                         from its name, unknown names are treated as libcuda\n"
 "      --libs LIST        library operations to trace, comma separated: cublas\n"
@@ -95,8 +96,9 @@ static const char usage_text[] =
 "      --open-port N      serve on port N instead (implies --open); ui.perfetto.dev\n"
 "                         fetches from 127.0.0.1:9001 only: forward 9001 to N\n"
 "      --stack MODE       call stack of each GPU call: fp (frame pointers, default),\n"
-"                         dwarf[=BYTES] (copy BYTES of stack, default 8K, max 64K, and\n"
-"                         unwind with .eh_frame: works without frame pointers), none\n"
+"                         dwarf[=BYTES] (copy the live stack, BYTES at most, default\n"
+"                         8K, max 64K, and unwind with .eh_frame: works without frame\n"
+"                         pointers), none\n"
 "      --python           add CPython frames (function, file, line) to the stacks\n"
 "      --ioctl            also trace GPU driver ioctls (NVIDIA nvidiactl/nvidia*/nvidia-uvm,\n"
 "                         AMD kfd, DRM render nodes): name, decoded arguments, duration;\n"
@@ -243,7 +245,7 @@ static int parse_args(struct record_opts *o, struct open_opts *op, int argc, cha
 	int c;
 
 	o->output = "gpubpf.sbt";
-	o->ring_size = 8 << 20;
+	o->ring_size = 0;	/* default below: it depends on --stack */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+ap:o:d:vh", long_opts, NULL)) != -1) {
 		uint64_t v;
@@ -386,6 +388,11 @@ static int parse_args(struct record_opts *o, struct open_opts *op, int argc, cha
 		o->stack.mode = GB_STACK_NONE;
 		o->stack.set = true;
 	}
+	/* a DWARF stack copy is kilobytes: the ring holds a few milliseconds of
+	 * them at 8M, less than a busy machine can keep the collector waiting */
+	if (!o->ring_size)
+		o->ring_size = o->stack.set && o->stack.mode == GB_STACK_DWARF ?
+			       RECORD_RING_DWARF : RECORD_RING_DEF;
 	if (optind < argc) {
 		o->cmd = argv + optind;
 		if (!runnable(o->cmd[0])) {

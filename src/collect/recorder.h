@@ -11,6 +11,8 @@
 
 #define RECORD_MAX_PIDS 256
 #define RECORD_MAX_LIBS 64
+#define RECORD_RING_DEF		(8ull << 20)	/* default --ring-size */
+#define RECORD_RING_DWARF	(64ull << 20)	/* default --ring-size with --stack dwarf */
 
 /* default mode: one launch in this many (per CPU) also gets its return probe */
 #define RECORD_LAUNCH_SAMPLE	64	/* the launch.returns note says it in words */
@@ -22,7 +24,7 @@ struct record_opts {
 	char **cmd;
 	const char *output;
 	uint64_t duration_ns;
-	uint64_t ring_size;
+	uint64_t ring_size;	/* RECORD_RING_DEF, RECORD_RING_DWARF with --stack dwarf */
 	const char *libs[RECORD_MAX_LIBS];
 	unsigned nlibs;
 	bool lean;		/* --lean: launches in 64-byte records from registers */

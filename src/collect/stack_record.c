@@ -128,10 +128,11 @@ void stack_report(struct cuda_bpf *skel, struct collector *col)
 		for (i = 0; i < ncpu; i++)
 			errs[k] += v[i];
 	}
-	gb_dbg("stacks: %llu distinct, %llu DWARF copies unwound (%llu frames)",
+	gb_dbg("stacks: %llu distinct, %llu DWARF copies unwound (%llu frames, %llu answered by the memo)",
 	       (unsigned long long)stack_table_stats(t)->stacks,
 	       (unsigned long long)stack_table_stats(t)->dwarf_unwound,
-	       (unsigned long long)stack_table_stats(t)->dwarf_frames);
+	       (unsigned long long)stack_table_stats(t)->dwarf_frames,
+	       (unsigned long long)stack_table_stats(t)->dwarf_memo);
 	if (errs[0] || errs[1])
 		gb_warn("%llu call stacks could not be taken (%llu frame-pointer walks failed, %llu stack copies found the ring buffer full): use a larger --ring-size",
 			(unsigned long long)(errs[0] + errs[1]), (unsigned long long)errs[0],

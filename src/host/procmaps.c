@@ -54,6 +54,16 @@ int procmaps_parse_line(char *line, struct gb_map *m)
 	return 0;
 }
 
+static uint64_t gen_next;
+
+/* something changed in m (the collector is single-threaded; atomic anyway) */
+static void changed(struct gb_maps *m, uint64_t ts)
+{
+	m->gen = __atomic_add_fetch(&gen_next, 1, __ATOMIC_RELAXED);
+	if (ts > m->changed_ns)
+		m->changed_ns = ts;
+}
+
 static int add_map(struct gb_maps *out, const struct gb_map *m)
 {
 	struct gb_map *v;
@@ -68,6 +78,7 @@ static int add_map(struct gb_maps *out, const struct gb_map *m)
 	if (!v[out->n].path)
 		return -ENOMEM;
 	out->n++;
+	changed(out, 0);
 	return 0;
 }
 
@@ -200,6 +211,7 @@ static void retire(struct gb_maps *m, unsigned i, uint64_t ts)
 		m->old[m->nold] = m->v[i];
 		m->old[m->nold++].t1 = ts ? ts : 1;
 	}
+	changed(m, ts ? ts : 1);
 	memmove(&m->v[i], &m->v[i + 1], (m->n - i - 1) * sizeof(*m->v));
 	m->n--;
 }
@@ -235,6 +247,7 @@ static int insert(struct gb_maps *m, const struct gb_map *nm, uint64_t t0)
 	m->v[at].t0 = t0;
 	m->v[at].t1 = 0;
 	m->n++;
+	changed(m, t0);
 	return 0;
 }
 
@@ -298,6 +311,8 @@ void procmaps_prune(struct gb_maps *m, uint64_t ts, unsigned max)
 		else
 			m->old[j++] = m->old[i];
 	}
+	if (m->nold != j)
+		changed(m, 0);
 	m->nold = j;
 }
 

@@ -29,6 +29,15 @@ struct gb_maps {
 	struct gb_map *old;
 	unsigned nold, capold;
 	uint64_t at_ns;		/* 0: now */
+	/*
+	 * gen: changes with every change of what the maps hold (unique across
+	 * all maps of the process' life, never 0 once something was added);
+	 * changed_ns: the latest time a mapping began or ended. At any at_ns
+	 * >= changed_ns (or 0) procmaps_find answers as for now, so two
+	 * lookups with the same gen under that condition give the same answers.
+	 */
+	uint64_t gen;
+	uint64_t changed_ns;
 };
 
 /* Parse one maps line; returns 0 and fills m (path points into line, not copied) */

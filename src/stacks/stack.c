@@ -48,7 +48,8 @@ struct stack_table *stack_table_new(const struct stack_ops *ops)
 	t->ops = *ops;
 	t->strs = intern_new();
 	t->unw = unwind_new();
-	if (!t->strs || !t->unw) {
+	t->memo = unw_memo_new();
+	if (!t->strs || !t->unw || !t->memo) {
 		stack_table_free(t);
 		return NULL;
 	}
@@ -110,6 +111,7 @@ void stack_table_free(struct stack_table *t)
 	free_vals(&t->path_syms, free_syms);
 	free_vals(&t->fp_cache, free_fp_proc);
 	unwind_free(t->unw);
+	unw_memo_free(t->memo);
 	intern_free(t->strs);
 	free(t);
 }
@@ -346,7 +348,8 @@ void stack_dwarf_rec(struct stack_table *t, const struct gb_maps *m, const void 
 		return;
 	p->tid = s->r.tid;
 	p->ts_ns = s->r.ts_ns;
-	p->id = stack_from_ips(t, (pid_t)s->r.pid, m, ips, n);
+	/* one call site repeated: its id from the exact addresses, no frames rebuilt */
+	p->id = stack_from_fp(t, (pid_t)s->r.pid, m, ips, n);
 	free(hmap_del(&t->pending, pending_key(p->tid, p->ts_ns)));
 	if (hmap_put(&t->pending, pending_key(p->tid, p->ts_ns), p))
 		free(p);

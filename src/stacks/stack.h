@@ -32,6 +32,7 @@ struct stack_stats {
 	uint64_t lookups;	/* events that asked for a stack */
 	uint64_t dwarf_unwound;	/* DWARF stack copies unwound */
 	uint64_t dwarf_frames;	/* frames they gave */
+	uint64_t dwarf_memo;	/* of those unwound, answered by an exact earlier unwind */
 	uint64_t dwarf_orphans;	/* stack copies whose call never came */
 	uint64_t unreadable;	/* modules that could not be opened */
 };

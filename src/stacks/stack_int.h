@@ -44,6 +44,7 @@ struct stack_table {
 	uint64_t clock;		/* module uses so far */
 	struct stack_stats st;
 	void *unw;		/* unwind.c state */
+	struct unw_memo *memo;	/* unwinds remembered with what they read (unwind_memo.c) */
 };
 
 uint64_t stk_mod_key(const struct gb_map *m);
@@ -58,6 +59,33 @@ int stk_mod_addr_off(const struct stk_mod *mod, const struct gb_map *like, uint6
 #define STK_MODS_OPEN_MAX	256
 /* Symbol of a file offset in a module, demangled, interned; NULL if none */
 const char *stk_mod_sym(struct stack_table *t, struct stk_mod *mod, uint64_t off);
+
+/* unwind_memo.c: what one unwind read (registers, stack words) and their values */
+#define UNW_READ_STACK	0x80000000u	/* where: offset from sp into the copy; else pt_regs index */
+#define UNW_TRACE_MAX	1024
+struct unw_read {
+	uint32_t where;
+	uint64_t val;
+};
+struct unw_trace {
+	struct unw_read r[UNW_TRACE_MAX];
+	unsigned n;
+	bool overflow;		/* too many reads: not remembered */
+	uint32_t min_len;	/* bytes of copy the stack reads needed */
+	uint32_t max_len;	/* a longer copy would have answered a read that found none */
+};
+struct unw_memo;
+struct unw_memo *unw_memo_new(void);
+void unw_memo_free(struct unw_memo *mm);
+/* The unwind of a record with len bytes of copy, if remembered: count + 1 (ips filled), else 0 */
+unsigned unw_memo_find(struct unw_memo *mm, const struct gb_stack_rec *s, size_t len,
+		       uint64_t ip, uint64_t gen, uint64_t *ips, unsigned max);
+/* Remember an unwind of s (under mappings generation gen) and what it read */
+void unw_memo_add(struct unw_memo *mm, const struct gb_stack_rec *s, uint64_t ip, uint64_t gen,
+		  const struct unw_trace *tr, const uint64_t *ips, unsigned n);
+void unw_trace_reg(struct unw_trace *tr, unsigned pt_index, uint64_t val);
+void unw_trace_stack(struct unw_trace *tr, uint32_t off, uint64_t val);
+void unw_trace_outside(struct unw_trace *tr, uint64_t addr, uint64_t sp);
 
 /* unwind.c */
 void *unwind_new(void);

@@ -25,6 +25,7 @@ struct unw_arg {
 	size_t len;		/* bytes of s->data present */
 	pid_t pid;
 	const struct gb_map *hint;	/* the code mapping whose unwind table is being read */
+	struct unw_trace *tr;	/* what this unwind reads, for the memo; NULL: not kept */
 };
 
 /* libunwind register number -> index in x86-64 struct pt_regs */
@@ -102,10 +103,17 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 
 	if (write)
 		return -UNW_EINVAL;
-	if (addr >= a->s->sp && addr + sizeof(*val) <= a->s->sp + a->len) {
+	/* (no addr + 8: near the top of the address space it would wrap) */
+	if (addr >= a->s->sp && a->len >= sizeof(*val) && addr - a->s->sp <= a->len - sizeof(*val)) {
 		memcpy(val, a->s->data + (addr - a->s->sp), sizeof(*val));
+		if (a->tr)
+			unw_trace_stack(a->tr, (uint32_t)(addr - a->s->sp), *val);
 		return 0;
 	}
+	/* the mapped files' bytes are the same for every record under the
+	 * same mappings: only where the copy would have answered matters */
+	if (a->tr)
+		unw_trace_outside(a->tr, addr, a->s->sp);
 	/* not the stack: unwind tables and code of a mapped file */
 	map = procmaps_find(a->m, addr);
 	if (map && map->path && (mod = stk_mod_get(a->t, a->pid, map)) && mod->data) {
@@ -130,6 +138,8 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, in
 	if (reg < 0 || reg >= (int)(sizeof(pt_index) / sizeof(pt_index[0])))
 		return -UNW_EBADREG;
 	*val = a->s->regs[pt_index[reg]];
+	if (a->tr)
+		unw_trace_reg(a->tr, (unsigned)pt_index[reg], *val);
 	return 0;
 }
 
@@ -181,21 +191,14 @@ uint64_t unwind_rec_ip(const struct gb_stack_rec *s)
 	return s->regs[pt_index[UNW_X86_64_RIP]];
 }
 
-unsigned unwind_rec(struct stack_table *t, const struct gb_maps *m, const struct gb_stack_rec *s,
-		    size_t size, uint64_t *ips, unsigned max)
+static unsigned unwind_run(struct unw_arg *a, unw_addr_space_t as, uint64_t *ips, unsigned max)
 {
-	struct unw_arg a = { .t = t, .m = m, .s = s, .pid = (pid_t)s->r.pid };
 	unw_cursor_t c;
 	unw_word_t ip, prev_sp = 0, sp;
 	unsigned n = 0;
 
-	if (!m || !max)
-		return 0;
-	a.len = s->len;
-	if (a.len > size - GB_STACK_REC_HDR)
-		a.len = size - GB_STACK_REC_HDR;
-	if (unw_init_remote(&c, t->unw, &a) < 0) {
-		ips[0] = s->regs[pt_index[UNW_X86_64_RIP]];
+	if (unw_init_remote(&c, as, a) < 0) {
+		ips[0] = a->s->regs[pt_index[UNW_X86_64_RIP]];
 		return 1;
 	}
 	do {
@@ -208,6 +211,52 @@ unsigned unwind_rec(struct stack_table *t, const struct gb_maps *m, const struct
 		prev_sp = sp;
 		ips[n++] = ip;
 	} while (n < max && unw_step(&c) > 0);
+	return n;
+}
+
+/*
+ * The memo holds when the mappings answer as they do now: a generation
+ * names them, and a record from before their latest change (a timeline
+ * asked as of then) is unwound afresh.
+ */
+static bool memo_usable(const struct gb_maps *m)
+{
+	return m->gen && (!m->at_ns || m->at_ns >= m->changed_ns);
+}
+
+unsigned unwind_rec(struct stack_table *t, const struct gb_maps *m, const struct gb_stack_rec *s,
+		    size_t size, uint64_t *ips, unsigned max)
+{
+	struct unw_arg a = { .t = t, .m = m, .s = s, .pid = (pid_t)s->r.pid };
+	uint64_t ip = s->regs[pt_index[UNW_X86_64_RIP]];
+	struct unw_trace *tr = NULL;
+	unsigned n;
+
+	if (!m || !max)
+		return 0;
+	a.len = s->len;
+	if (a.len > size - GB_STACK_REC_HDR)
+		a.len = size - GB_STACK_REC_HDR;
+	if (t->memo && memo_usable(m)) {
+		n = unw_memo_find(t->memo, s, a.len, ip, m->gen, ips, max);
+		if (n) {
+			t->st.dwarf_memo++;
+			return n - 1;
+		}
+		tr = malloc(sizeof(*tr));
+		if (tr) {
+			tr->n = 0;
+			tr->overflow = false;
+			tr->min_len = 0;
+			tr->max_len = UINT32_MAX;
+		}
+	}
+	a.tr = tr;
+	n = unwind_run(&a, t->unw, ips, max);
+	/* a result cut short by max would not be the whole unwind */
+	if (tr && n < max)
+		unw_memo_add(t->memo, s, ip, m->gen, tr, ips, n);
+	free(tr);
 	return n;
 }
 

@@ -219,8 +219,100 @@ static void test_unwind_self(void **state)
 	stack_table_free(t);
 	free(rec);
 }
+
+/* the id an unwind of rec (as of record time ts) gets, and whether the memo answered */
+static uint32_t memo_unwind(struct stack_table *t, struct gb_maps *m, uint64_t ts, bool *memo)
+{
+	uint64_t before = stack_table_stats(t)->dwarf_memo;
+
+	rec->r.ts_ns = ts;
+	stack_dwarf_rec(t, m, rec, GB_STACK_REC_HDR + rec->len);
+	*memo = stack_table_stats(t)->dwarf_memo > before;
+	return stack_take_pending(t, getpid(), ts);
+}
+
+/*
+ * The memo of unwinds is exact: the same record is answered from it with
+ * the same stack; a changed word that the unwind read, a copy too short
+ * for what it read, new mappings or a record from before the mappings'
+ * latest change are unwound afresh; a changed word it never read is not.
+ */
+static void test_unwind_memo(void **state)
+{
+	struct sink k = { 0 };
+	struct stack_ops ops = { .out = out, .ctx = &k };
+	struct stack_table *t = stack_table_new(&ops);
+	struct gb_maps m;
+	uint32_t id, id2;
+	uint64_t saved, gen;
+	bool memo;
+
+	rec = calloc(1, sizeof(*rec));
+	rec->r.kind = GB_REC_STACK;
+	rec->r.pid = rec->r.tid = getpid();
+	unw_level1();
+	assert_int_equal(procmaps_read(getpid(), &m), 0);
+	assert_int_not_equal(m.gen, 0);
+	id = memo_unwind(t, &m, 1, &memo);
+	assert_int_not_equal(id, 0);
+	assert_false(memo);
+	assert_true(k.n >= 5);
+	/* again: from the memo, the same stack */
+	assert_int_equal(memo_unwind(t, &m, 2, &memo), id);
+	assert_true(memo);
+	/* a word far above every frame read: still the memo, still the same */
+	rec->data[rec->len - 8] ^= 0xff;
+	assert_int_equal(memo_unwind(t, &m, 3, &memo), id);
+	assert_true(memo);
+	/* the return address snap's caller left at sp, now into unw_level2's
+	 * caller: read by the unwind, so it unwinds again, to another stack */
+	memcpy(&saved, rec->data, 8);
+	{
+		uint64_t ra = (uint64_t)(uintptr_t)unw_level1 + 1;
+
+		memcpy(rec->data, &ra, 8);
+	}
+	id2 = memo_unwind(t, &m, 4, &memo);
+	assert_false(memo);
+	assert_int_not_equal(id2, id);
+	memcpy(rec->data, &saved, 8);
+	assert_int_equal(memo_unwind(t, &m, 5, &memo), id);
+	assert_true(memo);
+	/* a copy too short for the words the unwind read */
+	rec->len = 16;
+	id2 = memo_unwind(t, &m, 6, &memo);
+	assert_false(memo);
+	assert_int_not_equal(id2, id);
+	rec->len = 8192;
+	/* the mappings change: a new generation, unwound afresh, then remembered */
+	gen = m.gen;
+	{
+		struct gb_map nm = { .start = 0x1000, .end = 0x2000, .path = "/nonexistent" };
+
+		assert_int_equal(procmaps_map(&m, &nm, 100), 0);
+	}
+	assert_int_not_equal(m.gen, gen);
+	assert_int_equal(m.changed_ns, 100);
+	m.at_ns = 150;
+	assert_int_equal(memo_unwind(t, &m, 150, &memo), id);
+	assert_false(memo);
+	assert_int_equal(memo_unwind(t, &m, 151, &memo), id);
+	assert_true(memo);
+	/* asked as of before the change: not from the memo */
+	m.at_ns = 50;
+	assert_int_equal(memo_unwind(t, &m, 50, &memo), id);
+	assert_false(memo);
+	procmaps_free(&m);
+	stack_table_free(t);
+	free(rec);
+}
 #else
 static void test_unwind_self(void **state)
+{
+	skip();
+}
+
+static void test_unwind_memo(void **state)
 {
 	skip();
 }
@@ -293,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_container_id),
 		cmocka_unit_test(test_frames_from_maps),
 		cmocka_unit_test(test_unwind_self),
+		cmocka_unit_test(test_unwind_memo),
 		cmocka_unit_test(test_symbolize),
 		cmocka_unit_test(test_add_caller),
 	};
