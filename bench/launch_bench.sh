@@ -187,8 +187,10 @@ if [ -x "$WL/blas_work" ] && [ -e "$OPBLAS" ]; then
 fi
 op_line() {
 	[ -n "${OP[rec]:-}" ] || { echo "n/a (build blas_work first: make workloads)"; return; }
-	awk -v n="${OP[none]}" -v r="${OP[rec]}" -v l="${R[stack_none]:-0}" -v b="$base" 'BEGIN {
-		a = r - n; printf "%.1f ns per GEMM untraced, %.1f traced: %.1f added, of which %.1f for its traced launch (`--stack none` above): the op range %.1f ns (%.2f x a launch event)", n, r, a, l - b, a - (l - b), ((l - b) > 0 ? (a - (l - b)) / (l - b) : 0) }'
+	# the op is a range (entry + return): set against a launch event with its
+	# return (--launch-returns), and against one recorded at entry
+	awk -v n="${OP[none]}" -v r="${OP[rec]}" -v l="${R[stack_none]:-0}" -v lr="${R[stack_none_rets]:-0}" -v b="$base" 'BEGIN {
+		a = r - n; o = a - (l - b); printf "%.1f ns per GEMM untraced, %.1f traced: %.1f added, of which %.1f for its traced launch (`--stack none` above): the op range %.1f ns (%.2f x a launch event with its return, %.2f x one recorded at entry)", n, r, a, l - b, o, ((lr - b) > 0 ? o / (lr - b) : 0), ((l - b) > 0 ? o / (l - b) : 0) }'
 }
 prim() { awk -v v="${PRIM[$1]:-}" -v e="${PRIM[bench_empty]:-0}" 'BEGIN { if (v == "") print "n/a"; else printf "%.0f", v - e }'; }
 
@@ -230,7 +232,7 @@ call itself is a few ns), same rounds; "× floor" against the empty uprobe on \`
 |---|---:|---:|---:|
 $(nrow nccl_none "no tracing"; nrow nccl_floor "empty uprobe on \`ncclAllReduce\` (the floor)"; nrow nccl_default "**\`record -a\`**: \`ncclAllReduce\` announced at entry, completed at return")
 
-Lost to a full ring (default 8 MiB ring, worst round): default ${DROPS[default]:-n/a}; \`--stack dwarf\` ${DROPS[dwarf]:-n/a}.
+Lost to a full ring (default ring: 8 MiB, 64 MiB with \`--stack dwarf\`; worst round): default ${DROPS[default]:-n/a}; \`--stack dwarf\` ${DROPS[dwarf]:-n/a}.
 Library op range (a fake \`cublasSgemm_v2\` making one launch, $OPN calls, \`record -a --stack none\`): $(op_line).
 Frame-pointer stack cost (default − \`--stack none\`): $(awk -v a="${R[default]:-0}" -v b="${R[stack_none]:-0}" 'BEGIN { printf "%.0f", a - b }') ns per call.
 
