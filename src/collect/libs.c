@@ -245,6 +245,23 @@ static unsigned link_pids(const struct gb_libs *l, const pid_t **pids)
  * and to remove), per target process with -p: the kernel then puts its
  * breakpoints in those processes only, and nobody else ever traps.
  */
+/* one uprobe_multi-layout link of lib's functions for pid: 1 made, 0 refused (said), -ENOMEM */
+static int link_one(struct lib *lib, struct bpf_program *prog, uint32_t type, const uint64_t *off,
+		    const uint64_t *cookie, unsigned n, bool ret, pid_t pid)
+{
+	int fd = umulti_link(bpf_program__fd(prog), type, lib->path, off, cookie, n, ret, pid);
+
+	if (fd < 0) {
+		if (ret)
+			gb_warn("cannot attach return probes to %s: %s", lib->path, strerror(-fd));
+		else
+			gb_warn("cannot attach to %s%s: %s", lib->path, pid ? " for that process" : "",
+				strerror(-fd));
+		return 0;
+	}
+	return add_mfd(lib, fd) ? -ENOMEM : 1;
+}
+
 static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64_t *off,
 				const uint64_t *cookie, unsigned n)
 {
@@ -253,7 +270,6 @@ static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64
 	uint64_t soff[GB_MAX_PROBES], scookie[GB_MAX_PROBES];
 	const pid_t *pids;
 	unsigned i, nr = 0, ne = 0, ns = 0, np = link_pids(l, &pids), ok = 0;
-	int fd;
 
 	for (i = 0; i < n; i++) {
 		if (cookie[i] & GB_COOKIE_F_SESS) {
@@ -269,38 +285,21 @@ static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64
 		rcookie[nr++] = cookie[i];
 	}
 	for (i = 0; i < np; i++) {
-		if (ns) {
-			/* launches: the session program samples their returns */
-			fd = umulti_link(bpf_program__fd(l->o.sess), UMULTI_UPROBE_SESSION, lib->path,
-					 soff, scookie, ns, false, pids[i]);
-			if (fd < 0) {
-				gb_warn("cannot attach to %s%s: %s", lib->path, pids[i] ? " for that process" : "",
-					strerror(-fd));
-				continue;
-			}
-			if (add_mfd(lib, fd))
-				return -ENOMEM;
-		}
-		if (!ne) {
-			ok++;
-			continue;
-		}
-		fd = umulti_attach(bpf_program__fd(l->o.entry), lib->path, eoff, ecookie, ne, false, pids[i]);
-		if (fd < 0) {
-			gb_warn("cannot attach to %s%s: %s", lib->path, pids[i] ? " for that process" : "",
-				strerror(-fd));
-			continue;
-		}
-		if (add_mfd(lib, fd))
-			return -ENOMEM;
-		ok++;
-		if (!nr)
-			continue;
-		fd = umulti_attach(bpf_program__fd(l->o.ret), lib->path, roff, rcookie, nr, true, pids[i]);
-		if (fd < 0)
-			gb_warn("cannot attach return probes to %s: %s", lib->path, strerror(-fd));
-		else if (add_mfd(lib, fd))
-			return -ENOMEM;
+		int got = 0, r = 0;
+
+		/* launches: the session program samples their returns */
+		if (ns && (r = link_one(lib, l->o.sess, UMULTI_UPROBE_SESSION, soff, scookie, ns,
+					false, pids[i])) < 0)
+			return r;
+		got += r;
+		if (ne && (r = link_one(lib, l->o.entry, UMULTI_UPROBE_MULTI, eoff, ecookie, ne,
+					false, pids[i])) < 0)
+			return r;
+		got += ne ? r : 0;
+		if (ne && r && nr && (r = link_one(lib, l->o.ret, UMULTI_UPROBE_MULTI, roff, rcookie, nr,
+						   true, pids[i])) < 0)
+			return r;
+		ok += got > 0;
 	}
 	if (ok) {
 		lib->nmulti = n + nr;
