@@ -363,10 +363,11 @@ static __always_inline void count_stack_err(__u32 what)
 
 /*
  * Where the live stack's end is not known: the top want bytes of the user
- * stack from sp, page by page, straight into the ring record: the copy stops at the first unreadable page (the end of the
- * stack mapping), so a shallow stack still yields what there is. Each
- * page is a fixed 4 KiB slice of the record (the record has a page of
- * slack), so the verifier knows every write is inside it.
+ * stack from sp, page by page, straight into the ring record. The copy
+ * stops at the first unreadable page (the end of the stack mapping), so a
+ * shallow stack still yields what there is. Each page is a fixed 4 KiB
+ * slice of the record (the record has a page of slack), so the verifier
+ * knows every write is inside it.
  */
 static __always_inline __u32 copy_stack(struct bpf_dynptr *d, __u64 sp, __u32 want)
 {
@@ -416,7 +417,7 @@ static __always_inline __u64 live_stack_top(__u64 sp)
 
 #define GB_STACK_TAIL	512	/* --stack dwarf: a known live stack is copied in multiples of this */
 
-/* one power-of-two piece of the copy's tail; false when it cannot be had */
+/* one power-of-two piece of the copy's tail (in copy_live): returns what was copied when it cannot be read */
 #define COPY_PIECE(b)								\
 	if ((n - off) & (b)) {							\
 		dst = bpf_dynptr_data(d, GB_STACK_REC_HDR + off, (b));		\

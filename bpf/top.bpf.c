@@ -318,12 +318,16 @@ static __always_inline void count_launch(__u32 pid, __u32 type, const struct top
 
 	if (!v) {
 		/* a process's launches are the sum of its kernels' (user space
-		 * adds them up): its entry is made with its first kernel's */
-		proc_val(pid);
+		 * adds them up) and of those whose kernel found no room: its
+		 * entry is made with its first kernel's */
+		struct top_proc_val *pv = proc_val(pid);
+
 		bpf_map_update_elem(&kernels, &k, &init, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&kernels, &k);
 		if (!v) {
 			count_drop(TOP_DROP_MAP);
+			if (pv)
+				pv->launches++;
 			return;
 		}
 	}

@@ -26,7 +26,8 @@ struct top_proc_val {
 	__u64 calls;		/* every traced call with a return */
 	__u64 errors;		/* calls that returned non-zero */
 	__u64 lat_sum_ns;
-	__u64 launches;		/* not counted in BPF: user space sums its kernels' */
+	__u64 launches;		/* only those whose kernel found the kernels map full: user
+				 * space adds its kernels' launches to this */
 	__u64 copies;
 	__u64 copy_bytes;
 	__u64 memsets;

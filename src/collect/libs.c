@@ -240,11 +240,6 @@ static unsigned link_pids(const struct gb_libs *l, const pid_t **pids)
 	return 1;
 }
 
-/*
- * All probes of a library in two uprobe_multi links (one batch to register
- * and to remove), per target process with -p: the kernel then puts its
- * breakpoints in those processes only, and nobody else ever traps.
- */
 /* one uprobe_multi-layout link of lib's functions for pid: 1 made, 0 refused (said), -ENOMEM */
 static int link_one(struct lib *lib, struct bpf_program *prog, uint32_t type, const uint64_t *off,
 		    const uint64_t *cookie, unsigned n, bool ret, pid_t pid)
@@ -262,6 +257,13 @@ static int link_one(struct lib *lib, struct bpf_program *prog, uint32_t type, co
 	return add_mfd(lib, fd) ? -ENOMEM : 1;
 }
 
+/*
+ * All probes of a library in a few uprobe_multi-layout links (one batch to
+ * register and to remove): entries, returns, and launches on the session
+ * program when it samples their returns. With -p, per target process: the
+ * kernel then puts its breakpoints in those processes only, and nobody
+ * else ever traps.
+ */
 static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64_t *off,
 				const uint64_t *cookie, unsigned n)
 {
@@ -285,21 +287,20 @@ static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64
 		rcookie[nr++] = cookie[i];
 	}
 	for (i = 0; i < np; i++) {
-		int got = 0, r = 0;
+		int sess = 0, ent = 0, r;
 
 		/* launches: the session program samples their returns */
-		if (ns && (r = link_one(lib, l->o.sess, UMULTI_UPROBE_SESSION, soff, scookie, ns,
-					false, pids[i])) < 0)
+		if (ns && (sess = link_one(lib, l->o.sess, UMULTI_UPROBE_SESSION, soff, scookie, ns,
+					   false, pids[i])) < 0)
+			return sess;
+		if (ne && (ent = link_one(lib, l->o.entry, UMULTI_UPROBE_MULTI, eoff, ecookie, ne,
+					  false, pids[i])) < 0)
+			return ent;
+		/* returns only where their entries are */
+		if (ent && nr && (r = link_one(lib, l->o.ret, UMULTI_UPROBE_MULTI, roff, rcookie, nr,
+					       true, pids[i])) < 0)
 			return r;
-		got += r;
-		if (ne && (r = link_one(lib, l->o.entry, UMULTI_UPROBE_MULTI, eoff, ecookie, ne,
-					false, pids[i])) < 0)
-			return r;
-		got += ne ? r : 0;
-		if (ne && r && nr && (r = link_one(lib, l->o.ret, UMULTI_UPROBE_MULTI, roff, rcookie, nr,
-						   true, pids[i])) < 0)
-			return r;
-		ok += got > 0;
+		ok += sess || ent;
 	}
 	if (ok) {
 		lib->nmulti = n + nr;

@@ -80,6 +80,8 @@ void unw_memo_free(struct unw_memo *mm);
 /* The unwind of a record with len bytes of copy, if remembered: count + 1 (ips filled), else 0 */
 unsigned unw_memo_find(struct unw_memo *mm, const struct gb_stack_rec *s, size_t len,
 		       uint64_t ip, uint64_t gen, uint64_t *ips, unsigned max);
+/* The memo's trace, emptied for the next unwind (the same buffer each time) */
+struct unw_trace *unw_memo_trace(struct unw_memo *mm);
 /* Remember an unwind of s (under mappings generation gen) and what it read */
 void unw_memo_add(struct unw_memo *mm, const struct gb_stack_rec *s, uint64_t ip, uint64_t gen,
 		  const struct unw_trace *tr, const uint64_t *ips, unsigned n);

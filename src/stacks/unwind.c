@@ -243,20 +243,13 @@ unsigned unwind_rec(struct stack_table *t, const struct gb_maps *m, const struct
 			t->st.dwarf_memo++;
 			return n - 1;
 		}
-		tr = malloc(sizeof(*tr));
-		if (tr) {
-			tr->n = 0;
-			tr->overflow = false;
-			tr->min_len = 0;
-			tr->max_len = UINT32_MAX;
-		}
+		tr = unw_memo_trace(t->memo);
 	}
 	a.tr = tr;
 	n = unwind_run(&a, t->unw, ips, max);
 	/* a result cut short by max would not be the whole unwind */
 	if (tr && n < max)
 		unw_memo_add(t->memo, s, ip, m->gen, tr, ips, n);
-	free(tr);
 	return n;
 }
 

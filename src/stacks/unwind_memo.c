@@ -34,6 +34,7 @@ struct memo_ent {
 struct unw_memo {
 	struct hmap map;	/* key hash -> chain of struct memo_ent */
 	unsigned n;
+	struct unw_trace trace;	/* what the unwind in progress reads (one at a time) */
 };
 
 static struct unw_read *ent_reads(struct memo_ent *e)
@@ -170,6 +171,17 @@ void unw_memo_add(struct unw_memo *mm, const struct gb_stack_rec *s, uint64_t ip
 			break;
 		}
 	}
+}
+
+struct unw_trace *unw_memo_trace(struct unw_memo *mm)
+{
+	struct unw_trace *tr = &mm->trace;
+
+	tr->n = 0;
+	tr->overflow = false;
+	tr->min_len = 0;
+	tr->max_len = UINT32_MAX;
+	return tr;
 }
 
 void unw_trace_reg(struct unw_trace *tr, unsigned reg, uint64_t val)

@@ -148,7 +148,8 @@ int top_model_put_kern(struct top_model *m, const struct top_kern_key *k, const 
 	}
 	e->tot = *v;
 	e->seen = true;
-	/* BPF counts launches per kernel only: the process's are their sum */
+	/* BPF counts launches per kernel (the process's own count: only those
+	 * that found the kernels map full): the process's are the sum */
 	if ((p = hmap_get(&m->proc_idx, k->pid)))
 		p->tot.launches += v->launches;
 	return 0;

@@ -67,6 +67,29 @@ static void put(struct top_model *m, uint32_t pid, const char *comm, uint64_t la
 	}
 }
 
+/* launches whose kernel found the kernels map full are counted on the process */
+static void test_launches_map_full(void **state)
+{
+	struct top_model m;
+	struct top_proc_val v = { 0 };
+	struct top_kern_key k = { .pid = 7, .type = 1, .handle = 1 };
+	struct top_kern_val kv = { .launches = 40 };
+	struct top_proc *p;
+
+	(void)state;
+	top_model_init(&m, resolve, &(int){ 0 });
+	top_model_begin(&m);
+	v.launches = 2;		/* two found no room in the kernels map */
+	strcpy(v.comm, "full");
+	assert_int_equal(top_model_put_proc(&m, 7, &v), 0);
+	assert_int_equal(top_model_put_kern(&m, &k, &kv), 0);
+	top_model_end(&m, 1000000000ull);
+	p = top_model_proc(&m, 7);
+	assert_non_null(p);
+	assert_int_equal(p->tot.launches, 42);
+	top_model_free(&m);
+}
+
 static void test_rates(void **state)
 {
 	struct top_model m;
@@ -469,6 +492,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quantile),
 		cmocka_unit_test(test_rates),
+		cmocka_unit_test(test_launches_map_full),
 		cmocka_unit_test(test_views),
 		cmocka_unit_test(test_sum_percpu),
 		cmocka_unit_test(test_escape),
