@@ -10,7 +10,8 @@
  * CORR_BASE + i and the same CUfunction, NVTX pop. Then one more launch
  * (id CORR_BASE + N) that gets no device record, followed by
  * cuCtxSynchronize: its timing is "bounded". Then the device records of
- * the first N launches, newest first, through the library's own
+ * the first N launches, newest first, serial on one stream as a GPU runs
+ * them, through the library's own
  * conversion code (gpubpf_cupti_emit_activity), a memcpy record nobody
  * launched (id ORPHAN_CORR), an NVTX start/end range and a mark.
  * NVTX reaches the library through NVTX_INJECTION64_PATH, set here.
@@ -58,12 +59,15 @@ static void *must_sym(void *h, const char *lib, const char *name)
 
 static uint64_t dev_ns = 50000;	/* each kernel's time on the device (argv[4]) */
 
-static void kernel_rec(CUpti_ActivityKernel10 *k, uint32_t corr, uint64_t t)
+/* Like a GPU's one stream: a kernel starts 10 us after its launch, or when
+ * the one before it on the stream ends, whichever is later; never overlapping,
+ * however close together the host's launches came (a faster trap, another host). */
+static void kernel_rec(CUpti_ActivityKernel10 *k, uint32_t corr, uint64_t start)
 {
 	memset(k, 0, sizeof(*k));
 	k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-	k->start = t + 10000;
-	k->end = t + 10000 + dev_ns;	/* 50 us on the device by default */
+	k->start = start;
+	k->end = start + dev_ns;	/* 50 us on the device by default */
 	k->deviceId = 0;
 	k->contextId = 1;
 	k->streamId = 7;
@@ -123,6 +127,11 @@ int main(int argc, char **argv)
 			nvtxRangePop();
 	}
 	sync();
+	for (i = 0; i < n; i++) {	/* device start times, in stream order */
+		uint64_t ready = launch_ts[i] + 10000;
+
+		launch_ts[i] = i && launch_ts[i - 1] + dev_ns > ready ? launch_ts[i - 1] + dev_ns : ready;
+	}
 	for (i = n - 1; i >= 0; i--) {
 		kernel_rec(&k, CORR_BASE + i, launch_ts[i]);
 		emit_act(&k);
@@ -132,6 +141,8 @@ int main(int argc, char **argv)
 	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
 	m.bytes = 4096;
 	m.start = now_ns();
+	if (n && m.start < launch_ts[n - 1] + dev_ns)	/* after the stream's last kernel */
+		m.start = launch_ts[n - 1] + dev_ns;
 	m.end = m.start + 3000;
 	m.streamId = 7;
 	m.correlationId = ORPHAN_CORR;

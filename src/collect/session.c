@@ -53,24 +53,42 @@ int session_check_pids(const pid_t *pids, unsigned n)
 /*
  * Tracepoints need tracefs; mount it where it belongs when nobody did.
  * Checked with the effective ids and capabilities: access() uses the real
- * uid and drops capabilities, and /sys/kernel/tracing is mode 0700, so a
- * non-root user with CAP_DAC_READ_SEARCH was told tracefs was missing.
+ * uid and drops capabilities, and /sys/kernel/tracing is mode 0700. Each
+ * place is looked at on its own (the second look must not hide the first's
+ * EACCES), and every refusal names the capability it lacks, whether
+ * tracefs was mounted or not.
  */
+static int tracefs_look(const char *events)
+{
+	return faccessat(AT_FDCWD, events, F_OK, AT_EACCESS) == 0 ? 0 : errno;
+}
+
 int session_ensure_tracefs(void)
 {
-	if (faccessat(AT_FDCWD, "/sys/kernel/tracing/events", F_OK, AT_EACCESS) == 0 ||
-	    faccessat(AT_FDCWD, "/sys/kernel/debug/tracing/events", F_OK, AT_EACCESS) == 0)
+	bool can_read = privs_effective() & PRIVS_BIT(CAP_DAC_READ_SEARCH) || geteuid() == 0;
+	int e1 = tracefs_look("/sys/kernel/tracing/events");
+	int e2 = tracefs_look("/sys/kernel/debug/tracing/events");
+
+	if (!e1 || !e2)
 		return 0;
-	if (errno == EACCES) {
-		gb_err("cannot read /sys/kernel/tracing (mode 0700): run as root or add CAP_DAC_READ_SEARCH to CAP_BPF and CAP_PERFMON");
+	if (e1 == EACCES || e2 == EACCES) {
+		gb_err("tracefs is mounted but not readable (mode 0700) without CAP_DAC_READ_SEARCH: run as root or add CAP_DAC_READ_SEARCH to CAP_BPF and CAP_PERFMON");
 		return -1;
 	}
 	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
 		gb_dbg("mounted tracefs at /sys/kernel/tracing");
-		return 0;
+		if (tracefs_look("/sys/kernel/tracing/events") != EACCES)
+			return 0;
+		gb_err("mounted tracefs, but it is not readable (mode 0700) without CAP_DAC_READ_SEARCH: run as root or add CAP_DAC_READ_SEARCH");
+		return -1;
 	}
-	gb_err("tracefs is not mounted and mounting it failed (%s): run 'mount -t tracefs nodev /sys/kernel/tracing'",
-	       strerror(errno));
+	if (errno == EPERM)
+		gb_err("tracefs is not mounted and mounting it needs CAP_SYS_ADMIN%s: run as root, add %s, or run 'sudo mount -t tracefs nodev /sys/kernel/tracing' once",
+		       can_read ? "" : " (and reading it CAP_DAC_READ_SEARCH)",
+		       can_read ? "CAP_SYS_ADMIN" : "CAP_SYS_ADMIN and CAP_DAC_READ_SEARCH");
+	else
+		gb_err("tracefs is not mounted and mounting it failed (%s): run 'mount -t tracefs nodev /sys/kernel/tracing'",
+		       strerror(errno));
 	return -1;
 }
 

@@ -113,6 +113,33 @@ static uint64_t clock_ns(clockid_t id)
 uint64_t gb_now_mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 uint64_t gb_now_real_ns(void) { return clock_ns(CLOCK_REALTIME); }
 
+/*
+ * A CLOCK_REALTIME reading and the CLOCK_MONOTONIC time it was taken at:
+ * the realtime read sits between two monotonic reads, and the tightest of a
+ * few tries is kept, so a preemption between two reads (a busy or
+ * sanitized host) cannot shift one clock against the other by milliseconds.
+ * Returns half the bracket: the pair's error bound in ns.
+ */
+uint64_t gb_clock_pair(uint64_t *real_ns, uint64_t *mono_ns)
+{
+	uint64_t best = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		uint64_t m0 = clock_ns(CLOCK_MONOTONIC), r = clock_ns(CLOCK_REALTIME);
+		uint64_t m1 = clock_ns(CLOCK_MONOTONIC);
+
+		if (m1 - m0 < best) {
+			best = m1 - m0;
+			*real_ns = r;
+			*mono_ns = m0 + (m1 - m0) / 2;
+		}
+		if (best < 200)
+			break;
+	}
+	return best / 2 + 1;
+}
+
 static void vmsg(const char *pfx, const char *fmt, va_list ap)
 {
 	char line[1024];

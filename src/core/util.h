@@ -41,6 +41,8 @@ void gb_buf_free(struct gb_buf *b);
 
 uint64_t gb_now_mono_ns(void);
 uint64_t gb_now_real_ns(void);
+/* a realtime reading and the monotonic time of it; returns the error bound (ns) */
+uint64_t gb_clock_pair(uint64_t *real_ns, uint64_t *mono_ns);
 
 /* One-line error to stderr: "gpubpf: <msg>" */
 void gb_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

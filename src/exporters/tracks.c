@@ -8,9 +8,10 @@
  *     thread "comm" (tid)           API calls, ioctls, XRay functions
  *     counter "GPU memory"          live bytes of the process's allocations
  *   "GPU n"                         one group per (host, device)
- *     "pid P stream S"              device work, lane 0; overlapping work
- *                                   on the same stream goes to lane 1, 2 ...
- *                                   (same name: the UI shows them together)
+ *     "pid P stream S"              device work, lane 0; records that
+ *                                   overlap on the same stream (a GPU never
+ *                                   runs them so) go to lane 1, 2 ..., named
+ *                                   "... · overlapping records N"
  *     "pid P stream S launches"     host launches as instants
  *   "gpubpf collector"              drops
  * Merged traces: pids carry the host index above opts.pid_shift, so tracks
@@ -459,6 +460,11 @@ static char *lane_name(struct gb_exporter *ex, const struct gb_track *t, uint32_
 	}
 	if (work & GB_WORK_MEMSET)
 		gb_buf_printf(&b, "%smemset", sep);
+	/* one stream's work never overlaps on a GPU: records that say it does
+	 * (clock error, a damaged or synthetic trace) are shown, on a track that
+	 * says so rather than one that looks like a second copy of the stream */
+	if (t->lane)
+		gb_buf_printf(&b, " \xc2\xb7 overlapping records %u", t->lane);
 	return buf_str(&b);
 }
 

@@ -168,9 +168,8 @@ void sbt_meta_init(struct sbt_meta *m, int argc, char **argv)
 			break;	/* cut: the rest does not fit */
 		off += k;
 	}
-	/* taken back to back so the pair maps one clock onto the other */
-	m->real_start_ns = gb_now_real_ns();
-	m->mono_start_ns = gb_now_mono_ns();
+	/* the pair maps one clock onto the other (XRay's emulated clock, merge) */
+	gb_clock_pair(&m->real_start_ns, &m->mono_start_ns);
 }
 
 /* --- columns --- */

@@ -89,10 +89,10 @@ static void clock_setup(struct xray_import *imp, const struct xray_log *log,
 		imp->clock_offset_ns = (int64_t)(ref->mono_ns - ref->real_ns);
 		imp->clock_error_ns = ref->pair_error_ns;
 	} else {
-		uint64_t m0 = gb_now_mono_ns(), r = gb_now_real_ns(), m1 = gb_now_mono_ns();
+		uint64_t r, m;
 
-		imp->clock_offset_ns = (int64_t)(m0 / 2 + m1 / 2 - r);
-		imp->clock_error_ns = (m1 - m0) / 2 + 1;
+		imp->clock_error_ns = gb_clock_pair(&r, &m);
+		imp->clock_offset_ns = (int64_t)(m - r);
 	}
 }
 

@@ -2,7 +2,8 @@
 # Device timing through the CUPTI library's USDT probes, joined with the
 # uprobe launch events by correlation id. cupti/usdt_app fires the probes
 # of the real libgpubpf_cupti.so (no GPU): 5 launches through the fake
-# libcuda, each with a device record 10 us after it (50 us long); a 6th
+# libcuda, each with a device record 10 us after it or after the one before
+# (50 us long, serial as on one stream); a 6th
 # launch without one, followed by cuCtxSynchronize; a memcpy record nobody
 # launched; NVTX ranges and a mark through NVTX_INJECTION64_PATH.
 source "$(dirname "$0")/../lib.sh"
@@ -49,10 +50,15 @@ c.eq("timing: 5 device-measured, then 1 bounded by cuCtxSynchronize",
      ["device"] * 5 + ["bounded"], [e.get("timing") for e in launch])
 c.true("launch handle is the CUfunction the probe saw", all(e.get("handle") == f for e in launch))
 byc = {e["corr_id"]: e for e in kern}
-# the app stamps each kernel 10 us after its launch probe, which fires just
-# before the call the uprobe sees: the kernel starts after the launch, < 10 us later
-gaps = [byc[l["corr_id"]]["ts_ns"] - l["ts_ns"] for l in launch[:5]]
-c.true("each kernel starts after its launch, within the app's 10 us", all(0 < g <= 10000 for g in gaps), str(gaps))
+# the app stamps each kernel 10 us after its launch probe (which fires just
+# before the call the uprobe sees), or when the one before it on the stream
+# ends: the kernel starts after its launch, < 10 us later unless it queued
+ks = [byc[l["corr_id"]] for l in launch[:5]]
+gaps = [k["ts_ns"] - l["ts_ns"] for k, l in zip(ks, launch)]
+c.true("each kernel starts after its launch, within the app's 10 us or at the end of the one before",
+       all(0 < g and (g <= 10000 or (i and k["ts_ns"] == ks[i - 1]["ts_ns"] + ks[i - 1]["dur_ns"]))
+           for i, (g, k) in enumerate(zip(gaps, ks))), str(gaps))
+c.true("the stream's kernels never overlap", all(b["ts_ns"] >= a["ts_ns"] + a["dur_ns"] for a, b in zip(ks, ks[1:])))
 mc = [e for e in ev if e["type"] == "gpu_memcpy"]
 c.eq("the orphan memcpy record is kept, HtoD 4096 bytes",
      [(999999, "HtoD", 4096)], [(e.get("corr_id"), e.get("kind"), e.get("bytes")) for e in mc])

@@ -49,18 +49,31 @@ nk = {"a": 20, "b": 30}
 
 ev, pname, tname = load("device")
 for k, p in apps.items():
-    lanes = [(pid, tid) for (pid, tid), nm in tname.items() if re.match(rf"pid {p['pid']} stream \S+ \u00b7 compute", nm)]
+    lanes = [(pid, tid) for (pid, tid), nm in tname.items() if re.match(rf"pid {p['pid']} stream \S+ \u00b7 compute", nm) and "overlapping" not in nm]
     c.true(f"device: process {k}'s stream track is in a GPU group",
            len(lanes) == 1 and pname.get(lanes[0][0], "").startswith("GPU "), f"{lanes} {pname}")
 
 ev, pname, tname = load("process")
+def overlaps(a, b):
+    return a["ts"] < b["ts"] + b["dur"] and b["ts"] < a["ts"] + a["dur"]
 for k, p in apps.items():
+    # the stream's own track, and any track of records that overlap on it
+    # (a GPU runs one stream's work in order; usdt_app times it so, but the
+    # rule holds whatever a trace says): every record on one of them
     lanes = [(pid, tid) for (pid, tid), nm in tname.items() if pid == p["pid"] and re.match(r"GPU \d+ stream \S+ \u00b7 compute", nm)]
-    c.true(f"process: process {k}'s stream track is under its process", len(lanes) == 1, str(tname))
-    if lanes:
-        ks = collections.Counter(e["name"] for e in ev if e.get("ph") == "X" and (e["pid"], e["tid"]) == lanes[0])
-        c.true(f"process: its {nk[k]} kernels (and its one copy) are on it",
+    main = [l for l in lanes if "overlapping" not in tname[l]]
+    c.true(f"process: process {k}'s stream track is under its process, once", len(main) == 1, str(tname))
+    c.true(f"process: every other track of that stream is named as overlapping records",
+           all(re.search(r" \u00b7 overlapping records \d+$", tname[l]) for l in lanes if l not in main), str(tname))
+    if main:
+        sl = {l: [e for e in ev if e.get("ph") == "X" and (e["pid"], e["tid"]) == l] for l in lanes}
+        ks = collections.Counter(e["name"] for l in lanes for e in sl[l])
+        c.true(f"process: its {nk[k]} kernels (and its one copy) are on its stream's tracks",
                ks == {"gb_kernel(float*)": nk[k], "memcpy HtoD": 1}, str(ks))
+        c.true("process: a record on an overlapping track overlaps one on the stream's track",
+               all(any(overlaps(e, m) for m in sl[main[0]]) for l in lanes if l not in main for e in sl[l]))
+        c.eq(f"process: usdt_app's records (serial, as a GPU runs them) all on the stream's own track",
+             nk[k] + 1, len(sl[main[0]]))
     c.true(f"process: no GPU group holds process {k}'s streams",
            not any(nm.startswith(f"pid {p['pid']} ") for nm in tname.values()))
 

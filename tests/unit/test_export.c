@@ -198,6 +198,13 @@ static void test_device_lanes_and_flows(void **state)
 	assert_int_equal(w.instants, 3);
 	walk_free(&w);
 	free(buf);
+
+	/* the overlapping record's track says what it is, never the stream's own name again */
+	buf = export_mem(GB_FMT_JSON, evs, 6, NULL, 0, &st, &len);
+	assert_non_null(strstr(buf, "stream 7 \xc2\xb7 compute\""));
+	assert_non_null(strstr(buf, "stream 7 \xc2\xb7 compute \xc2\xb7 overlapping records 1\""));
+	assert_null(strstr(buf, "overlapping records 2"));
+	free(buf);
 }
 
 static void test_memory_counter(void **state)
