@@ -339,6 +339,9 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 	if (in->blocks_bad)
 		printf(", %" PRIu64 " unreadable blocks skipped", in->blocks_bad);
 	printf("\n");
+	if (in->types_from && strncmp(in->types_from, "v0 ", 3) == 0)
+		printf("types:      written before traces named their types: read with the '%s' table of those builds\n",
+		       in->types_from + 3);
 	if (in->meta.host[0])
 		printf("recorded:   %s on %s (kernel %s, gpubpf %s)\n", when, in->meta.host, in->meta.kernel,
 		       in->meta.version);
@@ -460,6 +463,8 @@ static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc
 	gb_json_bool_field(j, "finalized", in->finalized);
 	gb_json_uint_field(j, "blocks", in->blocks);
 	gb_json_uint_field(j, "blocks_bad", in->blocks_bad);
+	if (in->types_from)
+		gb_json_string_field(j, "types_from", in->types_from);
 	gb_json_string_field(j, "host", in->meta.host);
 	gb_json_string_field(j, "kernel", in->meta.kernel);
 	gb_json_string_field(j, "gpubpf_version", in->meta.version);

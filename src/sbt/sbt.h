@@ -65,6 +65,10 @@ struct sbt_info {
 	const uint64_t *drops_per_cpu;
 	unsigned ncpu;
 	struct sbt_meta meta;
+	/* where the names of the records' numbers come from: "sbt.types" (the
+	 * trace names them), "v0 main", "v0 graphs"... (a trace from before
+	 * that, read with that table of older builds); NULL: TraceSmith */
+	const char *types_from;
 };
 
 /*

@@ -421,7 +421,7 @@ static int dec_rows(struct sbt_cur *col, uint64_t mask, struct gb_event *ev, uin
 
 int sbt_cols_decode(const uint8_t *body, size_t len, uint64_t mask, uint32_t n,
 		    uint64_t min_ts, struct gb_event *ev, const char *const *strs,
-		    uint32_t nstr, const char **why)
+		    uint32_t nstr, const struct sbt_schema *sch, const char **why)
 {
 	struct sbt_cur in = { body, body + len, false };
 	struct sbt_cur col[C__COUNT] = { 0 };
@@ -464,8 +464,10 @@ int sbt_cols_decode(const uint8_t *body, size_t len, uint64_t mask, uint32_t n,
 	mask &= BIT(C__COUNT) - 1;
 	/* absent delta columns still run: "same as the base" */
 	smask = (mask & ~SBT_DYN_COLS) | BIT(C_TID) | BIT(C_NSPID) | BIT(C_NSTID);
-	if (dec_rows(col, smask, tmpl, (uint32_t)ntmpl, 0, strs, nstr, NULL, 0, why) ||
-	    dec_rows(col, mask & SBT_DYN_COLS, ev, n, min_ts, strs, nstr, tmpl,
+	if (dec_rows(col, smask, tmpl, (uint32_t)ntmpl, 0, strs, nstr, NULL, 0, why))
+		goto cleanup;
+	sbt_schema_apply(sch, tmpl, (uint32_t)ntmpl);
+	if (dec_rows(col, mask & SBT_DYN_COLS, ev, n, min_ts, strs, nstr, tmpl,
 		     (uint32_t)ntmpl, why))
 		goto cleanup;
 	for (m = mask; m; m &= m - 1) {

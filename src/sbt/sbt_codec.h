@@ -13,6 +13,7 @@
 #include <string.h>
 #include "core/event.h"
 #include "sbt.h"
+#include "sbt_schema.h"
 #include "core/util.h"
 #include "core/varint.h"
 #include "core/hmap.h"
@@ -151,11 +152,13 @@ uint64_t sbt_cols_of(const struct gb_event *ev, const uint32_t sid[3]);
 
 /*
  * Decode a block body into ev[0..n-1]; strings are looked up in
- * strs[0..nstr-1] (id 0 = NULL). 0, -ENOMEM, or -EINVAL with why.
+ * strs[0..nstr-1] (id 0 = NULL); the file's numbers are mapped onto this
+ * build's through sch (NULL: as stored). 0, -ENOMEM, or -EINVAL with why.
  */
+struct sbt_schema;
 int sbt_cols_decode(const uint8_t *body, size_t len, uint64_t mask, uint32_t n,
 		    uint64_t min_ts, struct gb_event *ev, const char *const *strs,
-		    uint32_t nstr, const char **why);
+		    uint32_t nstr, const struct sbt_schema *sch, const char **why);
 
 /* --- the reader, shared with the TraceSmith importer --- */
 
@@ -229,6 +232,7 @@ struct sbt_reader {
 	size_t rbuf_cap, dbuf_cap;
 	void *zctx;
 	uint32_t ts_sid[256];	/* tracesmith: string id of each type's name */
+	struct sbt_schema schema;	/* what the file's numbers mean (sbt_schema.h) */
 	char err[256];
 	bool has_err;
 };

@@ -82,11 +82,22 @@ static int parse_notes(struct sbt_reader *r, struct sbt_cur *c)
 	uint64_t i, n = sbt_get_var(c);
 
 	for (i = 0; i < n && !c->err; i++) {
-		char key[256], val[4096];
+		char key[256], *val;
+		const uint8_t *p;
+		size_t len;
+		int e;
 
 		sbt_get_strcpy(c, key, sizeof(key));
-		sbt_get_strcpy(c, val, sizeof(val));
-		if (!c->err && sbt_rd_set_note(r, key, val))
+		/* values whole (the type table "sbt.types" is several KiB) */
+		p = sbt_get_bytes(c, &len, SBT_MAX_STR);
+		if (c->err)
+			break;
+		val = strndup((const char *)p, len);
+		if (!val)
+			return -ENOMEM;
+		e = sbt_rd_set_note(r, key, val);
+		free(val);
+		if (e)
 			return -ENOMEM;
 	}
 	return c->err ? -EINVAL : 0;
@@ -212,7 +223,7 @@ int sbt_gb_load(struct sbt_reader *r, const struct sbt_blk *b, struct gb_event *
 		return -EINVAL;
 	}
 	err = sbt_cols_decode(body, h.raw_len, mask, b->count, b->min_ts, ev,
-			      (const char *const *)r->strs, r->nstr, why);
+			      (const char *const *)r->strs, r->nstr, &r->schema, why);
 	if (err)
 		return err;
 	for (i = 0; i < b->count; i++) {
@@ -455,11 +466,13 @@ int sbt_gb_open(struct sbt_reader *r, char *err, size_t errlen)
 		return e;
 	if (!e) {
 		r->info.finalized = true;
-		return 0;
+	} else {
+		/* start over from the records themselves */
+		reset_index(r);
+		if (e == -EINVAL)
+			sbt_rd_seterr(r, "footer damaged: index rebuilt by scanning");
+		if ((e = scan(r, next)))
+			return e;
 	}
-	/* start over from the records themselves */
-	reset_index(r);
-	if (e == -EINVAL)
-		sbt_rd_seterr(r, "footer damaged: index rebuilt by scanning");
-	return scan(r, next);
+	return sbt_schema_load(r);
 }

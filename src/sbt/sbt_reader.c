@@ -168,6 +168,7 @@ void sbt_reader_close(struct sbt_reader *r)
 	}
 	free(r->notes);
 	hmap_free(&r->note_idx);
+	sbt_schema_free(&r->schema);
 	free(r->drops);
 	free(r->blks);
 	free(r->order);

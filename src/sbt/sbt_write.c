@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "sbt_codec.h"
+#include "sbt_schema.h"
 #include "core/vec.h"
 #include "core/hmap.h"
 
@@ -565,6 +566,11 @@ int sbt_writer_fdopen(struct sbt_writer **wp, int fd, const struct sbt_meta *m)
 		return err;
 	}
 	w->off = w->out.len;
+	err = sbt_schema_write(w);	/* the names behind the numbers, in the first DICT */
+	if (err) {
+		free_writer(w);
+		return err;
+	}
 	*wp = w;
 	return 0;
 }

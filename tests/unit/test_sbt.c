@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "sbt/sbt.h"
 #include "sbt/sbt_merge.h"
+#include "sbt/sbt_schema.h"
 #include "core/util.h"
 #include "test_sbt_gen.h"
 #include "test_tmpdir.h"
@@ -315,6 +316,82 @@ static void test_empty_trace(void **state)
 	sbt_reader_close(r);
 }
 
+/*
+ * The trace names its numbers: a reader maps them by name, so a file whose
+ * table is in another order (two rows swapped) reads right, and a name this
+ * build does not know is shown as such, never as another type.
+ */
+static void test_types_by_name(void **state)
+{
+	const char *p = tpath("types.sbt");
+	struct gb_buf note = { 0 };
+	struct sbt_writer *w;
+	struct sbt_reader *r;
+	struct gb_event e = { .pid = 1, .tid = 1 }, g;
+	char err[256];
+	unsigned i;
+
+	for (i = 0; i < GB_T__COUNT; i++) {
+		const char *n = gb_type_name(i);
+
+		if (i == GB_T_cuLaunchKernel)
+			n = gb_type_name(GB_T_cuMemcpyHtoD_v2);
+		else if (i == GB_T_cuMemcpyHtoD_v2)
+			n = gb_type_name(GB_T_cuLaunchKernel);
+		else if (i == GB_T_cuLaunchKernel_ptsz)
+			n = "cuFoo";
+		gb_buf_printf(&note, "%s%s", i ? " " : "", n);
+	}
+	gb_buf_putc(&note, 0);
+	assert_int_equal(sbt_writer_open(&w, p, NULL), 0);
+	assert_int_equal(sbt_writer_note(w, "sbt.types", (const char *)note.p), 0);
+	e.ts_ns = 10, e.type = GB_T_cuLaunchKernel;	/* the file calls this number cuMemcpyHtoD_v2 */
+	assert_int_equal(sbt_writer_add(w, &e), 0);
+	e.ts_ns = 20, e.type = GB_T_cuMemcpyHtoD_v2;
+	assert_int_equal(sbt_writer_add(w, &e), 0);
+	e.ts_ns = 30, e.type = GB_T_cuLaunchKernel_ptsz;
+	assert_int_equal(sbt_writer_add(w, &e), 0);
+	assert_int_equal(sbt_writer_close(w, NULL), 0);
+	gb_buf_free(&note);
+
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	assert_string_equal(sbt_reader_info(r)->types_from, "sbt.types");
+	assert_int_equal(sbt_reader_next(r, &g), 1);
+	assert_int_equal(g.type, GB_T_cuMemcpyHtoD_v2);
+	assert_int_equal(sbt_reader_next(r, &g), 1);
+	assert_int_equal(g.type, GB_T_cuLaunchKernel);
+	assert_int_equal(sbt_reader_next(r, &g), 1);
+	assert_int_equal(g.type, GB_T_none);
+	assert_string_equal(g.detail, "unknown type 'cuFoo' (from a newer gpubpf)");
+	sbt_reader_close(r);
+
+	/* a trace written by this build names its numbers as this build does */
+	assert_int_equal(sbt_writer_open(&w, p, NULL), 0);
+	assert_int_equal(sbt_writer_add(w, &e), 0);
+	assert_int_equal(sbt_writer_close(w, NULL), 0);
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	assert_int_equal(sbt_reader_next(r, &g), 1);
+	assert_int_equal(g.type, GB_T_cuLaunchKernel_ptsz);
+	assert_null(g.detail);
+	sbt_reader_close(r);
+}
+
+/*
+ * Every name in the tables of the builds before "sbt.types" is still a type:
+ * renaming or removing a row would leave old traces' records without a name.
+ */
+static void test_v0_tables_named(void **state)
+{
+	unsigned t, i;
+	const char *n;
+
+	for (t = 0; t < sbt_schema_v0_n; t++)
+		for (i = 0; (n = sbt_schema_v0_name(&sbt_schema_v0[t], i)); i++)
+			if (gb_type_by_name(n) < 0)
+				fail_msg("v0 table %s row %u: '%s' is no longer a type", sbt_schema_v0[t].label, i, n);
+	assert_int_equal(sbt_schema_v0[0].nbase + sbt_schema_v0[0].ntail, 321);
+}
+
 /* Thousands of notes (one per containerised process): each found, last value wins, in order */
 static void test_many_notes(void **state)
 {
@@ -323,7 +400,7 @@ static void test_many_notes(void **state)
 	struct sbt_reader *r;
 	const char *k, *v;
 	char key[32], val[32], err[256];
-	unsigned i;
+	unsigned i, n, own;
 
 	assert_int_equal(sbt_writer_open(&w, p, NULL), 0);
 	for (i = 0; i < 5000; i++) {
@@ -346,12 +423,18 @@ static void test_many_notes(void **state)
 		assert_string_equal(sbt_reader_note(r, key), val);
 	}
 	assert_null(sbt_reader_note(r, "container.5000"));
-	for (i = 0; (v = sbt_reader_note_at(r, i, &k)); i++) {
-		snprintf(key, sizeof(key), "container.%u", i);
+	/* the writer's own notes (sbt.types ...) first, then ours in order */
+	for (i = 0, n = 0, own = 0; (v = sbt_reader_note_at(r, i, &k)); i++) {
+		if (!strncmp(k, "sbt.", 4)) {
+			own++;
+			continue;
+		}
+		snprintf(key, sizeof(key), "container.%u", n++);
 		assert_string_equal(k, key);
 		assert_string_equal(sbt_reader_note(r, k), v);
 	}
-	assert_int_equal(i, 5000);
+	assert_int_equal(n, 5000);
+	assert_int_equal(own, 4);
 	sbt_reader_close(r);
 }
 
@@ -448,6 +531,8 @@ int main(void)
 		cmocka_unit_test(test_seek),
 		cmocka_unit_test(test_empty_trace),
 		cmocka_unit_test(test_many_notes),
+		cmocka_unit_test(test_types_by_name),
+		cmocka_unit_test(test_v0_tables_named),
 		cmocka_unit_test(test_merge_sources),
 	};
 

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sbt_schema.h - what the numbers in a trace's records mean. A record
+ * stores its type, API, copy kind and provenance as small numbers; every
+ * trace also carries the names behind them (notes "sbt.types", "sbt.apis",
+ * "sbt.kinds", "sbt.prov", written once per file), and a reader maps the
+ * file's numbers onto its own by name. So the order of GB_TYPES does not
+ * matter to any trace, a name this build does not know is shown as such,
+ * and traces from before the notes are read with the tables their builds
+ * had (sbt_schema_v0.c), chosen by what their records say.
+ */
+#ifndef GB_SBT_SCHEMA_H
+#define GB_SBT_SCHEMA_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "core/event.h"
+
+struct sbt_writer;
+struct sbt_reader;
+
+/* a type table of the builds before "sbt.types": base[0..nbase) then tail */
+struct sbt_schema_v0 {
+	const char *label;
+	const char *const *base;
+	unsigned nbase;
+	const char *const *tail;
+	unsigned ntail;
+};
+extern const struct sbt_schema_v0 sbt_schema_v0[];
+extern const unsigned sbt_schema_v0_n;
+
+struct sbt_schema {
+	bool remap;		/* false: the file's numbers are this build's */
+	uint32_t ntype;
+	uint16_t *type;		/* file type -> ours */
+	char **unknown;		/* file type -> "unknown type 'x' (from a newer gpubpf)", or NULL */
+	uint8_t api[256], kind[256], prov[256];
+	char source[64];	/* "sbt.types", "v0 main", "v0 graphs", ... */
+};
+
+/* Write the notes that name this build's numbers (once, at open) */
+int sbt_schema_write(struct sbt_writer *w);
+/* Build r's schema from its notes, or, for an older trace, from v0's tables. 0 or -ENOMEM */
+int sbt_schema_load(struct sbt_reader *r);
+/* Map the static fields of n decoded events (a block's templates) */
+void sbt_schema_apply(const struct sbt_schema *s, struct gb_event *ev, uint32_t n);
+void sbt_schema_free(struct sbt_schema *s);
+/* The name of v0 table t's row i, NULL past its end */
+const char *sbt_schema_v0_name(const struct sbt_schema_v0 *t, unsigned i);
+#endif
