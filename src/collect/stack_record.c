@@ -42,12 +42,19 @@ int stack_parse_opt(struct stack_opts *o, const char *arg)
 	return 0;
 }
 
-/* which calls pay for a stack: every call for fp; for dwarf the work-issuing ones */
-static bool wants_stack(int mode, unsigned type)
+/*
+ * Which calls pay for a stack. Every call into a user-space library we probe
+ * (CUDA, HIP, HSA, NCCL, cuBLAS(Lt), cuDNN, NVRTC, nvJitLink), whatever its
+ * family: with frame pointers all of them; with DWARF copies (kilobytes
+ * each) the ones that issue or move work: launches, copies, memsets,
+ * allocations, frees, collectives and library operations. Events from the
+ * driver's ioctls, imports and the collector have no user call to walk.
+ */
+bool stack_wants(int mode, unsigned type)
 {
 	const struct gb_type_info *ti = gb_type_info(type);
 
-	if (!ti || ti->api == GB_API_NONE || ti->api >= GB_API_IOCTL)
+	if (!ti || !gb_api_is_library(ti->api) || mode == GB_STACK_NONE)
 		return false;
 	if (mode == GB_STACK_FP)
 		return true;
@@ -57,6 +64,8 @@ static bool wants_stack(int mode, unsigned type)
 	case GB_CAT_MEMSET:
 	case GB_CAT_ALLOC:
 	case GB_CAT_FREE:
+	case GB_CAT_COLL:
+	case GB_CAT_OP:
 		return true;
 	}
 	return false;
@@ -85,7 +94,7 @@ int stack_setup_bpf(const struct stack_opts *o, struct cuda_bpf *skel)
 	skel->rodata->stack_mode = (uint32_t)mode;
 	skel->rodata->stack_bytes = o->bytes ? o->bytes : GB_STACK_COPY_DEF;
 	for (t = 0; t < GB_T__COUNT; t++)
-		skel->rodata->stack_types[t] = wants_stack(mode == GB_STACK_NONE && o->python ?
+		skel->rodata->stack_types[t] = stack_wants(mode == GB_STACK_NONE && o->python ?
 							   GB_STACK_DWARF : mode, t);
 	return 0;
 }

@@ -15,6 +15,8 @@ struct stack_opts {
 	bool python;		/* --python: CPython frames in stacks */
 };
 
+/* whether a call of type records its stack in mode (enum gb_stack_mode) */
+bool stack_wants(int mode, unsigned type);
 /* --stack fp|dwarf[=BYTES]|none; 0 or -1 (message printed) */
 int stack_parse_opt(struct stack_opts *o, const char *arg);
 /* before load: stack mode, which types, map sizes */

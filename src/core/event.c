@@ -169,6 +169,17 @@ const char *gb_api_name(unsigned api)
 	return api < GB_API__COUNT ? api_names[api] : "?";
 }
 
+bool gb_api_is_library(unsigned api)
+{
+	switch (api) {
+	case GB_API_CUDA_DRV: case GB_API_CUDA_RT: case GB_API_HIP: case GB_API_HSA:
+	case GB_API_NCCL: case GB_API_CUBLAS: case GB_API_CUBLASLT: case GB_API_CUDNN:
+	case GB_API_NVRTC: case GB_API_NVJITLINK:
+		return true;
+	}
+	return false;
+}
+
 const char *gb_cat_name(unsigned cat)
 {
 	return cat < GB_CAT__COUNT ? cat_names[cat] : "?";

@@ -111,6 +111,8 @@ const char *gb_type_name(unsigned type);
 bool gb_type_can_block(unsigned type);		/* "?" when out of range */
 int gb_type_by_name(const char *name);			/* -1 if unknown */
 const char *gb_api_name(unsigned api);			/* "cuda-driver" ... */
+/* a user-space library we put uprobes on (a call with a caller), not ioctls, imports or ourselves */
+bool gb_api_is_library(unsigned api);
 const char *gb_cat_name(unsigned cat);			/* "launch" ... */
 const char *gb_kind_name(unsigned kind);		/* "HtoD" ... or NULL */
 const char *gb_prov_name(unsigned prov);		/* "device" ... or NULL */

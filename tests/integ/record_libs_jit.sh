@@ -24,12 +24,14 @@ stop_record
 "$GPUBPF" report --json --jit-ms 1 "$T/t.sbt" >"$T/rep.json" 2>"$T/rep.err" || fail "report --json ($(head -1 "$T/rep.err"))"
 PYTHONPATH=$ROOT/tests/py python3 - "$T/t.sbt" "$T/wl.out" "$T/rep.json" <<'PY'
 import sys, json
-from events import load, produced, Checker
+from events import load, produced, Checker, check_callers
 c = Checker()
 trace, out, rep = sys.argv[1:4]
 p = produced(out)
 c.true("the workload compiled both programs", p.get("compile1") == 0 and p.get("compile2") == 0, open(out).read())
 ev = [e for e in load(trace) if e["pid"] == p.get("pid")]
+# issue 42: every NVRTC and nvJitLink call (and the module loads) carries its caller
+check_callers(c, ev, "main", "default stacks")
 comp = [e for e in ev if e["type"] == "nvrtcCompileProgram"]
 c.eq("two compilations recorded, by program name", ["saxpy.cu", "reduce_kernels.cu"], [e.get("name") for e in comp])
 c.eq("their option counts", [1, 3], [e.get("options") for e in comp])

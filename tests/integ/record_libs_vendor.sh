@@ -40,7 +40,7 @@ stop_record
 "$GPUBPF" view --json "$T/t.sbt" >"$T/view.json" 2>"$T/view.err" || fail "view --json ($(head -1 "$T/view.err"))"
 PYTHONPATH=$ROOT/tests/py python3 - "$T" "${built[@]}" <<'PY'
 import sys, json
-from events import produced, Checker
+from events import produced, Checker, check_callers
 c = Checker()
 T, built = sys.argv[1], sys.argv[2:]
 allev = [json.loads(l) for l in open(T + "/view.json")]
@@ -89,6 +89,10 @@ if "dnn" in built:
         dict(x=[8, 64, 28, 28], w=[64, 3, 7, 7], y=[8, 64, 28, 28], pad=[2, 2], stride=[1, 1], dilation=[1, 1],
              dtype="float", algo=3))
     one(ev, "cudnnBackendExecute", p, "exec", dict(plan=0x5150))
+# issue 42: recorded with the default options, every call of every family
+# carries its caller (cuBLAS, cuBLASLt and cuDNN calls had no stack at all)
+for n in built:
+    check_callers(c, events(n)[1], "main", f"vendor_{n}")
 PY
 "$GPUBPF" info "$T/t.sbt" >"$T/info.txt" 2>&1 || fail "info"
 grep -q "kernels by op and shape" "$T/info.txt" && pass "info: the ops are listed by shape" || fail "info: the ops are listed by shape"

@@ -22,12 +22,14 @@ stop_record
 "$GPUBPF" info "$T/t.sbt" >"$T/info.txt" 2>&1 || fail "info"
 PYTHONPATH=$ROOT/tests/py python3 - "$T/t.sbt" "$T/wl.out" "$T/info.txt" <<'PY'
 import sys, collections
-from events import load, produced, Checker
+from events import load, produced, Checker, check_callers
 c = Checker()
 trace, out, info = sys.argv[1:4]
 p = produced(out)
 c.true("the workload ran", "pid" in p, open(out).read()[:200])
 ev = [e for e in load(trace) if e["pid"] == p.get("pid")]
+# issue 42: with the default options every NCCL call carries its caller
+check_callers(c, ev, "main", "default stacks")
 by = collections.Counter(e["type"] for e in ev)
 want = {  # type: (produced key, count, datatype, bytes, redop, root/peer key, value)
     "ncclAllReduce": ("allreduce", 1000, "float32", 4000, "sum", None, None),
@@ -61,4 +63,19 @@ c.true("ncclCommInitRank: nranks 2, rank 1, a communicator id", i and i[0].get("
        and i[0].get("comm_id"), str(i))
 txt = open(info).read()
 c.true("info: collectives by op", "ncclAllReduce" in txt and "collective" in txt.lower(), txt[-600:])
+PY
+# --stack dwarf: collectives are work-issuing calls, so their stacks are copied and unwound too
+start_record -a --stack dwarf -o "$T/d.sbt" --lib "$NCCL" || { fail "record --stack dwarf started"; exit 0; }
+LD_LIBRARY_PATH="$(dirname "$NCCL")" "$T/vendor_nccl" >"$T/wl2.out" 2>"$T/wl2.err"
+stop_record
+PYTHONPATH=$ROOT/tests/py python3 - "$T/d.sbt" "$T/wl2.out" <<'PY'
+import sys
+from events import load, produced, Checker, check_callers
+c = Checker()
+p = produced(sys.argv[2])
+ev = [e for e in load(sys.argv[1]) if e["pid"] == p.get("pid") and e["type"] in
+      ("ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast", "ncclReduce", "ncclSend", "ncclRecv")]
+c.eq("--stack dwarf: the 7 collectives recorded", 7, len(ev))
+check_callers(c, ev, "main", "--stack dwarf collectives")
+sys.exit(1 if c.failed else 0)
 PY

@@ -40,6 +40,25 @@ class Checker:
             print(f"FAIL: {what} {detail}")
 
 
+LIBRARY_APIS = {"cuda-driver", "cuda-runtime", "hip", "hsa", "nccl", "cublas", "cublaslt", "cudnn",
+                "nvrtc", "nvjitlink"}
+
+
+def check_callers(c, evs, caller, what):
+    """Every call of a library API in evs carries its stack, with `caller`
+    among its frames (the program's function that made the call); one
+    PASS/FAIL line per API family seen."""
+    by = {}
+    for e in evs:
+        if e.get("api") in LIBRARY_APIS and not e.get("nested"):
+            by.setdefault(e["api"], []).append(e)
+    for api, es in sorted(by.items()):
+        bad = [e for e in es if caller not in [f.get("sym") for f in e.get("stack", [])]]
+        c.true(f"{what}: all {len(es)} {api} calls carry their stack up to {caller}()", es and not bad,
+               f"({len(bad)} without; first {bad[:1]})")
+    return by
+
+
 def produced(path):
     """Parse the workload's 'produced k=v ...' line into a dict of ints."""
     with open(path) as f:

@@ -21,6 +21,8 @@
 #include "stacks/symbolize.h"
 #include "core/json.h"
 #include "core/util.h"
+#include "core/event.h"
+#include "collect/stack_record.h"
 
 struct sink {
 	unsigned calls;
@@ -378,10 +380,43 @@ static void test_symbolize(void **state)
 	symbolizer_free(sy);
 }
 
+/*
+ * Walk the whole type table: every call into a library we probe records its
+ * stack with frame pointers, whatever its API family; with DWARF copies the
+ * work-issuing ones, collectives and library operations included; nothing
+ * without a user-space caller does.
+ */
+static void test_stack_every_family(void **state)
+{
+	unsigned t, fams = 0, seen[GB_API__COUNT] = { 0 };
+
+	for (t = 0; t < GB_T__COUNT; t++) {
+		const struct gb_type_info *ti = gb_type_info(t);
+		bool lib = gb_api_is_library(ti->api), work;
+
+		work = ti->cat == GB_CAT_LAUNCH || ti->cat == GB_CAT_COPY || ti->cat == GB_CAT_MEMSET ||
+		       ti->cat == GB_CAT_ALLOC || ti->cat == GB_CAT_FREE || ti->cat == GB_CAT_COLL ||
+		       ti->cat == GB_CAT_OP;
+		if (stack_wants(GB_STACK_FP, t) != lib)
+			fail_msg("%s (%s): fp stack %d", ti->name, gb_api_name(ti->api), !lib);
+		if (stack_wants(GB_STACK_DWARF, t) != (lib && work))
+			fail_msg("%s (%s): dwarf stack %d", ti->name, gb_api_name(ti->api), !(lib && work));
+		assert_false(stack_wants(GB_STACK_NONE, t));
+		if (lib && !seen[ti->api]++)
+			fams++;
+	}
+	assert_int_equal(fams, 10);	/* CUDA driver/runtime, HIP, HSA, NCCL, cuBLAS(Lt), cuDNN, NVRTC, nvJitLink */
+	assert_true(stack_wants(GB_STACK_DWARF, GB_T_ncclAllReduce));
+	assert_true(stack_wants(GB_STACK_DWARF, GB_T_cublasSgemm_v2));
+	assert_true(stack_wants(GB_STACK_FP, GB_T_nvrtcCompileProgram));
+	assert_false(stack_wants(GB_STACK_FP, GB_T_ioctl));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dedup),
+		cmocka_unit_test(test_stack_every_family),
 		cmocka_unit_test(test_container_id),
 		cmocka_unit_test(test_frames_from_maps),
 		cmocka_unit_test(test_unwind_self),
