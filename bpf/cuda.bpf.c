@@ -1001,31 +1001,25 @@ int gb_return(struct pt_regs *ctx)
 /*
  * Launches by default (session uprobes, where the kernel has them): the
  * entry program decides per call whether its return probe runs. One
- * launch in launch_sample per CPU takes the full path, entry and return
- * (duration, return code); the others are recorded at entry, and their
- * return costs nothing, not even a trap.
+ * launch in launch_sample, drawn at random, takes the full path, entry and
+ * return (duration, return code); the others are recorded at entry, and
+ * their return costs nothing, not even a trap. At random, not every n-th:
+ * a loop that launches its kernels in a fixed order (4 kernels, 64 a
+ * counter's period) would otherwise time some kernels always and others
+ * never, and their estimated host time would be nonsense.
  */
 const volatile __u32 launch_sample = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} sample_ctr SEC(".maps");
 
 extern bool bpf_session_is_return(void) __ksym __weak;
 
 SEC("uprobe")
 int gb_launch_session(struct pt_regs *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), *n;
-	__u32 zero = 0;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
 
 	if (bpf_session_is_return())
 		return return_impl(ctx, cookie);
-	n = bpf_map_lookup_elem(&sample_ctr, &zero);
-	if (n && launch_sample && ++*n % launch_sample == 0)
+	if (launch_sample && bpf_get_prandom_u32() % launch_sample == 0)
 		return entry_impl(ctx, cookie | GB_COOKIE_F_RET);
 	entry_impl(ctx, cookie);
 	return 1;

@@ -78,7 +78,7 @@ static const char usage_text[] =
 "      --no-libs          none of them (CUDA, HIP, NCCL calls only)\n"
 "      --launch-returns   a return probe on every launch too (a second trap each):\n"
 "                         their duration and return code. By default launches are\n"
-"                         recorded at entry and 1 in 64 per CPU gets its return\n"
+"                         recorded at entry and 1 in 64 at random gets its return\n"
 "                         (where the kernel has session uprobes: see gpubpf check);\n"
 "                         with device timing (--cupti or --cupti-lib) every launch\n"
 "                         does. Other calls always do\n"

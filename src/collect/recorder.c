@@ -352,7 +352,7 @@ static int open_bpf(struct rec_ctx *r)
 		return -1;
 	bpf_map__set_max_entries(r->skel->maps.rb, (uint32_t)session_ring_bytes(o->ring_size));
 	r->multi = session_prepare_multi(r->skel->progs.gb_entry, r->skel->progs.gb_return);
-	/* launches without their return probe: one in RECORD_LAUNCH_SAMPLE per CPU
+	/* launches without their return probe: one in RECORD_LAUNCH_SAMPLE, at random,
 	 * gets it after all, where session uprobes let the entry decide */
 	r->sess = r->multi && !o->lean && !launch_rets(o) && umulti_session_supported();
 	if (r->sess) {
@@ -440,7 +440,7 @@ static void note_discovery(struct rec_ctx *r, struct sbt_writer *w)
 
 	sbt_writer_note(w, "launch.returns", launch_rets(r->o) ? "all: duration and return code of every launch" :
 			r->o->lean ? "none: --lean, registers only" :
-			r->sess ? "1 in 64 per CPU, chosen by the entry program (session uprobes); the rest recorded at entry" :
+			r->sess ? "1 in 64 at random, chosen by the entry program (session uprobes); the rest recorded at entry" :
 			"none: recorded at entry (this kernel has no session uprobes to sample their returns)");
 	sbt_writer_note(w, "discovery.source", r->disc ? "perf-sideband" : "loader-hook");
 	sbt_writer_note(w, "discovery.reason", r->disc ?

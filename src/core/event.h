@@ -121,6 +121,19 @@ const char *gb_nccl_dtype_name(unsigned dt);
 unsigned gb_nccl_dtype_size(unsigned dt);
 const char *gb_nccl_redop_name(unsigned op);
 
+/*
+ * A total of durations over calls of which only some were timed (launches
+ * are timed 1 in 64 by default): the measured sum when every call was
+ * timed, else the timed calls' mean times all calls (an estimate, and every
+ * output says so); 0 when none was.
+ */
+static inline uint64_t gb_timed_estimate(uint64_t calls, uint64_t timed, uint64_t sum_ns)
+{
+	if (!timed || timed >= calls)
+		return timed ? sum_ns : 0;
+	return (uint64_t)((double)sum_ns / (double)timed * (double)calls + 0.5);
+}
+
 /* the fields of a collective event (GB_CAT_COLL, see event.c) */
 static inline unsigned gb_coll_dtype(const struct gb_event *e) { return e->aux[0] & 0xff; }
 static inline unsigned gb_coll_redop(const struct gb_event *e) { return (e->aux[0] >> 8) & 0xff; }

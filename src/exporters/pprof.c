@@ -9,7 +9,10 @@
  *              runtime, HIP, HSA; ioctls, XRay functions and NVTX ranges
  *              are not API calls and are left out)
  *   host_ns    their measured durations (a call still running at the end:
- *              the time it had run)
+ *              the time it had run); launches are timed 1 in 64 unless
+ *              recorded with --launch-returns, so this is the sum over
+ *   timed_calls  the calls whose duration was measured (a comment says how
+ *              many of all, when not all were)
  *   device_ns  device time of the work they asked for: the CUPTI records
  *              (gpu_kernel/memcpy/memset) with the same (pid, corr_id)
  *   bytes      bytes of copies, memsets and allocations (asked for)
@@ -62,10 +65,11 @@
 #define P_COMMENT	13
 #define P_DEFAULT_TYPE	14
 
-enum { V_CALLS, V_HOST_NS, V_DEVICE_NS, V_BYTES, V__N };
+enum { V_CALLS, V_HOST_NS, V_DEVICE_NS, V_BYTES, V_TIMED, V__N };
 static const char *const vnames[V__N][2] = {
 	{ "calls", "count" }, { "host_ns", "nanoseconds" },
 	{ "device_ns", "nanoseconds" }, { "bytes", "bytes" },
+	{ "timed_calls", "count" },	/* last: the values before keep their places */
 };
 
 struct pp_sample {
@@ -87,6 +91,7 @@ struct pp {
 	struct intern *strs;		/* the string table: ids in order of first use, "" = 0 */
 	int err;
 	bool stacked;			/* the last sample_of used stored frames */
+	uint64_t timed;			/* API calls with a measured host time */
 
 	/* key -> index (+ 1 where 0 must mean "absent") */
 	struct xmap ksmp;		/* (stack | type, pid | comm, kernel | host) -> sample */
@@ -405,8 +410,11 @@ static void add_event(struct pp *p, const struct gb_event *ev)
 	p->st.calls++;
 	p->st.calls_stacked += p->stacked;
 	p->smp[s].v[V_CALLS]++;
-	if (gb_event_span(ev))
+	if (gb_event_span(ev)) {
 		p->smp[s].v[V_HOST_NS] += ev->dur_ns;
+		p->smp[s].v[V_TIMED]++;
+		p->timed++;
+	}
 	if ((ev->flags & GB_EF_BYTES) &&
 	    (ti->cat == GB_CAT_COPY || ti->cat == GB_CAT_MEMSET || ti->cat == GB_CAT_ALLOC))
 		p->smp[s].v[V_BYTES] += ev->bytes;
@@ -578,6 +586,14 @@ static int put_profile(struct pp *p)
 	put_value_type(b, P_PERIOD_TYPE, types[V_CALLS], str_id(p, vnames[V_CALLS][1]));
 	pb_varint(b, P_PERIOD, 1);
 	pb_varint(b, P_COMMENT, str_id(p, "gpubpf " GPUBPF_VERSION ": call stacks of GPU API calls"));
+	if (p->timed < p->st.calls) {	/* launches timed 1 in 64: host_ns is a measured part */
+		char c[200];
+
+		snprintf(c, sizeof(c), "host_ns: measured on the %" PRIu64 " timed_calls of %" PRIu64
+			 " calls (launches are timed 1 in 64 unless recorded with --launch-returns); estimate: host_ns / timed_calls x calls",
+			 p->timed, p->st.calls);
+		pb_varint(b, P_COMMENT, str_id(p, c));
+	}
 	if (info && info->meta.host[0]) {
 		char c[96];
 

@@ -445,6 +445,7 @@ void report_add(struct report *r, const struct gb_event *ev)
 
 			if (k) {
 				k->launches++;
+				k->host_timed += timed;
 				k->host_ns += timed ? ev->dur_ns : 0;
 			}
 		}

@@ -18,7 +18,7 @@ struct rep_stat {		/* one API function */
 
 struct rep_kern {
 	const char *name;
-	uint64_t launches, host_ns;
+	uint64_t launches, host_timed, host_ns;	/* host_ns: over the host_timed launches timed */
 	uint64_t device_n, device_ns;
 };
 

@@ -19,14 +19,58 @@ static const char *kind_name(unsigned k)
 	return n ? n : "unknown";
 }
 
+/* a function's host total: measured, or estimated from its timed calls (gb_timed_estimate) */
+static uint64_t rep_total(const struct rep_stat *st)
+{
+	return gb_timed_estimate(st->n, st->timed, st->sum_ns);
+}
+
+/*
+ * A total or a mean in a text column of width w: as measured when every
+ * call was timed, "~" and the estimate when some were (mean x calls), "-"
+ * when none was: never a partial sum printed as a total, never 0 for
+ * "not measured".
+ */
+static void put_ms(struct gb_buf *b, int w, uint64_t calls, uint64_t timed, uint64_t sum_ns)
+{
+	char v[32];
+
+	if (!timed && calls)
+		snprintf(v, sizeof(v), "\u2013");
+	else
+		snprintf(v, sizeof(v), "%s%.3f", timed < calls ? "~" : "", gb_timed_estimate(calls, timed, sum_ns) / 1e6);
+	gb_buf_printf(b, " %*s", w + (!timed && calls ? 2 : 0), v);	/* the dash is 3 bytes, 1 column */
+}
+
+static void put_us(struct gb_buf *b, int w, uint64_t timed, double ns)
+{
+	if (timed)
+		gb_buf_printf(b, " %*.2f", w, ns / 1e3);
+	else
+		gb_buf_printf(b, " %*s", w + 2, "\u2013");
+}
+
+/* the JSON form: calls, timed, the measured sum and the estimate (null when nothing was timed) */
+static void jtimed(struct gb_json *j, uint64_t calls, uint64_t timed, uint64_t sum_ns)
+{
+	gb_json_uint_field(j, "timed", timed);
+	gb_json_uint_field(j, "total_ns_measured", sum_ns);
+	if (timed)
+		gb_json_uint_field(j, "total_ns_estimated", gb_timed_estimate(calls, timed, sum_ns));
+	else
+		gb_json_null_field(j, "total_ns_estimated");
+}
+
 /* rows of a table, in the order printed: busiest first */
 static int cmp_api(const void *a, const void *b, void *ctx)
 {
 	const struct report *r = ctx;
 	const struct rep_stat *x = &r->api[*(const unsigned *)a], *y = &r->api[*(const unsigned *)b];
 
-	if (x->sum_ns != y->sum_ns)
-		return x->sum_ns < y->sum_ns ? 1 : -1;
+	uint64_t ex = rep_total(x), ey = rep_total(y);
+
+	if (ex != ey)
+		return ex < ey ? 1 : -1;
 	return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
 }
 
@@ -41,10 +85,15 @@ static unsigned api_rows(const struct report *r, unsigned *rows)
 	return n;
 }
 
+static uint64_t kern_host(const struct rep_kern *k)
+{
+	return gb_timed_estimate(k->launches, k->host_timed, k->host_ns);
+}
+
 static int cmp_kern(const void *a, const void *b)
 {
 	const struct rep_kern *x = *(struct rep_kern *const *)a, *y = *(struct rep_kern *const *)b;
-	uint64_t dx = x->device_ns ? x->device_ns : x->host_ns, dy = y->device_ns ? y->device_ns : y->host_ns;
+	uint64_t dx = x->device_ns ? x->device_ns : kern_host(x), dy = y->device_ns ? y->device_ns : kern_host(y);
 
 	if (x->launches != y->launches && !x->device_ns && !y->device_ns)
 		return x->launches < y->launches ? 1 : -1;
@@ -177,6 +226,7 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 	struct gb_opstat **ops;
 	double dur = r->last > r->first ? (r->last - r->first) / 1e9 : 0;
 	struct rep_kern **ks;
+	bool sampled = false;
 	char s[512];
 
 	gb_buf_printf(b, "%" PRIu64 " events over %.6f s from %zu processes\n", r->events, dur, r->np);
@@ -197,22 +247,26 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 	}
 	n = api_rows(r, rows);
 	gb_buf_puts(b, "\nAPI CALLS (host time)\n");
-	gb_buf_printf(b, "  %-28s %10s %7s %12s %10s %10s %10s %10s%s\n", "FUNCTION", "CALLS", "ERRORS", "TOTAL ms",
-		      "MEAN us", "MEDIAN us", "P99 us", "MAX us", base ? "   CALLS +-  TOTAL ms +-" : "");
+	gb_buf_printf(b, "  %-28s %10s %8s %7s %12s %10s %10s %10s %10s%s\n", "FUNCTION", "CALLS", "TIMED", "ERRORS",
+		      "TOTAL ms", "MEAN us", "MEDIAN us", "P99 us", "MAX us", base ? "   CALLS +-  TOTAL ms +-" : "");
 	for (i = 0; i < n; i++) {
 		const struct rep_stat *st = &r->api[rows[i]];
 
-		gb_buf_printf(b, "  %-28s %10" PRIu64 " %7" PRIu64 " %12.3f %10.2f %10.2f %10.2f %10.2f", gb_type_name(rows[i]),
-			      st->n, st->errors, st->sum_ns / 1e6, st->timed ? st->sum_ns / 1e3 / st->timed : 0,
-			      qtl(st, 0.5) / 1e3, qtl(st, 0.99) / 1e3,
-			      st->max_ns / 1e3);
+		sampled |= st->timed < st->n;
+		gb_buf_printf(b, "  %-28s %10" PRIu64 " %8" PRIu64 " %7" PRIu64, gb_type_name(rows[i]), st->n, st->timed,
+			      st->errors);
+		put_ms(b, 12, st->n, st->timed, st->sum_ns);
+		put_us(b, 10, st->timed, st->timed ? (double)st->sum_ns / st->timed : 0);
+		put_us(b, 10, st->timed, qtl(st, 0.5));
+		put_us(b, 10, st->timed, qtl(st, 0.99));
+		put_us(b, 10, st->timed, st->max_ns);
 		if (base) {
 			const struct rep_stat *o = &base->api[rows[i]];
 
 			if (!o->n)
 				gb_buf_puts(b, "   NEW");
 			else
-				gb_buf_printf(b, " %+8" PRId64 " %+10.3f", d64(st->n, o->n), d64(st->sum_ns, o->sum_ns) / 1e6);
+				gb_buf_printf(b, " %+8" PRId64 " %+10.3f", d64(st->n, o->n), d64(rep_total(st), rep_total(o)) / 1e6);
 		}
 		gb_buf_putc(b, '\n');
 	}
@@ -220,18 +274,23 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 		for (k = 1; k < GB_T__COUNT; k++)
 			if (base->api[k].n && !r->api[k].n)
 				gb_buf_printf(b, "  %-28s GONE (%" PRIu64 " calls in the baseline)\n", gb_type_name(k), base->api[k].n);
+	if (sampled)
+		gb_buf_puts(b, "  TIMED: calls whose duration was measured; ~ estimated from them (their mean x CALLS), \u2013 none timed.\n"
+			    "  Launches are timed 1 in 64 by default: record --launch-returns times every one.\n");
 	ks = calloc(r->nk + 1, sizeof(*ks));
 	if (ks && r->nk) {
 		memcpy(ks, r->klist, r->nk * sizeof(*ks));
 		qsort(ks, r->nk, sizeof(*ks), cmp_kern);
 		gb_buf_puts(b, "\nKERNELS\n");
-		gb_buf_printf(b, "  %-40s %10s %12s %10s %12s%s\n", "NAME", "LAUNCHES", "HOST ms", "ON DEVICE", "DEVICE ms",
-			      base ? "  LAUNCHES +-  DEVICE ms +-" : "");
+		gb_buf_printf(b, "  %-40s %10s %8s %12s %10s %12s%s\n", "NAME", "LAUNCHES", "TIMED", "HOST ms", "ON DEVICE",
+			      "DEVICE ms", base ? "  LAUNCHES +-  DEVICE ms +-" : "");
 		for (i = 0; i < r->nk; i++) {
 			const struct rep_kern *kn = ks[i], *o = base ? find_kern(base, kn->name) : NULL;
 
-			gb_buf_printf(b, "  %-40.40s %10" PRIu64 " %12.3f %10" PRIu64 " %12.3f", kn->name, kn->launches,
-				      kn->host_ns / 1e6, kn->device_n, kn->device_ns / 1e6);
+			sampled |= kn->host_timed < kn->launches;
+			gb_buf_printf(b, "  %-40.40s %10" PRIu64 " %8" PRIu64, kn->name, kn->launches, kn->host_timed);
+			put_ms(b, 12, kn->launches, kn->host_timed, kn->host_ns);
+			gb_buf_printf(b, " %10" PRIu64 " %12.3f", kn->device_n, kn->device_ns / 1e6);
 			if (base && !o)
 				gb_buf_puts(b, "   NEW");
 			else if (base)
@@ -417,14 +476,21 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 		gb_json_string_field(&j, "api", gb_api_name(gb_type_info(rows[i])->api));
 		gb_json_uint_field(&j, "calls", st->n);
 		gb_json_uint_field(&j, "errors", st->errors);
-		gb_json_uint_field(&j, "total_ns", st->sum_ns);
-		gb_json_uint_field(&j, "mean_ns", st->timed ? st->sum_ns / st->timed : 0);
-		gb_json_uint_field(&j, "median_ns", qtl(st, 0.5));
-		gb_json_uint_field(&j, "p99_ns", qtl(st, 0.99));
-		gb_json_uint_field(&j, "max_ns", st->max_ns);
+		jtimed(&j, st->n, st->timed, st->sum_ns);
+		if (st->timed) {
+			gb_json_uint_field(&j, "mean_ns", st->sum_ns / st->timed);
+			gb_json_uint_field(&j, "median_ns", qtl(st, 0.5));
+			gb_json_uint_field(&j, "p99_ns", qtl(st, 0.99));
+			gb_json_uint_field(&j, "max_ns", st->max_ns);
+		} else {
+			gb_json_null_field(&j, "mean_ns");
+			gb_json_null_field(&j, "median_ns");
+			gb_json_null_field(&j, "p99_ns");
+			gb_json_null_field(&j, "max_ns");
+		}
 		if (base)
 			jdelta(&j, true, base->api[rows[i]].n, "calls", d64(st->n, base->api[rows[i]].n),
-			       "total_ns", d64(st->sum_ns, base->api[rows[i]].sum_ns));
+			       "total_ns", d64(rep_total(st), rep_total(&base->api[rows[i]])));
 		gb_json_end_object(&j);
 	}
 	for (k = 1; base && k < GB_T__COUNT; k++)
@@ -445,7 +511,7 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 		gb_json_start_object(&j);
 		gb_json_string_field(&j, "name", kn->name);
 		gb_json_uint_field(&j, "launches", kn->launches);
-		gb_json_uint_field(&j, "host_ns", kn->host_ns);
+		jtimed(&j, kn->launches, kn->host_timed, kn->host_ns);
 		gb_json_uint_field(&j, "device_launches", kn->device_n);
 		gb_json_uint_field(&j, "device_ns", kn->device_ns);
 		if (base)
@@ -630,20 +696,29 @@ static void csv(struct gb_buf *b, const struct report *r)
 		csv_str(b, f->advice);
 		gb_buf_putc(b, '\n');
 	}
-	gb_buf_puts(b, "\n# api\nname,calls,errors,total_ns,mean_ns,median_ns,p99_ns,max_ns\n");
+	/* untimed: empty fields, never 0 */
+	gb_buf_puts(b, "\n# api\nname,calls,timed,errors,total_ns_measured,total_ns_estimated,mean_ns,median_ns,p99_ns,max_ns\n");
 	n = api_rows(r, rows);
 	for (i = 0; i < n; i++) {
 		const struct rep_stat *st = &r->api[rows[i]];
 
-		gb_buf_printf(b, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-			      gb_type_name(rows[i]), st->n, st->errors, st->sum_ns, st->timed ? st->sum_ns / st->timed : 0,
-			      qtl(st, 0.5), qtl(st, 0.99), st->max_ns);
+		gb_buf_printf(b, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", gb_type_name(rows[i]), st->n,
+			      st->timed, st->errors, st->sum_ns);
+		if (st->timed)
+			gb_buf_printf(b, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", rep_total(st),
+				      st->sum_ns / st->timed, qtl(st, 0.5), qtl(st, 0.99), st->max_ns);
+		else
+			gb_buf_puts(b, ",,,,\n");
 	}
-	gb_buf_puts(b, "\n# kernels\nname,launches,host_ns,device_launches,device_ns\n");
+	gb_buf_puts(b, "\n# kernels\nname,launches,timed,host_ns_measured,host_ns_estimated,device_launches,device_ns\n");
 	for (i = 0; i < r->nk; i++) {
-		csv_str(b, r->klist[i]->name);
-		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", r->klist[i]->launches,
-			      r->klist[i]->host_ns, r->klist[i]->device_n, r->klist[i]->device_ns);
+		const struct rep_kern *kn = r->klist[i];
+
+		csv_str(b, kn->name);
+		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", kn->launches, kn->host_timed, kn->host_ns);
+		if (kn->host_timed)
+			gb_buf_printf(b, "%" PRIu64, kern_host(kn));
+		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 "\n", kn->device_n, kn->device_ns);
 	}
 	{
 		struct gb_opstat **ops = op_rows(r);

@@ -188,13 +188,14 @@ static void test_totals_join_and_names(void **state)
 	prof_read(&pf, tpath("m.pb.gz"));
 
 	/* sample types in the documented order, nanoseconds for times */
-	assert_int_equal(pf.nst, 4);
+	assert_int_equal(pf.nst, 5);
 	assert_string_equal(S(&pf, pf.st_type[0]), "calls");
 	assert_string_equal(S(&pf, pf.st_unit[0]), "count");
 	assert_string_equal(S(&pf, pf.st_type[1]), "host_ns");
 	assert_string_equal(S(&pf, pf.st_unit[1]), "nanoseconds");
 	assert_string_equal(S(&pf, pf.st_type[2]), "device_ns");
 	assert_string_equal(S(&pf, pf.st_type[3]), "bytes");
+	assert_string_equal(S(&pf, pf.st_type[4]), "timed_calls");
 	assert_string_equal(S(&pf, pf.dflt), "host_ns");
 	assert_string_equal(S(&pf, pf.pt_type), "calls");
 	assert_int_equal(pf.period, 1);
@@ -205,6 +206,7 @@ static void test_totals_join_and_names(void **state)
 	/* totals: 6 outermost API calls (the nested one, ioctl, xray, device work not) */
 	assert_int_equal(total(&pf, "calls"), 6);
 	assert_int_equal(total(&pf, "host_ns"), 3000 + 1000 + 4000 + 100 + 50 + 2500);
+	assert_int_equal(total(&pf, "timed_calls"), 6);	/* every call here has its duration */
 	assert_int_equal(total(&pf, "device_ns"), 7000 + 500 + 3000 + 800 + 900);
 	assert_int_equal(total(&pf, "bytes"), (1 << 20) + 4096);
 	assert_int_equal(st.calls, 6);
