@@ -589,14 +589,14 @@ static void lstat_write(struct gb_exporter *ex, uint64_t ts)
 		gb_track_describe(ex, &ex->tracks[g->lrate], ts);
 		ex->be->counter(ex, &ex->tracks[g->lrate], ts, (int64_t)g->nlaunch);
 		ex->st.counters++;
-		if (g->nlaunch) {
+		if (g->ntimed) {	/* the mean of the launches timed, never their sum over all */
 			gb_track_describe(ex, &ex->tracks[g->lmean], ts);
 			ex->be->counter(ex, &ex->tracks[g->lmean], ts,
-					(int64_t)(g->launch_ns / g->nlaunch));
+					(int64_t)(g->launch_ns / g->ntimed));
 			ex->st.counters++;
 		}
 		g->lzero = !g->nlaunch;
-		g->nlaunch = g->launch_ns = 0;
+		g->nlaunch = g->ntimed = g->launch_ns = 0;
 	}
 }
 
@@ -621,7 +621,10 @@ static void lstat_count(struct gb_exporter *ex, const struct gb_event *ev, uint6
 	if (!ex->lstat_end)
 		ex->lstat_end = ts + GB_LSTAT_NS;
 	g->nlaunch++;
-	g->launch_ns += gb_event_span(ev) ? ev->dur_ns : 0;
+	if (gb_event_span(ev)) {
+		g->ntimed++;
+		g->launch_ns += ev->dur_ns;
+	}
 }
 
 static void process(struct gb_exporter *ex, const struct gb_event *ev)

@@ -86,7 +86,7 @@ struct gb_track {
 	int32_t head;
 	uint32_t work, named_work;
 	/* GPU groups: launches in the current interval; the counter tracks */
-	uint64_t nlaunch, launch_ns;
+	uint64_t nlaunch, ntimed, launch_ns;	/* launch_ns: over the ntimed timed (1 in 64 by default) */
 	int32_t lrate, lmean;
 	bool lzero;		/* a 0 was written after the last busy interval */
 	struct gb_open *stk;

@@ -207,6 +207,42 @@ static void test_device_lanes_and_flows(void **state)
 	free(buf);
 }
 
+/*
+ * The GPU group's launch counters with launches timed 1 in 64: "mean launch
+ * time" is the mean of the timed launches (3000 ns), not their sum spread
+ * over every launch (750); an interval without a timed launch has no mean.
+ */
+static void test_launch_mean_sampled(void **state)
+{
+	struct gb_event evs[6];
+	struct walk w;
+	size_t len, i;
+	char *buf;
+
+	for (i = 0; i < 4; i++) {	/* one interval: 4 launches, one timed */
+		evs[i] = launch(T0 + i * 10000, 0, 101, 0, "k");
+		if (i)
+			evs[i].flags &= ~(GB_EF_DUR | GB_EF_RET);	/* recorded at entry */
+		else
+			evs[i].dur_ns = 3000;
+	}
+	evs[4] = launch(T0 + 150 * MS, 0, 101, 0, "k");	/* the next: none timed */
+	evs[4].flags &= ~(GB_EF_DUR | GB_EF_RET);
+	evs[5] = launch(T0 + 320 * MS, 0, 101, 0, "k");
+	evs[5].flags &= ~(GB_EF_DUR | GB_EF_RET);
+	buf = export_mem(GB_FMT_PERFETTO, evs, 6, NULL, 0, NULL, &len);
+	walk_ok(&w, buf, len);
+	/* counters in order: rate 4, mean 3000, rate 1 (no mean), ... */
+	assert_true(w.ncv >= 3);
+	assert_int_equal(w.cvals[0], 4);
+	assert_int_equal(w.cvals[1], 3000);
+	assert_int_equal(w.cvals[2], 1);
+	for (i = 2; i < w.ncv; i++)
+		assert_true(w.cvals[i] <= 1);	/* no mean of 0 for an interval with nothing timed */
+	walk_free(&w);
+	free(buf);
+}
+
 static void test_memory_counter(void **state)
 {
 	struct gb_event evs[] = {
@@ -518,6 +554,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_nesting_clamp_equal_ts),
 		cmocka_unit_test(test_device_lanes_and_flows),
 		cmocka_unit_test(test_memory_counter),
+		cmocka_unit_test(test_launch_mean_sampled),
 		cmocka_unit_test(test_interning_and_flags),
 		cmocka_unit_test(test_json_ns_precision),
 		cmocka_unit_test(test_random_events_stay_valid),
