@@ -11,6 +11,7 @@
 #include "core/hmap.h"
 #include "core/json.h"
 #include "sbt/sbt.h"
+#include "sbt/sbt_quality.h"
 #include "core/util.h"
 #include "view.h"
 
@@ -465,6 +466,12 @@ static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc
 	gb_json_uint_field(j, "blocks_bad", in->blocks_bad);
 	if (in->types_from)
 		gb_json_string_field(j, "types_from", in->types_from);
+	{
+		struct sbt_quality q;
+
+		sbt_quality_get(r, &q);
+		sbt_quality_json(&q, j);
+	}
 	gb_json_string_field(j, "host", in->meta.host);
 	gb_json_string_field(j, "kernel", in->meta.kernel);
 	gb_json_string_field(j, "gpubpf_version", in->meta.version);
@@ -608,7 +615,7 @@ int cmd_info(int argc, char **argv)
 		print_text(sbt_reader_info(r), &a, ps, ks);
 		print_notes_text(r);
 	}
-	ret = 0;
+	ret = sbt_quality_finish(r, 0);
 cleanup:
 	free(ps);
 	free(ks);

@@ -8,6 +8,7 @@
 #include "core/util.h"
 #include "report/report.h"
 #include "sbt/sbt.h"
+#include "sbt/sbt_quality.h"
 #include "view.h"
 
 static const char usage_text[] =
@@ -88,7 +89,8 @@ static void usage(void)
 }
 
 /* one trace through the filters into a finished report; NULL after a one-line error */
-static struct report *build(const char *path, const struct report_opts *ro, const struct view_filter *f)
+static struct report *build(const char *path, const struct report_opts *ro, const struct view_filter *f,
+			    int *qrc)
 {
 	struct sbt_reader *rd;
 	struct report *r;
@@ -117,6 +119,7 @@ static struct report *build(const char *path, const struct report_opts *ro, cons
 		gb_warn("%s: %s; the report covers what was read before it", path,
 			sbt_reader_last_error(rd) ? sbt_reader_last_error(rd) : "read error");
 	report_finish(r, rd);
+	*qrc = sbt_quality_finish(rd, 0);	/* the same line on stderr; damaged: SBT_EXIT_DAMAGED */
 	sbt_reader_close(rd);
 	return r;
 }
@@ -129,7 +132,7 @@ int cmd_report(int argc, char **argv)
 	const char *base_path = NULL;
 	struct report *r = NULL, *base = NULL;
 	struct gb_buf b = { 0 };
-	int c, ret = 1;
+	int c, ret = 1, qrc = 0, bqrc = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jh", long_opts, NULL)) != -1) {
@@ -191,14 +194,14 @@ int cmd_report(int argc, char **argv)
 		gb_err("--csv prints one trace's tables: compare with --baseline in text or --json");
 		return 2;
 	}
-	if (base_path && !(base = build(base_path, &ro, &f)))
+	if (base_path && !(base = build(base_path, &ro, &f, &bqrc)))
 		return 1;
-	r = build(argv[optind], &ro, &f);
+	r = build(argv[optind], &ro, &f, &qrc);
 	if (!r)
 		goto out;
 	report_print(&b, r, base, fmt);
 	fwrite(b.p, 1, b.len, stdout);
-	ret = fflush(stdout) ? 1 : 0;
+	ret = fflush(stdout) ? 1 : qrc ? qrc : bqrc;
 out:
 	gb_buf_free(&b);
 	report_free(r);

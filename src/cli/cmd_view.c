@@ -9,6 +9,7 @@
 #include "core/json.h"
 #include "ioctl/ioctl.h"
 #include "sbt/sbt.h"
+#include "sbt/sbt_quality.h"
 #include "stacks/symbolize.h"
 #include "core/util.h"
 #include "exporters/export.h"
@@ -369,7 +370,7 @@ int cmd_view(int argc, char **argv)
 	}
 	if (sbt_reader_last_error(r))
 		gb_warn("%s: %s", argv[optind], sbt_reader_last_error(r));
-	ret = fflush(stdout) ? 1 : 0;
+	ret = sbt_quality_finish(r, fflush(stdout) ? 1 : 0);
 cleanup:
 	gb_buf_free(&b);
 	symbolizer_free(sy);

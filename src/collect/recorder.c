@@ -442,6 +442,7 @@ static void note_discovery(struct rec_ctx *r, struct sbt_writer *w)
 			r->o->lean ? "none: --lean, registers only" :
 			r->sess ? "1 in 64 at random, chosen by the entry program (session uprobes); the rest recorded at entry" :
 			"none: recorded at entry (this kernel has no session uprobes to sample their returns)");
+	sbt_writer_note(w, "stack.mode", stack_mode_name(&r->o->stack));
 	sbt_writer_note(w, "discovery.source", r->disc ? "perf-sideband" : "loader-hook");
 	sbt_writer_note(w, "discovery.reason", r->disc ?
 			"kernel mmap2/comm/fork/exit records: sees every loader, container and static runtime without a probe" :
@@ -914,6 +915,14 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	if (o->xray_dir)
 		import_xray(&r, &meta);
 	note_discovery(&r, r.w);
+	{
+		uint64_t lost = stack_report(r.skel, r.col);
+		char v[32];
+
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)lost);
+		if (lost)	/* the readers' data-quality line says it */
+			sbt_writer_note(r.w, "drops.stacks", v);
+	}
 	note_inject(&r, r.w);
 	if (r.ioctl) {
 		char dm[2048];
@@ -939,7 +948,6 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 		fprintf(stderr, "gpubpf: discovery: %u files attached while recording, mapping to probes live: median %.0f us, max %.0f us\n",
 			n, med / 1e3, max / 1e3);
 	}
-	stack_report(r.skel, r.col);
 	ret = 0;
 cleanup:
 	if (r.w)

@@ -42,35 +42,6 @@ int stack_parse_opt(struct stack_opts *o, const char *arg)
 	return 0;
 }
 
-/*
- * Which calls pay for a stack. Every call into a user-space library we probe
- * (CUDA, HIP, HSA, NCCL, cuBLAS(Lt), cuDNN, NVRTC, nvJitLink), whatever its
- * family: with frame pointers all of them; with DWARF copies (kilobytes
- * each) the ones that issue or move work: launches, copies, memsets,
- * allocations, frees, collectives and library operations. Events from the
- * driver's ioctls, imports and the collector have no user call to walk.
- */
-bool stack_wants(int mode, unsigned type)
-{
-	const struct gb_type_info *ti = gb_type_info(type);
-
-	if (!ti || !gb_api_is_library(ti->api) || mode == GB_STACK_NONE)
-		return false;
-	if (mode == GB_STACK_FP)
-		return true;
-	switch (ti->cat) {
-	case GB_CAT_LAUNCH:
-	case GB_CAT_COPY:
-	case GB_CAT_MEMSET:
-	case GB_CAT_ALLOC:
-	case GB_CAT_FREE:
-	case GB_CAT_COLL:
-	case GB_CAT_OP:
-		return true;
-	}
-	return false;
-}
-
 int stack_setup_bpf(const struct stack_opts *o, struct cuda_bpf *skel)
 {
 	int mode = o->set ? o->mode : GB_STACK_FP;
@@ -94,7 +65,7 @@ int stack_setup_bpf(const struct stack_opts *o, struct cuda_bpf *skel)
 	skel->rodata->stack_mode = (uint32_t)mode;
 	skel->rodata->stack_bytes = o->bytes ? o->bytes : GB_STACK_COPY_DEF;
 	for (t = 0; t < GB_T__COUNT; t++)
-		skel->rodata->stack_types[t] = stack_wants(mode == GB_STACK_NONE && o->python ?
+		skel->rodata->stack_types[t] = gb_type_wants_stack(mode == GB_STACK_NONE && o->python ?
 							   GB_STACK_DWARF : mode, t);
 	return 0;
 }
@@ -121,8 +92,17 @@ int stack_setup_collector(const struct stack_opts *o, struct cuda_bpf *skel,
 	return stack_setup_collector_cb(o, col, write_stack, w);
 }
 
+const char *stack_mode_name(const struct stack_opts *o)
+{
+	int mode = o->set ? o->mode : GB_STACK_FP;
+
+	if (mode == GB_STACK_NONE && o->python)
+		mode = GB_STACK_DWARF;	/* as stack_setup_bpf chooses the types */
+	return mode == GB_STACK_FP ? "fp" : mode == GB_STACK_DWARF ? "dwarf" : "none";
+}
+
 /* stacks that could not be taken are reported, never silently missing */
-void stack_report(struct cuda_bpf *skel, struct collector *col)
+uint64_t stack_report(struct cuda_bpf *skel, struct collector *col)
 {
 	struct stack_table *t = collector_stack_table(col);
 	unsigned i, ncpu = (unsigned)libbpf_num_possible_cpus();
@@ -130,7 +110,7 @@ void stack_report(struct cuda_bpf *skel, struct collector *col)
 	uint32_t k;
 
 	if (!t)
-		return;
+		return 0;
 	for (k = 0; k < 2; k++) {
 		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.stack_errs), &k, v))
 			continue;
@@ -146,4 +126,5 @@ void stack_report(struct cuda_bpf *skel, struct collector *col)
 		gb_warn("%llu call stacks could not be taken (%llu frame-pointer walks failed, %llu stack copies found the ring buffer full): use a larger --ring-size",
 			(unsigned long long)(errs[0] + errs[1]), (unsigned long long)errs[0],
 			(unsigned long long)errs[1]);
+	return errs[0] + errs[1];
 }

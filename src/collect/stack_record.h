@@ -15,8 +15,6 @@ struct stack_opts {
 	bool python;		/* --python: CPython frames in stacks */
 };
 
-/* whether a call of type records its stack in mode (enum gb_stack_mode) */
-bool stack_wants(int mode, unsigned type);
 /* --stack fp|dwarf[=BYTES]|none; 0 or -1 (message printed) */
 int stack_parse_opt(struct stack_opts *o, const char *arg);
 /* before load: stack mode, which types, map sizes */
@@ -28,5 +26,8 @@ int stack_setup_collector(const struct stack_opts *o, struct cuda_bpf *skel,
 int stack_setup_collector_cb(const struct stack_opts *o, struct collector *col,
 			     int (*out)(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n),
 			     void *ctx);
-void stack_report(struct cuda_bpf *skel, struct collector *col);
+/* say what stacks could not be taken; returns how many */
+uint64_t stack_report(struct cuda_bpf *skel, struct collector *col);
+/* "fp", "dwarf" or "none": the mode whose rule (gb_type_wants_stack) decided which calls got one */
+const char *stack_mode_name(const struct stack_opts *o);
 #endif

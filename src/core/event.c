@@ -180,6 +180,27 @@ bool gb_api_is_library(unsigned api)
 	return false;
 }
 
+bool gb_type_wants_stack(int mode, unsigned type)
+{
+	const struct gb_type_info *ti = type < GB_T__COUNT ? gb_type_info(type) : NULL;
+
+	if (!ti || !gb_api_is_library(ti->api) || mode == GB_STACK_NONE)
+		return false;
+	if (mode == GB_STACK_FP)
+		return true;
+	switch (ti->cat) {
+	case GB_CAT_LAUNCH:
+	case GB_CAT_COPY:
+	case GB_CAT_MEMSET:
+	case GB_CAT_ALLOC:
+	case GB_CAT_FREE:
+	case GB_CAT_COLL:
+	case GB_CAT_OP:
+		return true;
+	}
+	return false;
+}
+
 const char *gb_cat_name(unsigned cat)
 {
 	return cat < GB_CAT__COUNT ? cat_names[cat] : "?";

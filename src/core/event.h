@@ -113,6 +113,13 @@ int gb_type_by_name(const char *name);			/* -1 if unknown */
 const char *gb_api_name(unsigned api);			/* "cuda-driver" ... */
 /* a user-space library we put uprobes on (a call with a caller), not ioctls, imports or ourselves */
 bool gb_api_is_library(unsigned api);
+/*
+ * Whether a call of this type records its stack in a stack mode (enum
+ * gb_stack_mode): with frame pointers every library call; with DWARF copies
+ * the work-issuing ones. record sets the BPF program from it, and readers
+ * count the calls that should have one and do not.
+ */
+bool gb_type_wants_stack(int mode, unsigned type);
 const char *gb_cat_name(unsigned cat);			/* "launch" ... */
 const char *gb_kind_name(unsigned kind);		/* "HtoD" ... or NULL */
 const char *gb_prov_name(unsigned prov);		/* "device" ... or NULL */

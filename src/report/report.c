@@ -732,6 +732,7 @@ void report_finish(struct report *r, struct sbt_reader *rd)
 {
 	struct symbolizer *sy = symbolizer_new(r->o.symfs);
 
+	sbt_quality_get(rd, &r->quality);
 	containers(r, rd);
 	make_findings(r, rd, sy);
 	stragglers(r);

@@ -4,6 +4,7 @@
 #define GB_REPORT_INT_H
 #include "core/hmap.h"
 #include "report.h"
+#include "sbt/sbt_quality.h"
 
 #define REP_HBUCKETS	512	/* 64 powers of two x 8 steps */
 #define REP_NKINDS	(GB_K_ARG + 1)
@@ -123,6 +124,7 @@ struct coll_skew;
 
 struct report {
 	struct report_opts o;
+	struct sbt_quality quality;	/* what the trace lost: findings' counts are then lower bounds */
 	struct coll_skew *skew;		/* collectives matched across ranks */
 	struct intern *strs;
 	uint64_t events, first, last;

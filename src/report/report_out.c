@@ -229,6 +229,9 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 	bool sampled = false;
 	char s[512];
 
+	sbt_quality_line(&r->quality, s, sizeof(s));
+	if (s[0])	/* first: every number below is from what survived */
+		gb_buf_printf(b, "%s\n", s);
 	gb_buf_printf(b, "%" PRIu64 " events over %.6f s from %zu processes\n", r->events, dur, r->np);
 	if (base)
 		gb_buf_printf(b, "baseline: %" PRIu64 " events over %.3f s from %zu processes; tables show the change\n",
@@ -240,7 +243,8 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 		const struct rep_finding *f = &r->findings[i];
 
 		summary(s, sizeof(s), f);
-		gb_buf_printf(b, "  [%s] pid %u (%s): %s\n", f->rule, f->pid, f->comm ? f->comm : "?", s);
+		gb_buf_printf(b, "  [%s] pid %u (%s): %s%s\n", f->rule, f->pid, f->comm ? f->comm : "?", s,
+			      sbt_quality_lossy(&r->quality) ? " (at least: the trace lost data)" : "");
 		if (f->site)
 			gb_buf_printf(b, "      at %s\n", f->site);
 		gb_buf_printf(b, "      %s\n", f->advice);
@@ -380,12 +384,14 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 
 /* --- JSON --- */
 
-static void jfinding(struct gb_json *j, const struct rep_finding *f)
+static void jfinding(struct gb_json *j, const struct rep_finding *f, bool lossy)
 {
 	char s[512];
 
 	gb_json_start_object(j);
 	gb_json_string_field(j, "rule", f->rule);
+	if (lossy)	/* the trace lost calls: there may have been more */
+		gb_json_bool_field(j, "lower_bound", true);
 	gb_json_uint_field(j, "pid", f->pid);
 	if (f->comm)
 		gb_json_string_field(j, "comm", f->comm);
@@ -452,6 +458,7 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 	gb_json_uint_field(&j, "events", r->events);
 	gb_json_uint_field(&j, "first_ns", r->first);
 	gb_json_uint_field(&j, "last_ns", r->last);
+	sbt_quality_json(&r->quality, &j);
 	if (base) {
 		gb_json_name(&j, "baseline");
 		gb_json_start_object(&j);
@@ -462,7 +469,7 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 	gb_json_name(&j, "findings");
 	gb_json_start_array(&j);
 	for (i = 0; i < r->nf; i++)
-		jfinding(&j, &r->findings[i]);
+		jfinding(&j, &r->findings[i], sbt_quality_lossy(&r->quality));
 	gb_json_end_array(&j);
 
 	gb_json_name(&j, "api");

@@ -60,6 +60,11 @@ struct sbt_info {
 	uint64_t blocks;	/* blocks read/recovered */
 	uint64_t blocks_bad;	/* blocks skipped (checksum, truncation) */
 	uint64_t events;	/* events in readable blocks */
+	uint64_t events_bad;	/* events the skipped blocks held (as their index said) */
+	/* calls that should carry a stack under the trace's stack mode (note
+	 * "stack.mode"), and those of them that do not; counted as blocks are
+	 * read, so final once the events were read to the end */
+	uint64_t stacks_expected, stacks_missing;
 	uint64_t first_ts, last_ts;
 	uint64_t drops_total;
 	const uint64_t *drops_per_cpu;

@@ -233,6 +233,7 @@ struct sbt_reader {
 	void *zctx;
 	uint32_t ts_sid[256];	/* tracesmith: string id of each type's name */
 	struct sbt_schema schema;	/* what the file's numbers mean (sbt_schema.h) */
+	uint8_t *wants_stack;		/* per type: should carry a stack (NULL: mode unknown) */
 	char err[256];
 	bool has_err;
 };

@@ -32,6 +32,22 @@ static void drop_act(struct sbt_reader *r, uint32_t i)
 	r->act[i] = r->act[--r->nact];
 }
 
+/* calls of a block that should carry a stack under the trace's mode, and lack it */
+static void count_stacks(struct sbt_reader *r, const struct gb_event *ev, uint32_t n)
+{
+	uint32_t i;
+
+	if (!r->wants_stack)
+		return;
+	for (i = 0; i < n; i++) {
+		if (ev[i].type >= GB_T__COUNT || !r->wants_stack[ev[i].type] ||
+		    (ev[i].flags & GB_EF_ATTACHED))	/* found in flight at attach: no entry seen */
+			continue;
+		r->info.stacks_expected++;
+		r->info.stacks_missing += !ev[i].stack_id;
+	}
+}
+
 static int activate(struct sbt_reader *r, uint32_t bi)
 {
 	struct sbt_blk *b = &r->blks[bi];
@@ -60,11 +76,13 @@ static int activate(struct sbt_reader *r, uint32_t bi)
 		r->info.blocks_bad++;
 		r->info.blocks--;
 		r->info.events -= b->count;
+		r->info.events_bad += b->count;
 		if (r->info.flavor != SBT_TRACESMITH)
 			sbt_rd_seterr(r, "block at offset %" PRIu64 ": %s: %u events skipped",
 				      b->off, why, b->count);
 		return 0;
 	}
+	count_stacks(r, ev, b->count);
 	while (lo < hi) {	/* first event at or after the seek point */
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -169,6 +187,7 @@ void sbt_reader_close(struct sbt_reader *r)
 	free(r->notes);
 	hmap_free(&r->note_idx);
 	sbt_schema_free(&r->schema);
+	free(r->wants_stack);
 	free(r->drops);
 	free(r->blks);
 	free(r->order);

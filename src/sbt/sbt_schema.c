@@ -214,6 +214,24 @@ static const struct sbt_schema_v0 *pick_v0(struct sbt_reader *r)
 	return &sbt_schema_v0[best];
 }
 
+/* which types the recording gave a stack (note "stack.mode"), to count the ones that lack it */
+static int stack_rule(struct sbt_reader *r)
+{
+	const char *m = sbt_reader_note(r, "stack.mode");
+	int mode = !m ? -1 : !strcmp(m, "fp") ? GB_STACK_FP : !strcmp(m, "dwarf") ? GB_STACK_DWARF :
+		   !strcmp(m, "none") ? GB_STACK_NONE : -1;
+	unsigned t;
+
+	if (mode <= GB_STACK_NONE)
+		return 0;	/* no rule known, or no stacks asked for */
+	r->wants_stack = calloc(GB_T__COUNT, 1);
+	if (!r->wants_stack)
+		return -ENOMEM;
+	for (t = 0; t < GB_T__COUNT; t++)
+		r->wants_stack[t] = gb_type_wants_stack(mode, t);
+	return 0;
+}
+
 int sbt_schema_load(struct sbt_reader *r)
 {
 	struct sbt_schema *s = &r->schema;
@@ -229,7 +247,7 @@ int sbt_schema_load(struct sbt_reader *r)
 	small_map(s->prov, sbt_reader_note(r, NOTE_PROV), gb_prov_name);
 	s->remap = true;
 	r->info.types_from = s->source;
-	return 0;
+	return stack_rule(r);
 }
 
 void sbt_schema_apply(const struct sbt_schema *s, struct gb_event *ev, uint32_t n)

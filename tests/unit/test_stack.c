@@ -22,7 +22,6 @@
 #include "core/json.h"
 #include "core/util.h"
 #include "core/event.h"
-#include "collect/stack_record.h"
 
 struct sink {
 	unsigned calls;
@@ -397,19 +396,19 @@ static void test_stack_every_family(void **state)
 		work = ti->cat == GB_CAT_LAUNCH || ti->cat == GB_CAT_COPY || ti->cat == GB_CAT_MEMSET ||
 		       ti->cat == GB_CAT_ALLOC || ti->cat == GB_CAT_FREE || ti->cat == GB_CAT_COLL ||
 		       ti->cat == GB_CAT_OP;
-		if (stack_wants(GB_STACK_FP, t) != lib)
+		if (gb_type_wants_stack(GB_STACK_FP, t) != lib)
 			fail_msg("%s (%s): fp stack %d", ti->name, gb_api_name(ti->api), !lib);
-		if (stack_wants(GB_STACK_DWARF, t) != (lib && work))
+		if (gb_type_wants_stack(GB_STACK_DWARF, t) != (lib && work))
 			fail_msg("%s (%s): dwarf stack %d", ti->name, gb_api_name(ti->api), !(lib && work));
-		assert_false(stack_wants(GB_STACK_NONE, t));
+		assert_false(gb_type_wants_stack(GB_STACK_NONE, t));
 		if (lib && !seen[ti->api]++)
 			fams++;
 	}
 	assert_int_equal(fams, 10);	/* CUDA driver/runtime, HIP, HSA, NCCL, cuBLAS(Lt), cuDNN, NVRTC, nvJitLink */
-	assert_true(stack_wants(GB_STACK_DWARF, GB_T_ncclAllReduce));
-	assert_true(stack_wants(GB_STACK_DWARF, GB_T_cublasSgemm_v2));
-	assert_true(stack_wants(GB_STACK_FP, GB_T_nvrtcCompileProgram));
-	assert_false(stack_wants(GB_STACK_FP, GB_T_ioctl));
+	assert_true(gb_type_wants_stack(GB_STACK_DWARF, GB_T_ncclAllReduce));
+	assert_true(gb_type_wants_stack(GB_STACK_DWARF, GB_T_cublasSgemm_v2));
+	assert_true(gb_type_wants_stack(GB_STACK_FP, GB_T_nvrtcCompileProgram));
+	assert_false(gb_type_wants_stack(GB_STACK_FP, GB_T_ioctl));
 }
 
 int main(void)

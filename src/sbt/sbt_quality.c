@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sbt_quality.c - what a trace lost, said the same way by every reader
+ * (sbt_quality.h). The counts come from the reader (blocks it skipped,
+ * calls that lacked a stack) and from the recorder's notes (drops.*,
+ * discovery.lost) and per-CPU drop counts.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "core/json.h"
+#include "core/util.h"
+#include "sbt.h"
+#include "sbt_quality.h"
+
+static uint64_t note_u64(struct sbt_reader *r, const char *key)
+{
+	const char *v = sbt_reader_note(r, key);
+	uint64_t n = 0;
+
+	if (v && gb_parse_u64(v, &n))
+		n = 0;
+	return n;
+}
+
+void sbt_quality_get(struct sbt_reader *r, struct sbt_quality *q)
+{
+	const struct sbt_info *in = sbt_reader_info(r);
+
+	memset(q, 0, sizeof(*q));
+	q->finalized = in->finalized;
+	q->blocks_bad = in->blocks_bad;
+	q->events_bad = in->events_bad;
+	q->drops_calls = in->drops_total;
+	q->drops_notices = note_u64(r, "drops.notices");
+	q->drops_targets = note_u64(r, "drops.targets");
+	q->drops_sideband = note_u64(r, "discovery.lost");
+	q->drops_stacks = note_u64(r, "drops.stacks");
+	q->stacks_expected = in->stacks_expected;
+	q->stacks_missing = in->stacks_missing;
+}
+
+bool sbt_quality_damaged(const struct sbt_quality *q)
+{
+	return q->blocks_bad > 0;
+}
+
+bool sbt_quality_lossy(const struct sbt_quality *q)
+{
+	return q->blocks_bad || q->drops_calls || q->drops_notices || q->drops_targets ||
+	       q->drops_sideband || q->drops_stacks || q->stacks_missing;
+}
+
+/* one count of the line, when it is not 0 */
+static void part(struct gb_buf *b, uint64_t n, const char *what)
+{
+	if (!n)
+		return;
+	gb_buf_puts(b, b->len ? "; " : "data quality: ");
+	gb_buf_printf(b, "%" PRIu64 " %s", n, what);
+}
+
+void sbt_quality_line(const struct sbt_quality *q, char *buf, size_t n)
+{
+	struct gb_buf b = { 0 };
+	char bad[64], nostack[64];
+
+	snprintf(bad, sizeof(bad), "damaged blocks skipped (%" PRIu64 " events lost)", q->events_bad);
+	snprintf(nostack, sizeof(nostack), "of %" PRIu64 " calls without the stack they should have",
+		 q->stacks_expected);
+	part(&b, q->blocks_bad, bad);
+	part(&b, q->drops_calls, "calls dropped while recording (ring buffer full)");
+	part(&b, q->drops_notices, "loader/exit notices dropped");
+	part(&b, q->drops_targets, "child processes not traced");
+	part(&b, q->drops_sideband, "process events lost (discovery)");
+	part(&b, q->drops_stacks, "stacks could not be taken");
+	part(&b, q->stacks_missing, nostack);
+	if (b.len && !q->finalized)
+		gb_buf_puts(&b, "; the recording did not finish (recovered by scanning)");
+	if (b.len)
+		gb_buf_puts(&b, ": counts are lower bounds");
+	snprintf(buf, n, "%.*s", (int)b.len, b.len ? (const char *)b.p : "");
+	gb_buf_free(&b);
+}
+
+void sbt_quality_json(const struct sbt_quality *q, struct gb_json *j)
+{
+	gb_json_name(j, "data_quality");
+	gb_json_start_object(j);
+	gb_json_bool_field(j, "complete", !sbt_quality_lossy(q));
+	gb_json_bool_field(j, "finalized", q->finalized);
+	gb_json_uint_field(j, "blocks_bad", q->blocks_bad);
+	gb_json_uint_field(j, "events_lost_in_bad_blocks", q->events_bad);
+	gb_json_name(j, "drops");
+	gb_json_start_object(j);
+	gb_json_uint_field(j, "calls", q->drops_calls);
+	gb_json_uint_field(j, "notices", q->drops_notices);
+	gb_json_uint_field(j, "targets", q->drops_targets);
+	gb_json_uint_field(j, "sideband", q->drops_sideband);
+	gb_json_uint_field(j, "stacks", q->drops_stacks);
+	gb_json_end_object(j);
+	gb_json_uint_field(j, "calls_expecting_stack", q->stacks_expected);
+	gb_json_uint_field(j, "calls_without_stack", q->stacks_missing);
+	gb_json_end_object(j);
+}
+
+int sbt_quality_finish(struct sbt_reader *r, int rc)
+{
+	struct sbt_quality q;
+	char line[512];
+
+	sbt_quality_get(r, &q);
+	sbt_quality_line(&q, line, sizeof(line));
+	if (line[0])
+		fprintf(stderr, "gpubpf: %s\n", line);
+	if (rc || !sbt_quality_damaged(&q))
+		return rc;
+	return SBT_EXIT_DAMAGED;
+}
