@@ -402,6 +402,8 @@ static const struct note_group {
 	  { "launch.returns" } },
 	{ "device timing (CUPTI injected into running processes)", "cupti",
 	  { "cupti.inject", "cupti.detach", "cupti.test_cycles" } },
+	{ "XRay logs", "xray",
+	  { "xray.logs", "xray.clock_source", "xray.clock_error_ns" } },
 	{ "flight recorder dump", "flight",
 	  { "flight.trigger", "flight.dump", "flight.window_s", "flight.evicted_by_memory",
 	    "flight.suppressed_triggers" } },

@@ -83,6 +83,8 @@ static inline const struct xray_rec *xray_log_at(const struct xray_log *log, siz
 }
 /* Is this the emulated clock (TSC = CLOCK_REALTIME ns)? */
 bool xray_log_emulated_clock(const struct xray_log *log);
+/* the smallest TSC of the log's records (0: none) */
+uint64_t xray_log_first_tsc(const struct xray_log *log);
 
 /* --- instrumentation map of the binary --- */
 struct xray_map {
@@ -112,6 +114,7 @@ enum xray_clock_src {
 	XR_CLK_OFFSET,		/* --offset given by the user */
 	XR_CLK_FDR_WALLTIME,	/* FDR WalltimeMarker / NewCPUId pairs */
 	XR_CLK_REALTIME_PAIR,	/* emulated clock + a realtime/monotonic pair */
+	XR_CLK_OWN,		/* emulated clock from before the pair's boot: its own (realtime) */
 };
 
 struct xray_clock_ref {

@@ -36,6 +36,8 @@ const char *xray_clock_src_name(enum xray_clock_src s)
 		return "fdr-walltime";
 	case XR_CLK_REALTIME_PAIR:
 		return "realtime-monotonic-pair";
+	case XR_CLK_OWN:
+		return "own-realtime";
 	default:
 		return "none";
 	}
@@ -93,6 +95,17 @@ static void clock_setup(struct xray_import *imp, const struct xray_log *log,
 
 		imp->clock_error_ns = gb_clock_pair(&r, &m);
 		imp->clock_offset_ns = (int64_t)(m - r);
+	}
+	/*
+	 * A log written before the boot that the pair's CLOCK_MONOTONIC counts
+	 * from (an old log, a trace from another day) has no place on it: every
+	 * time would come out negative, and saturate to 0 with every duration.
+	 * It keeps its own clock (realtime ns, offset 0), and the import says so.
+	 */
+	if ((__int128)xray_tsc_to_ns(xray_log_first_tsc(log), log->freq) + imp->clock_offset_ns < 0) {
+		imp->clock_src = XR_CLK_OWN;
+		imp->clock_offset_ns = 0;
+		imp->clock_error_ns = UINT64_MAX;
 	}
 }
 

@@ -476,6 +476,17 @@ void xray_log_free(struct xray_log *log)
 	memset(log, 0, sizeof(*log));
 }
 
+uint64_t xray_log_first_tsc(const struct xray_log *log)
+{
+	uint64_t t = UINT64_MAX;
+	size_t i;
+
+	for (i = 0; i < log->n; i++)
+		if (log->recs[i].tsc < t)
+			t = log->recs[i].tsc;
+	return log->n ? t : 0;
+}
+
 bool xray_log_emulated_clock(const struct xray_log *log)
 {
 	size_t i;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,6 +34,17 @@ static void src_warnings(struct xray_src *s, const struct xray_import_opts *o)
 		gb_warn("%s: no clock reference for this log's TSC; times are ticks since "
 			"reset, not placed on CLOCK_MONOTONIC (give --offset NS or --into a "
 			"recording)", s->path);
+	if (imp->clock_src == XR_CLK_OWN) {
+		time_t t = (time_t)(xray_log_first_tsc(&s->log) / 1000000000ull);
+		struct tm tm;
+		char when[32] = "?";
+
+		if (gmtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		gb_warn("%s: written at %s, before the boot whose CLOCK_MONOTONIC the trace uses: "
+			"placed by its own clock (realtime ns, offset 0 ns), durations kept; give "
+			"--offset NS to place it elsewhere", s->path, when);
+	}
 }
 
 static uint32_t first_pid(const struct xray_log *log)
