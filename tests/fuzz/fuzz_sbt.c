@@ -5,13 +5,14 @@
  * split from detail), seek, iterate; every event through the library-op
  * label and kernels-by-op tables.
  */
-// FUZZ_SRCS: src/sbt/sbt_read.c src/sbt/sbt_reader.c src/sbt/sbt_index.c src/sbt/sbt_codec.c src/sbt/sbt_tracesmith.c src/sbt/sbt_write.c src/core/util.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/core/json.c src/core/libop.c
+// FUZZ_SRCS: src/sbt/sbt_read.c src/sbt/sbt_reader.c src/sbt/sbt_index.c src/sbt/sbt_codec.c src/sbt/sbt_schema.c src/sbt/sbt_schema_v0.c src/sbt/sbt_quality.c src/sbt/sbt_tracesmith.c src/sbt/sbt_write.c src/core/util.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/core/json.c src/core/libop.c
 // FUZZ_LIBS: -lzstd -lz -lstdc++
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sbt/sbt.h"
+#include "sbt/sbt_quality.h"
 
 static void walk(struct sbt_reader *r, unsigned max)
 {
@@ -66,6 +67,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)sbt_reader_note(r, "k");
 	(void)sbt_reader_last_error(r);
 	walk(r, 1u << 20);
+	{	/* what it lost, as every reader states it */
+		struct sbt_quality q;
+		char line[512];
+
+		sbt_quality_get(r, &q);
+		sbt_quality_line(&q, line, sizeof(line));
+	}
 	sbt_reader_seek(r, in->first_ts + (in->last_ts - in->first_ts) / 2);
 	walk(r, 1000);
 	sbt_reader_close(r);
