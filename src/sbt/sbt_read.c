@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <zstd.h>
@@ -440,6 +441,70 @@ static void reset_index(struct sbt_reader *r)
 	r->info.meta.real_end_ns = r->info.meta.mono_end_ns = 0;
 }
 
+/* a note by key, or NULL (the reader's own table: sbt_reader.c is above this file) */
+static const char *note(struct sbt_reader *r, const char *key)
+{
+	int i = sbt_note_find(r->notes, r->nnotes, &r->note_idx, key);
+
+	return i < 0 ? NULL : r->notes[i].val;
+}
+
+/* A trace from before "sbt.types": which old table wrote it (sbt_schema_v0_count) */
+static const struct sbt_schema_v0 *pick_v0(struct sbt_reader *r)
+{
+	uint64_t bad[SBT_SCHEMA_V0_MAX] = { 0 };
+	struct gb_event *ev = NULL;
+	uint32_t cap = 0, i;
+	const char *why;
+
+	for (i = 0; i < r->nblk; i++) {
+		const struct sbt_blk *b = &r->blks[i];
+
+		if (b->count > cap) {
+			struct gb_event *nev = realloc(ev, b->count * sizeof(*ev));
+
+			if (!nev)
+				break;
+			ev = nev;
+			cap = b->count;
+		}
+		if (!sbt_gb_load(r, b, ev, &why))	/* damage is reported when the events are read */
+			sbt_schema_v0_count(bad, ev, b->count);
+	}
+	free(ev);
+	return sbt_schema_v0_best(bad);
+}
+
+/* which types the recording gave a stack (note "stack.mode"), to count the ones that lack it */
+static int stack_rule(struct sbt_reader *r)
+{
+	const char *m = note(r, "stack.mode");
+	int mode = !m ? -1 : !strcmp(m, "fp") ? GB_STACK_FP : !strcmp(m, "dwarf") ? GB_STACK_DWARF : -1;
+	unsigned t;
+
+	if (mode < 0)
+		return 0;	/* no rule known, or no stacks asked for */
+	r->wants_stack = calloc(GB_T__COUNT, 1);
+	if (!r->wants_stack)
+		return -ENOMEM;
+	for (t = 0; t < GB_T__COUNT; t++)
+		r->wants_stack[t] = gb_type_wants_stack(mode, t);
+	return 0;
+}
+
+/* what the file's numbers mean (sbt_schema.h), once the notes and the index are in */
+static int load_schema(struct sbt_reader *r)
+{
+	const char *types = note(r, "sbt.types");
+	int e = sbt_schema_init(&r->schema, types, types ? NULL : pick_v0(r), note(r, "sbt.apis"),
+				note(r, "sbt.kinds"), note(r, "sbt.prov"));
+
+	if (e)
+		return e;
+	r->info.types_from = r->schema.source;
+	return stack_rule(r);
+}
+
 int sbt_gb_open(struct sbt_reader *r, char *err, size_t errlen)
 {
 	uint8_t fh[SBT_FILE_HDR_LEN];
@@ -474,5 +539,5 @@ int sbt_gb_open(struct sbt_reader *r, char *err, size_t errlen)
 		if ((e = scan(r, next)))
 			return e;
 	}
-	return sbt_schema_load(r);
+	return load_schema(r);
 }

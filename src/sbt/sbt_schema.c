@@ -14,8 +14,6 @@
 #include <string.h>
 #include "core/util.h"
 #include "core/vec.h"
-#include "sbt.h"
-#include "sbt_codec.h"
 #include "sbt_schema.h"
 
 #define NOTE_TYPES	"sbt.types"
@@ -54,7 +52,7 @@ static unsigned named(name_fn fn)
 	return n;
 }
 
-int sbt_schema_write(struct sbt_writer *w)
+char *sbt_schema_note(unsigned i, const char **key)
 {
 	static const struct { const char *key; name_fn fn; unsigned n; } notes[] = {
 		{ NOTE_TYPES, type_name, GB_T__COUNT },
@@ -62,16 +60,11 @@ int sbt_schema_write(struct sbt_writer *w)
 		{ NOTE_KINDS, gb_kind_name, 0 },
 		{ NOTE_PROV, gb_prov_name, 0 },
 	};
-	unsigned i;
-	int err = 0;
 
-	for (i = 0; i < sizeof(notes) / sizeof(notes[0]) && !err; i++) {
-		char *v = names_note(notes[i].fn, notes[i].n ? notes[i].n : named(notes[i].fn));
-
-		err = v ? sbt_writer_note(w, notes[i].key, v) : -ENOMEM;
-		free(v);
-	}
-	return err;
+	if (i >= sizeof(notes) / sizeof(notes[0]))
+		return NULL;
+	*key = notes[i].key;
+	return names_note(notes[i].fn, notes[i].n ? notes[i].n : named(notes[i].fn));
 }
 
 /* ---------------- reading ---------------- */
@@ -174,80 +167,49 @@ static int from_v0(struct sbt_schema *s, const struct sbt_schema_v0 *t)
 
 /*
  * A trace from before the notes: its records still say which API each call
- * belongs to. The old table under which the most records' types agree with
- * their API is the one that wrote it (the tables diverge where one branch
- * put NCCL or cuBLAS rows and another CUDA rows); ties go to main's.
+ * belongs to. Count, for each old table, the records whose type it would
+ * name with another API; the table with the fewest wrote the trace (the
+ * tables diverge where one branch put NCCL or cuBLAS rows and another CUDA
+ * rows); ties go to main's.
  */
-static const struct sbt_schema_v0 *pick_v0(struct sbt_reader *r)
+void sbt_schema_v0_count(uint64_t *bad, const struct gb_event *ev, uint32_t n)
 {
-	uint64_t bad[8] = { 0 };
-	struct gb_event *ev = NULL;
-	uint32_t cap = 0, i, j, k, best = 0;
-	const char *why;
+	uint32_t j, k;
 
-	for (i = 0; i < r->nblk; i++) {
-		const struct sbt_blk *b = &r->blks[i];
+	for (j = 0; j < n; j++) {
+		for (k = 0; k < sbt_schema_v0_n && k < SBT_SCHEMA_V0_MAX; k++) {
+			const char *nm = sbt_schema_v0_name(&sbt_schema_v0[k], ev[j].type);
+			int t = nm ? gb_type_by_name(nm) : -1;
 
-		if (b->count > cap) {
-			struct gb_event *nev = realloc(ev, b->count * sizeof(*ev));
-
-			if (!nev)
-				break;
-			ev = nev;
-			cap = b->count;
-		}
-		if (sbt_gb_load(r, b, ev, &why))
-			continue;	/* damage is reported when the events are read */
-		for (j = 0; j < b->count; j++) {
-			for (k = 0; k < sbt_schema_v0_n && k < 8; k++) {
-				const char *nm = sbt_schema_v0_name(&sbt_schema_v0[k], ev[j].type);
-				int t = nm ? gb_type_by_name(nm) : -1;
-
-				bad[k] += t < 0 || gb_type_info((unsigned)t)->api != ev[j].api;
-			}
+			bad[k] += t < 0 || gb_type_info((unsigned)t)->api != ev[j].api;
 		}
 	}
-	free(ev);
-	for (k = 1; k < sbt_schema_v0_n && k < 8; k++)
+}
+
+const struct sbt_schema_v0 *sbt_schema_v0_best(const uint64_t *bad)
+{
+	unsigned k, best = 0;
+
+	for (k = 1; k < sbt_schema_v0_n && k < SBT_SCHEMA_V0_MAX; k++)
 		if (bad[k] < bad[best])
 			best = k;
 	return &sbt_schema_v0[best];
 }
 
-/* which types the recording gave a stack (note "stack.mode"), to count the ones that lack it */
-static int stack_rule(struct sbt_reader *r)
+int sbt_schema_init(struct sbt_schema *s, const char *types, const struct sbt_schema_v0 *v0,
+		    const char *apis, const char *kinds, const char *prov)
 {
-	const char *m = sbt_reader_note(r, "stack.mode");
-	int mode = !m ? -1 : !strcmp(m, "fp") ? GB_STACK_FP : !strcmp(m, "dwarf") ? GB_STACK_DWARF :
-		   !strcmp(m, "none") ? GB_STACK_NONE : -1;
-	unsigned t;
-
-	if (mode <= GB_STACK_NONE)
-		return 0;	/* no rule known, or no stacks asked for */
-	r->wants_stack = calloc(GB_T__COUNT, 1);
-	if (!r->wants_stack)
-		return -ENOMEM;
-	for (t = 0; t < GB_T__COUNT; t++)
-		r->wants_stack[t] = gb_type_wants_stack(mode, t);
-	return 0;
-}
-
-int sbt_schema_load(struct sbt_reader *r)
-{
-	struct sbt_schema *s = &r->schema;
-	const char *types = sbt_reader_note(r, NOTE_TYPES);
 	int err;
 
-	s->remap = false;
-	err = types ? from_note(s, types) : from_v0(s, pick_v0(r));
+	memset(s, 0, sizeof(*s));
+	err = types ? from_note(s, types) : from_v0(s, v0 ? v0 : &sbt_schema_v0[0]);
 	if (err)
 		return err;
-	small_map(s->api, sbt_reader_note(r, NOTE_APIS), api_name);
-	small_map(s->kind, sbt_reader_note(r, NOTE_KINDS), gb_kind_name);
-	small_map(s->prov, sbt_reader_note(r, NOTE_PROV), gb_prov_name);
+	small_map(s->api, apis, api_name);
+	small_map(s->kind, kinds, gb_kind_name);
+	small_map(s->prov, prov, gb_prov_name);
 	s->remap = true;
-	r->info.types_from = s->source;
-	return stack_rule(r);
+	return 0;
 }
 
 void sbt_schema_apply(const struct sbt_schema *s, struct gb_event *ev, uint32_t n)
@@ -283,3 +245,172 @@ void sbt_schema_free(struct sbt_schema *s)
 	free(s->type);
 	memset(s, 0, sizeof(*s));
 }
+
+/* ---------------- the tables of the builds before "sbt.types" ----------------
+ * Frozen: what those files' bare type numbers meant, whatever GB_TYPES says
+ * now. Made once from the history of bpf/gpubpf.h: the table of main as it
+ * stood, and the two branches whose rows were later merged in another order
+ * (their traces exist: tests/fixtures/sbt/golden).
+ */
+/* main up to 1c8bef0 (321 rows; the table only grew at its end on main) */
+static const char *const v0_main[] = {
+	"none", "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
+	"cuLaunchKernelEx_ptsz", "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz",
+	"cuGraphLaunch", "cuGraphLaunch_ptsz", "cuMemcpy", "cuMemcpyAsync", "cuMemcpyHtoD_v2",
+	"cuMemcpyDtoH_v2", "cuMemcpyDtoD_v2", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
+	"cuMemcpyDtoDAsync_v2", "cuMemcpy2D_v2", "cuMemcpy2DAsync_v2", "cuMemcpy3D_v2",
+	"cuMemcpy3DAsync_v2", "cuMemsetD8_v2", "cuMemsetD16_v2", "cuMemsetD32_v2",
+	"cuMemsetD8Async", "cuMemsetD16Async", "cuMemsetD32Async", "cuMemAlloc_v2",
+	"cuMemAllocAsync", "cuMemAllocManaged", "cuMemAllocHost_v2", "cuMemFree_v2",
+	"cuMemFreeAsync", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+	"cuStreamWaitEvent", "cuModuleGetFunction", "cuLibraryGetKernel",
+	"cuKernelGetFunction", "cudaLaunchKernel", "cudaLaunchKernel_ptsz",
+	"cudaLaunchKernelExC", "cudaLaunchKernelExC_ptsz", "cudaLaunchCooperativeKernel",
+	"cudaGraphLaunch", "cudaMemcpy", "cudaMemcpyAsync", "cudaMemset", "cudaMemsetAsync",
+	"cudaMalloc", "cudaMallocAsync", "cudaMallocManaged", "cudaMallocHost", "cudaFree",
+	"cudaFreeAsync", "cudaDeviceSynchronize", "cudaStreamSynchronize",
+	"cudaEventSynchronize", "hipLaunchKernel", "hipModuleLaunchKernel",
+	"hipExtLaunchKernel", "hipExtModuleLaunchKernel", "hipLaunchCooperativeKernel",
+	"hipGraphLaunch", "hipMemcpy", "hipMemcpyAsync", "hipMemcpyHtoD", "hipMemcpyDtoH",
+	"hipMemcpyDtoD", "hipMemcpyHtoDAsync", "hipMemcpyDtoHAsync", "hipMemcpyDtoDAsync",
+	"hipMemcpy2D", "hipMemset", "hipMemsetAsync", "hipMemsetD8", "hipMemsetD16",
+	"hipMemsetD32", "hipMalloc", "hipMallocManaged", "hipMallocAsync", "hipHostMalloc",
+	"hipFree", "hipFreeAsync", "hipDeviceSynchronize", "hipStreamSynchronize",
+	"hipEventSynchronize", "hipModuleGetFunction", "hsa_queue_create", "ioctl", "xray",
+	"xray_event", "gpu_kernel", "gpu_memcpy", "gpu_memset", "gpu_sync", "nvtx_range",
+	"nvtx_mark", "drops", "__cudaRegisterFunction", "cuModuleLoad", "cuModuleLoadData",
+	"cuModuleLoadDataEx", "cuLibraryLoadData", "hipModuleLoad", "hipModuleLoadData",
+	"process_exit", "ncclAllReduce", "ncclBroadcast", "ncclReduce", "ncclAllGather",
+	"ncclReduceScatter", "ncclAlltoAll", "ncclSend", "ncclRecv", "ncclGroupStart",
+	"ncclGroupEnd", "ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitAll",
+	"ncclCommSplit", "ncclCommDestroy", "ncclCommAbort", "ncclCommFinalize",
+	"cuMemcpy_ptds", "cuMemcpyAsync_ptsz", "cuMemcpyHtoD_v2_ptds", "cuMemcpyDtoH_v2_ptds",
+	"cuMemcpyDtoD_v2_ptds", "cuMemcpyHtoDAsync_v2_ptsz", "cuMemcpyDtoHAsync_v2_ptsz",
+	"cuMemcpyDtoDAsync_v2_ptsz", "cuMemcpy2D_v2_ptds", "cuMemcpy2DAsync_v2_ptsz",
+	"cuMemcpy3D_v2_ptds", "cuMemcpy3DAsync_v2_ptsz", "cuMemsetD8_v2_ptds",
+	"cuMemsetD16_v2_ptds", "cuMemsetD32_v2_ptds", "cuMemsetD8Async_ptsz",
+	"cuMemsetD16Async_ptsz", "cuMemsetD32Async_ptsz", "cuMemAllocAsync_ptsz",
+	"cuMemFreeAsync_ptsz", "cuStreamSynchronize_ptsz", "cuStreamWaitEvent_ptsz",
+	"cuCtxSynchronize_v2", "cuEventRecord", "cuEventRecord_ptsz", "cuEventRecordWithFlags",
+	"cuEventRecordWithFlags_ptsz", "cuMemCreate", "cuMemRelease", "cuMemAddressReserve",
+	"cuMemAddressFree", "cuMemMap", "cuMemUnmap", "cuMemSetAccess",
+	"cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz", "cuMemHostAlloc",
+	"cuMemFreeHost", "cuMemHostRegister", "cuMemHostRegister_v2", "cuMemHostUnregister",
+	"cuMemPrefetchAsync", "cuMemPrefetchAsync_ptsz", "cuMemPrefetchAsync_v2",
+	"cuMemPrefetchAsync_v2_ptsz", "cuMemAdvise", "cuMemAdvise_v2", "cuLaunchHostFunc",
+	"cuLaunchHostFunc_ptsz", "cuLaunch", "cuLaunchGrid", "cuLaunchGridAsync",
+	"cuLaunchCooperativeKernelMultiDevice", "cuModuleLoadFatBinary",
+	"cuLibraryLoadFromFile", "cuKernelGetName", "cuFuncGetName", "cudaMemcpy_ptds",
+	"cudaMemcpyAsync_ptsz", "cudaMemset_ptds", "cudaMemsetAsync_ptsz",
+	"cudaMallocAsync_ptsz", "cudaFreeAsync_ptsz", "cudaMallocFromPoolAsync",
+	"cudaMallocFromPoolAsync_ptsz", "cudaHostAlloc", "cudaFreeHost", "cudaHostRegister",
+	"cudaHostUnregister", "cudaMemPrefetchAsync", "cudaMemPrefetchAsync_ptsz",
+	"cudaMemAdvise", "cudaStreamSynchronize_ptsz", "cudaStreamWaitEvent",
+	"cudaStreamWaitEvent_ptsz", "cudaEventRecord", "cudaEventRecord_ptsz",
+	"cudaEventRecordWithFlags", "cudaEventRecordWithFlags_ptsz", "cudaLaunchHostFunc",
+	"cudaLaunchHostFunc_ptsz", "cudaLaunchCooperativeKernel_ptsz",
+	"cudaLaunchCooperativeKernelMultiDevice", "cudaLibraryLoadData",
+	"cudaLibraryLoadFromFile", "hipMemcpy_spt", "hipMemcpyAsync_spt", "hipMemcpy2D_spt",
+	"hipMemset_spt", "hipStreamSynchronize_spt", "hipStreamWaitEvent",
+	"hipStreamWaitEvent_spt", "hipLaunchKernel_spt", "hipLaunchCooperativeKernel_spt",
+	"hipLaunchCooperativeKernelMultiDevice", "hipExtLaunchMultiKernelMultiDevice",
+	"hipEventRecord", "hipMemCreate", "hipMemRelease", "hipMemAddressReserve",
+	"hipMemAddressFree", "hipMemMap", "hipMemUnmap", "hipMemSetAccess",
+	"hipMallocFromPoolAsync", "hipHostAlloc", "hipExtMallocWithFlags", "hipMallocHost",
+	"hipMemAllocHost", "hipHostFree", "hipFreeHost", "hipHostRegister",
+	"hipHostUnregister", "hipMemPrefetchAsync", "hipMemAdvise", "hipModuleLoadDataEx",
+	"hipMemsetD8Async", "hipMemsetD16Async", "hipMemsetD32Async", "hipMemcpyWithStream",
+	"hipCtxSynchronize", "cublasSgemm_v2", "cublasSgemm_v2_64", "cublasDgemm_v2",
+	"cublasDgemm_v2_64", "cublasCgemm_v2", "cublasCgemm_v2_64", "cublasZgemm_v2",
+	"cublasZgemm_v2_64", "cublasHgemm", "cublasHgemm_64", "cublasGemmEx",
+	"cublasGemmEx_64", "cublasGemmBatchedEx", "cublasGemmBatchedEx_64",
+	"cublasGemmStridedBatchedEx", "cublasGemmStridedBatchedEx_64", "cublasSetStream_v2",
+	"cublasLtMatmul", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutSetAttribute",
+	"cublasLtMatmulDescCreate", "cublasLtMatmulDescSetAttribute",
+	"cudnnConvolutionForward", "cudnnConvolutionBackwardData",
+	"cudnnConvolutionBackwardFilter", "cudnnBackendExecute", "cudnnSetTensor4dDescriptor",
+	"cudnnSetTensor4dDescriptorEx", "cudnnSetTensorNdDescriptor",
+	"cudnnSetFilter4dDescriptor", "cudnnSetFilterNdDescriptor",
+	"cudnnSetConvolution2dDescriptor", "cudnnSetConvolutionNdDescriptor",
+	"nvrtcCreateProgram", "nvrtcCompileProgram", "nvJitLinkComplete",
+	"__nvJitLinkComplete_13_0", "__nvJitLinkComplete_12_0", "cuStreamBeginCapture",
+	"cuStreamBeginCapture_v2", "cuStreamBeginCapture_ptsz", "cuStreamBeginCapture_v2_ptsz",
+	"cuStreamEndCapture", "cuStreamEndCapture_ptsz", "cuGraphInstantiate",
+	"cuGraphInstantiate_v2", "cuGraphInstantiateWithFlags", "cuGraphInstantiateWithParams",
+	"cuGraphInstantiateWithParams_ptsz", "cuGraphExecUpdate", "cuGraphExecUpdate_v2",
+	"cuGraphDestroy", "cuGraphExecDestroy", "cudaStreamBeginCapture",
+	"cudaStreamBeginCapture_ptsz", "cudaStreamEndCapture", "cudaStreamEndCapture_ptsz",
+	"cudaGraphInstantiate", "cudaGraphInstantiateWithFlags",
+	"cudaGraphInstantiateWithParams", "cudaGraphInstantiateWithParams_ptsz",
+	"cudaGraphLaunch_ptsz", "cudaGraphExecUpdate", "cudaGraphDestroy",
+	"cudaGraphExecDestroy", "hipStreamBeginCapture", "hipStreamBeginCapture_spt",
+	"hipStreamEndCapture", "hipStreamEndCapture_spt", "hipGraphInstantiate",
+	"hipGraphInstantiateWithFlags", "hipGraphLaunch_spt", "hipGraphExecUpdate",
+	"hipGraphDestroy", "hipGraphExecDestroy",
+};
+
+/* branch 'graphs' (f4b6d67): the first 246 rows of main, then these */
+static const char *const v0_graphs[] = {
+	"cuStreamBeginCapture", "cuStreamBeginCapture_v2", "cuStreamBeginCapture_ptsz",
+	"cuStreamBeginCapture_v2_ptsz", "cuStreamEndCapture", "cuStreamEndCapture_ptsz",
+	"cuGraphInstantiate", "cuGraphInstantiate_v2", "cuGraphInstantiateWithFlags",
+	"cuGraphInstantiateWithParams", "cuGraphInstantiateWithParams_ptsz",
+	"cuGraphExecUpdate", "cuGraphExecUpdate_v2", "cuGraphDestroy", "cuGraphExecDestroy",
+	"cudaStreamBeginCapture", "cudaStreamBeginCapture_ptsz", "cudaStreamEndCapture",
+	"cudaStreamEndCapture_ptsz", "cudaGraphInstantiate", "cudaGraphInstantiateWithFlags",
+	"cudaGraphInstantiateWithParams", "cudaGraphInstantiateWithParams_ptsz",
+	"cudaGraphLaunch_ptsz", "cudaGraphExecUpdate", "cudaGraphDestroy",
+	"cudaGraphExecDestroy", "hipStreamBeginCapture", "hipStreamBeginCapture_spt",
+	"hipStreamEndCapture", "hipStreamEndCapture_spt", "hipGraphInstantiate",
+	"hipGraphInstantiateWithFlags", "hipGraphLaunch_spt", "hipGraphExecUpdate",
+	"hipGraphDestroy", "hipGraphExecDestroy",
+};
+
+/* branch 'apicov' (d79b232): the first 108 rows of main, then these */
+static const char *const v0_apicov[] = {
+	"cuMemcpy_ptds", "cuMemcpyAsync_ptsz", "cuMemcpyHtoD_v2_ptds", "cuMemcpyDtoH_v2_ptds",
+	"cuMemcpyDtoD_v2_ptds", "cuMemcpyHtoDAsync_v2_ptsz", "cuMemcpyDtoHAsync_v2_ptsz",
+	"cuMemcpyDtoDAsync_v2_ptsz", "cuMemcpy2D_v2_ptds", "cuMemcpy2DAsync_v2_ptsz",
+	"cuMemcpy3D_v2_ptds", "cuMemcpy3DAsync_v2_ptsz", "cuMemsetD8_v2_ptds",
+	"cuMemsetD16_v2_ptds", "cuMemsetD32_v2_ptds", "cuMemsetD8Async_ptsz",
+	"cuMemsetD16Async_ptsz", "cuMemsetD32Async_ptsz", "cuMemAllocAsync_ptsz",
+	"cuMemFreeAsync_ptsz", "cuStreamSynchronize_ptsz", "cuStreamWaitEvent_ptsz",
+	"cuCtxSynchronize_v2", "cuEventRecord", "cuEventRecord_ptsz", "cuEventRecordWithFlags",
+	"cuEventRecordWithFlags_ptsz", "cuMemCreate", "cuMemRelease", "cuMemAddressReserve",
+	"cuMemAddressFree", "cuMemMap", "cuMemUnmap", "cuMemSetAccess",
+	"cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz", "cuMemHostAlloc",
+	"cuMemFreeHost", "cuMemHostRegister", "cuMemHostRegister_v2", "cuMemHostUnregister",
+	"cuMemPrefetchAsync", "cuMemPrefetchAsync_ptsz", "cuMemPrefetchAsync_v2",
+	"cuMemPrefetchAsync_v2_ptsz", "cuMemAdvise", "cuMemAdvise_v2", "cuLaunchHostFunc",
+	"cuLaunchHostFunc_ptsz", "cuLaunch", "cuLaunchGrid", "cuLaunchGridAsync",
+	"cuLaunchCooperativeKernelMultiDevice", "cuModuleLoadFatBinary",
+	"cuLibraryLoadFromFile", "cuKernelGetName", "cuFuncGetName", "cudaMemcpy_ptds",
+	"cudaMemcpyAsync_ptsz", "cudaMemset_ptds", "cudaMemsetAsync_ptsz",
+	"cudaMallocAsync_ptsz", "cudaFreeAsync_ptsz", "cudaMallocFromPoolAsync",
+	"cudaMallocFromPoolAsync_ptsz", "cudaHostAlloc", "cudaFreeHost", "cudaHostRegister",
+	"cudaHostUnregister", "cudaMemPrefetchAsync", "cudaMemPrefetchAsync_ptsz",
+	"cudaMemAdvise", "cudaStreamSynchronize_ptsz", "cudaStreamWaitEvent",
+	"cudaStreamWaitEvent_ptsz", "cudaEventRecord", "cudaEventRecord_ptsz",
+	"cudaEventRecordWithFlags", "cudaEventRecordWithFlags_ptsz", "cudaLaunchHostFunc",
+	"cudaLaunchHostFunc_ptsz", "cudaLaunchCooperativeKernel_ptsz",
+	"cudaLaunchCooperativeKernelMultiDevice", "cudaLibraryLoadData",
+	"cudaLibraryLoadFromFile", "hipMemcpy_spt", "hipMemcpyAsync_spt", "hipMemcpy2D_spt",
+	"hipMemset_spt", "hipStreamSynchronize_spt", "hipStreamWaitEvent",
+	"hipStreamWaitEvent_spt", "hipLaunchKernel_spt", "hipLaunchCooperativeKernel_spt",
+	"hipLaunchCooperativeKernelMultiDevice", "hipExtLaunchMultiKernelMultiDevice",
+	"hipEventRecord", "hipMemCreate", "hipMemRelease", "hipMemAddressReserve",
+	"hipMemAddressFree", "hipMemMap", "hipMemUnmap", "hipMemSetAccess",
+	"hipMallocFromPoolAsync", "hipHostAlloc", "hipExtMallocWithFlags", "hipMallocHost",
+	"hipMemAllocHost", "hipHostFree", "hipFreeHost", "hipHostRegister",
+	"hipHostUnregister", "hipMemPrefetchAsync", "hipMemAdvise", "hipModuleLoadDataEx",
+	"hipMemsetD8Async", "hipMemsetD16Async", "hipMemsetD32Async", "hipMemcpyWithStream",
+	"hipCtxSynchronize",
+};
+
+#define N(a) (sizeof(a) / sizeof(a[0]))
+const struct sbt_schema_v0 sbt_schema_v0[] = {
+	{ "main", v0_main, N(v0_main), NULL, 0 },
+	{ "graphs", v0_main, 246, v0_graphs, N(v0_graphs) },
+	{ "apicov", v0_main, 108, v0_apicov, N(v0_apicov) },
+};
+const unsigned sbt_schema_v0_n = N(sbt_schema_v0);

@@ -15,9 +15,6 @@
 #include <stdint.h>
 #include "core/event.h"
 
-struct sbt_writer;
-struct sbt_reader;
-
 /* a type table of the builds before "sbt.types": base[0..nbase) then tail */
 struct sbt_schema_v0 {
 	const char *label;
@@ -38,10 +35,21 @@ struct sbt_schema {
 	char source[64];	/* "sbt.types", "v0 main", "v0 graphs", ... */
 };
 
-/* Write the notes that name this build's numbers (once, at open) */
-int sbt_schema_write(struct sbt_writer *w);
-/* Build r's schema from its notes, or, for an older trace, from v0's tables. 0 or -ENOMEM */
-int sbt_schema_load(struct sbt_reader *r);
+#define SBT_SCHEMA_V0_MAX	8	/* old tables a trace can be matched against */
+
+/* The i-th note naming this build's numbers: its key, and its value (free() it); NULL past the last */
+char *sbt_schema_note(unsigned i, const char **key);
+/*
+ * The meaning of a file's numbers from its notes (types: "sbt.types" ...;
+ * NULL for a trace from before them, which is read with table v0, NULL for
+ * main's). 0 or -ENOMEM.
+ */
+int sbt_schema_init(struct sbt_schema *s, const char *types, const struct sbt_schema_v0 *v0,
+		    const char *apis, const char *kinds, const char *prov);
+/* For a trace without "sbt.types": add up, per old table (bad[SBT_SCHEMA_V0_MAX]),
+ * the records whose stored API that table's type contradicts; then the best table */
+void sbt_schema_v0_count(uint64_t *bad, const struct gb_event *ev, uint32_t n);
+const struct sbt_schema_v0 *sbt_schema_v0_best(const uint64_t *bad);
 /* Map the static fields of n decoded events (a block's templates) */
 void sbt_schema_apply(const struct sbt_schema *s, struct gb_event *ev, uint32_t n);
 void sbt_schema_free(struct sbt_schema *s);

@@ -520,6 +520,20 @@ static void free_writer(struct sbt_writer *w)
 	free(w);
 }
 
+static int write_schema(struct sbt_writer *w)
+{
+	const char *key;
+	char *v;
+	unsigned i;
+	int err = 0;
+
+	for (i = 0; !err && (v = sbt_schema_note(i, &key)); i++) {
+		err = sbt_writer_note(w, key, v);
+		free(v);
+	}
+	return err;
+}
+
 int sbt_writer_fdopen(struct sbt_writer **wp, int fd, const struct sbt_meta *m)
 {
 	uint8_t fh[SBT_FILE_HDR_LEN] = { 0 };
@@ -566,7 +580,7 @@ int sbt_writer_fdopen(struct sbt_writer **wp, int fd, const struct sbt_meta *m)
 		return err;
 	}
 	w->off = w->out.len;
-	err = sbt_schema_write(w);	/* the names behind the numbers, in the first DICT */
+	err = write_schema(w);	/* the names behind the numbers, in the first DICT */
 	if (err) {
 		free_writer(w);
 		return err;
