@@ -7,7 +7,7 @@
  * file's numbers onto its own by name. So the order of GB_TYPES does not
  * matter to any trace, a name this build does not know is shown as such,
  * and traces from before the notes are read with the tables their builds
- * had (sbt_schema_v0.c), chosen by what their records say.
+ * had (the frozen tables in sbt_schema.c), chosen by what their records say.
  */
 #ifndef GB_SBT_SCHEMA_H
 #define GB_SBT_SCHEMA_H
