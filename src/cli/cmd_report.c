@@ -197,8 +197,9 @@ int cmd_report(int argc, char **argv)
 	if (!r)
 		goto out;
 	report_print(&b, r, base, fmt);
-	fwrite(b.p, 1, b.len, stdout);
-	ret = fflush(stdout) ? 1 : 0;
+	/* checked by main at exit (gb_stdout_close), with every other stdout write */
+	gb_stdout_write(b.p, b.len);
+	ret = 0;
 out:
 	gb_buf_free(&b);
 	report_free(r);
