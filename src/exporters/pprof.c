@@ -665,6 +665,7 @@ int gb_export_pprof(struct sbt_reader *r, FILE *f, const struct gb_export_opts *
 		    struct gb_export_stats *st, char *err, size_t errlen)
 {
 	const char *path = o ? o->path : NULL;
+	const char *name = f || !path ? "the profile" : strcmp(path, "-") ? path : "standard output";
 	struct gb_event ev;
 	struct pp p;
 	int rc;
@@ -689,8 +690,8 @@ int gb_export_pprof(struct sbt_reader *r, FILE *f, const struct gb_export_opts *
 	if (!rc && fflush(p.f))
 		rc = errno ? -errno : -EIO;
 	if (rc)
-		snprintf(err, errlen, "cannot write %s: %s; check free disk space",
-			 path ? path : "the profile", strerror(-rc));
+		snprintf(err, errlen, "cannot write %s: %s; check free disk space", name,
+			 strerror(-rc));
 	p.st.samples = p.nsmp;
 	p.st.locations = p.nloc;
 	p.st.functions = p.nfn;
@@ -700,7 +701,7 @@ out:
 	if (p.f && !f) {
 		if (fclose(p.f) && !rc) {
 			rc = errno ? -errno : -EIO;
-			snprintf(err, errlen, "cannot write %s: %s; check free disk space", path,
+			snprintf(err, errlen, "cannot write %s: %s; check free disk space", name,
 				 strerror(-rc));
 		}
 		/* no half profile left behind: gzip readers would only say "unexpected EOF" */
