@@ -40,6 +40,7 @@ check_eq "merge of the same path twice: exit 2" 2 "$rc"
 check_eq "merge onto its input (a symlink): exit 2" 2 "$rc"
 check_eq "the input is still byte-identical" "$sum0" "$(md5sum <v.sbt)"
 
+cp "$G/v1-mixed.sbt" v.sbt	# whole again, whatever a build under test did to it
 # a tiny basic-mode XRay log (layout: shared/xray-format.md, as tests/xray/mkbad.py)
 python3 - <<'EOF'
 import struct
@@ -54,6 +55,7 @@ check_true "the log is intact" cmp -s xray-log.prog.abc123 log.copy
 "$GPUBPF" import -q xray-log.prog.abc123 --into v.sbt -o link.sbt 2>err; rc=$?
 check_eq "import onto its --into trace through a symlink: exit 2" 2 "$rc"
 
+cp "$G/v1-mixed.sbt" v.sbt	# whole again, whatever a build under test did to it
 # --- -o - and /dev/stdout stream the file's bytes ----------------------------
 for f in perfetto json pprof; do
 	"$GPUBPF" export v.sbt -q -f "$f" -o "file.$f" 2>/dev/null
@@ -66,6 +68,7 @@ check_true "no file named '-' was made" [ ! -e ./- ]
 "$GPUBPF" export v.sbt -f tracesmith -o - >/dev/null 2>err; rc=$?
 check_eq "tracesmith cannot stream: -o - refused, exit 2 ($(head -c 120 err))" 2 "$rc"
 
+cp "$G/v1-mixed.sbt" v.sbt	# whole again, whatever a build under test did to it
 # --- stdout that cannot be written -------------------------------------------
 for c in view report info; do
 	"$GPUBPF" $c --json v.sbt >/dev/full 2>err; rc=$?
@@ -80,6 +83,7 @@ for f in json pprof perfetto; do
 		one_line err 'No space left on device'
 done
 
+cp "$G/v1-mixed.sbt" v.sbt	# whole again, whatever a build under test did to it
 # --- a full file system: no output, the old one intact -----------------------
 # In a private mount namespace, a 64 KiB tmpfs holds the old output and a
 # filler that takes the rest: every new byte fails with ENOSPC. Per output:
