@@ -35,7 +35,8 @@ static void give_to_caller(int fd, const char *path)
  * A path a rename cannot replace: standard output under one of its names,
  * or an existing pipe, device or socket (the data is meant for it, as with
  * > in a shell). /dev/stdout is a symlink into /proc: known by name, as
- * when stdout is a regular file the link leads to one.
+ * when stdout is a regular file the link leads to one. Any other symlink is
+ * not followed (lstat): one planted towards a device must not receive data.
  */
 static bool is_direct(const char *path)
 {
@@ -44,7 +45,8 @@ static bool is_direct(const char *path)
 	if (!strcmp(path, "-") || !strcmp(path, "/dev/stdout") || !strcmp(path, "/dev/stderr") ||
 	    !strncmp(path, "/dev/fd/", 8) || !strncmp(path, "/proc/self/fd/", 14))
 		return true;
-	return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+	return lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
+	       !S_ISLNK(st.st_mode);
 }
 
 static int open_direct(struct gb_out *o, char *err, size_t errlen)

@@ -69,13 +69,19 @@ enum gb_export_fmt gb_export_fmt_parse(const char *s)
 
 const char *gb_format_names(unsigned caps, char *buf, size_t len)
 {
+	unsigned i, n = 0, k = 0;
 	size_t at = 0;
-	unsigned i;
 
 	*buf = 0;
 	for (i = 0; i < NFORMATS; i++)
-		if ((formats[i].caps & caps) == caps && at < len)
-			at += snprintf(buf + at, len - at, "%s%s", at ? ", " : "", formats[i].name);
+		n += (formats[i].caps & caps) == caps;
+	for (i = 0; i < NFORMATS; i++) {
+		if ((formats[i].caps & caps) != caps || at >= len)
+			continue;
+		k++;
+		at += snprintf(buf + at, len - at, "%s%s", k == 1 ? "" : k == n ? " and " : ", ",
+			       formats[i].name);
+	}
 	return buf;
 }
 
@@ -96,7 +102,7 @@ static int cannot(const char *what, unsigned cap, char *err, size_t errlen)
 {
 	char names[128];
 
-	snprintf(err, errlen, "%s works with -f %s only", what, gb_format_names(cap, names,
+	snprintf(err, errlen, "%s works with %s only", what, gb_format_names(cap, names,
 										sizeof(names)));
 	return -EINVAL;
 }
