@@ -9,7 +9,6 @@
 #include "cmds.h"
 #include "sbt/sbt.h"
 #include "stacks/symbolize.h"
-#include "core/hmap.h"
 #include "core/util.h"
 #include "exporters/export.h"
 #include "exporters/ui_serve.h"
@@ -39,7 +38,10 @@ static const char usage_text[] =
 "API function.\n"
 "\n"
 "  -f, --format FMT   perfetto (default), json, tracesmith or pprof\n"
-"  -o, --output OUT   output file (default: TRACE with .pftrace/.json/.ts.sbt/.pb.gz)\n"
+"  -o, --output OUT   output file (default: TRACE with .pftrace/.json/.ts.sbt/.pb.gz);\n"
+"                     - for standard output (perfetto, json, pprof). Written to a\n"
+"                     temporary file renamed into place when whole: a failure\n"
+"                     leaves an older OUT as it was. Never TRACE itself\n"
 "      --split-mb N   start a new file after about N MiB: OUT.0.pftrace,\n"
 "                     OUT.1.pftrace ..., each a complete trace on its own\n"
 "      --open         then serve OUT once on 127.0.0.1:9001 and print the\n"
@@ -70,6 +72,7 @@ static const char usage_text[] =
 "  gpubpf export trace.sbt -o trace.pftrace\n"
 "  gpubpf export trace.sbt --open            # then click the printed link\n"
 "  gpubpf export trace.sbt -f json -o trace.json\n"
+"  gpubpf export trace.sbt -f json -o - | gzip >trace.json.gz\n"
 "  gpubpf export big.sbt --from 60 --to 65 --pid 4242 -o minute1.pftrace\n"
 "  gpubpf export merged.sbt --group-by rank -o ranks.pftrace\n"
 "  gpubpf export big.sbt --split-mb 256 -o big.pftrace   # big.0.pftrace, big.1.pftrace ...\n"
@@ -93,318 +96,27 @@ static const struct option long_opts[] = {
 	{ 0 },
 };
 
-struct hosts {
-	char *buf;
-	const char *name[1024];
-	unsigned n, shift;
+/* stack frames named by the symbolizer (stacks/, which exporters may not use) */
+static void *namer_open(struct sbt_reader *r)
+{
+	return stack_namer_new(r, getenv("GPUBPF_SYMFS"));
+}
+
+static void namer_close(void *n)
+{
+	stack_namer_free(n);
+}
+
+const struct gb_export_names gb_cli_names = {
+	.open = namer_open,
+	.close = namer_close,
+	.stack_text = stack_namer_text,
+	.frame_name = stack_namer_frame,
 };
 
-/* gpubpf merge leaves "merge.hosts" = "a,b,..." and "merge.pid_shift" */
-static void read_hosts(struct sbt_reader *r, struct hosts *h)
+static bool keep_event(void *f, const struct gb_event *ev, uint64_t t0)
 {
-	const char *hs = sbt_reader_note(r, "merge.hosts");
-	const char *sh = sbt_reader_note(r, "merge.pid_shift");
-	uint64_t shift;
-	char *p, *save = NULL;
-
-	memset(h, 0, sizeof(*h));
-	if (!hs || !sh || gb_parse_u64(sh, &shift) || !shift || shift >= 32)
-		return;
-	h->buf = strdup(hs);
-	if (!h->buf)
-		return;
-	for (p = strtok_r(h->buf, ",", &save); p && h->n < 1024; p = strtok_r(NULL, ",", &save))
-		h->name[h->n++] = p;
-	h->shift = (unsigned)shift;
-}
-
-static bool is_device_work(unsigned type)
-{
-	return type == GB_T_gpu_kernel || type == GB_T_gpu_memcpy || type == GB_T_gpu_memset;
-}
-
-/*
- * A flow arrow needs both ends, and the device end comes later. A second
- * reader runs up to FLOW_WINDOW_NS ahead of the exporter and announces the
- * (pid, corr_id) of device events before their launch is written: memory
- * stays bounded by the device events of one window, and a kernel that
- * starts more than a window after its launch simply gets no arrow.
- */
-#define FLOW_WINDOW_NS	(10ull * 1000000000ull)
-#define FLOW_WINDOW_EV	65536		/* and at most this many events ahead */
-
-struct ahead {
-	struct sbt_reader *r;
-	const struct view_filter *f;	/* only events the export keeps end a flow */
-	uint64_t t0;
-	struct gb_event ev;
-	bool live;
-	uint64_t n;		/* events read by the look-ahead reader */
-};
-
-static void ahead_until(struct ahead *a, struct gb_exporter *ex, uint64_t ts, uint64_t n_main)
-{
-	uint64_t lim = ts > UINT64_MAX - FLOW_WINDOW_NS ? UINT64_MAX : ts + FLOW_WINDOW_NS;
-
-	while (a->live && a->ev.ts_ns <= lim && a->n <= n_main + FLOW_WINDOW_EV) {
-		if (a->ev.corr_id && is_device_work(a->ev.type) && (a->ev.flags & GB_EF_DUR) &&
-		    view_filter_match(a->f, &a->ev, a->t0))
-			gb_exporter_expect_flow(ex, a->ev.pid, a->ev.corr_id);
-		a->live = sbt_reader_next(a->r, &a->ev) == 1;
-		a->n++;
-	}
-}
-
-/*
- * The next event the filters keep: the trace is in time order, so reading
- * stops at --to (the look-ahead reader too: no arrow to a kernel past it).
- */
-static int next_in_window(struct sbt_reader *r, const struct view_filter *f, uint64_t t0,
-			  struct gb_event *ev)
-{
-	int rc;
-
-	while ((rc = sbt_reader_next(r, ev)) == 1) {
-		if (f->have_to && ev->ts_ns >= t0 + f->to_ns)
-			return 0;
-		if (view_filter_match(f, ev, t0))
-			return 1;
-	}
-	return rc;
-}
-
-/* gb_export_opts.stack_frames: the frames the trace stored under an id */
-static const struct gb_frame *reader_stack(void *r, uint32_t id, unsigned *n)
-{
-	return sbt_reader_stack(r, id, n);
-}
-
-/* The first event at or after --from; 1, 0 at the end or past --to, or -errno */
-static int first_in_window(struct sbt_reader *r, const struct view_filter *f, uint64_t t0,
-			   struct gb_event *ev)
-{
-	if (f->have_from)
-		sbt_reader_seek(r, t0 + f->from_ns);
-	return next_in_window(r, f, t0, ev);
-}
-/*
- * --group-by container: the recorder's note "container.PID"; --group-by
- * rank: a first pass over the trace finds each process's rank in its
- * largest NCCL communicator (the rank is known only once the communicator
- * was made, after the process's first rows were written).
- */
-struct groups {
-	struct sbt_reader *r;
-	enum gb_group by;
-	struct hmap rank;	/* pid -> "rank r/n comm ID" */
-	char buf[96];
-};
-
-static const char *group_of(void *ctx, uint32_t pid)
-{
-	struct groups *g = ctx;
-	const char *c;
-	char key[32];
-
-	if (g->by == GB_GROUP_RANK)
-		return hmap_get(&g->rank, pid);
-	snprintf(key, sizeof(key), "container.%u", pid);
-	if (!(c = sbt_reader_note(g->r, key)))
-		return NULL;
-	snprintf(g->buf, sizeof(g->buf), "container %s", c);
-	return g->buf;
-}
-
-static int find_ranks(struct groups *g, const char *in, char *err, size_t errlen)
-{
-	struct hmap best = { 0 };	/* pid -> nranks of the communicator named */
-	struct sbt_reader *r;
-	struct gb_event ev;
-	char *label;
-	int rc;
-
-	if ((rc = sbt_reader_open(&r, in, err, errlen)))
-		return rc;
-	while ((rc = sbt_reader_next(r, &ev)) == 1) {
-		uintptr_t had;
-
-		if (gb_event_cat(&ev) != GB_CAT_COLL || !gb_coll_comm_id(&ev) || !gb_coll_nranks(&ev) ||
-		    gb_coll_rank(&ev) >= gb_coll_nranks(&ev))
-			continue;
-		had = (uintptr_t)hmap_get(&best, ev.pid);
-		if (had >= gb_coll_nranks(&ev))
-			continue;
-		if (asprintf(&label, "rank %u/%u comm %016" PRIx64, gb_coll_rank(&ev), gb_coll_nranks(&ev),
-			     gb_coll_comm_id(&ev)) < 0 ||
-		    hmap_put(&best, ev.pid, (void *)(uintptr_t)gb_coll_nranks(&ev))) {
-			rc = -ENOMEM;
-			break;
-		}
-		free(hmap_get(&g->rank, ev.pid));
-		if (hmap_put(&g->rank, ev.pid, label)) {
-			free(label);
-			rc = -ENOMEM;
-			break;
-		}
-	}
-	if (rc < 0)
-		snprintf(err, errlen, "%s", rc == -ENOMEM ? "out of memory" :
-			 sbt_reader_last_error(r) ? sbt_reader_last_error(r) : "read error");
-	hmap_free(&best);
-	sbt_reader_close(r);
-	return rc < 0 ? rc : 0;
-}
-
-static void groups_free(struct groups *g)
-{
-	size_t it = 0;
-	uint64_t k;
-	void *v;
-
-	while (hmap_next(&g->rank, &it, &k, &v))
-		free(v);
-	hmap_free(&g->rank);
-}
-
-static int run_export(struct sbt_reader *r, const char *in, enum gb_export_fmt fmt,
-		      const char *out, uint64_t split, const struct view_filter *f,
-		      enum gb_group group, struct gb_export_stats *st, char *err, size_t errlen)
-{
-	struct groups grp = { .r = r, .by = group };
-	const struct sbt_info *info = sbt_reader_info(r);
-	struct gb_export_opts o = { .path = out, .split_bytes = split };
-	struct stack_namer *namer;
-	struct ahead a = { .f = f };
-	struct gb_exporter *ex;
-	struct gb_event ev;
-	struct hosts h;
-	char aerr[256];
-	uint64_t n = 0;
-	int rc;
-
-	if (group == GB_GROUP_RANK && (rc = find_ranks(&grp, in, err, errlen))) {
-		groups_free(&grp);
-		return rc;
-	}
-	o.group_by = group;
-	o.group_of = group_of;
-	o.group_ctx = &grp;
-	read_hosts(r, &h);
-	o.pid_shift = h.shift;
-	o.hosts = h.name;
-	o.nhosts = h.n;
-	/* call stacks symbolised now, once per distinct stack */
-	namer = stack_namer_new(r, getenv("GPUBPF_SYMFS"));
-	o.stack_text = namer ? stack_namer_text : NULL;
-	o.stack_ctx = namer;
-	o.frame_name = namer ? stack_namer_frame : NULL;
-	o.frame_ctx = namer;
-	o.stack_frames = reader_stack;
-	o.frames_ctx = r;
-	ex = gb_exporter_new(fmt, NULL, info, &o, err, errlen);
-	free(h.buf);
-	if (!ex) {
-		stack_namer_free(namer);
-		groups_free(&grp);
-		return -EINVAL;
-	}
-	a.t0 = info->first_ts;
-	if (!sbt_reader_open(&a.r, in, aerr, sizeof(aerr)))
-		a.live = first_in_window(a.r, f, a.t0, &a.ev) == 1;
-	for (rc = first_in_window(r, f, a.t0, &ev); rc == 1; rc = next_in_window(r, f, a.t0, &ev)) {
-		ahead_until(&a, ex, ev.ts_ns, n++);
-		rc = gb_exporter_add(ex, &ev);
-		if (rc) {
-			snprintf(err, errlen, "cannot write %s: %s", out, strerror(-rc));
-			break;
-		}
-	}
-	if (a.r)
-		sbt_reader_close(a.r);
-	if (rc < 0 && !*err)
-		snprintf(err, errlen, "%s", sbt_reader_last_error(r) ? sbt_reader_last_error(r)
-								      : "read error");
-	if (rc < 0) {
-		gb_exporter_abort(ex);
-		stack_namer_free(namer);
-		groups_free(&grp);
-		return rc;
-	}
-	rc = gb_exporter_finish(ex, st, err, errlen);
-	stack_namer_free(namer);
-	groups_free(&grp);
-	return rc;
-}
-
-static char *default_out(const char *in, enum gb_export_fmt fmt)
-{
-	const char *ext = fmt == GB_FMT_JSON ? ".json" : fmt == GB_FMT_TRACESMITH ? ".ts.sbt"
-			: fmt == GB_FMT_PPROF ? ".pb.gz" : ".pftrace";
-	size_t n = strlen(in);
-	char *s;
-
-	if (n > 4 && !strcmp(in + n - 4, ".sbt"))
-		n -= 4;
-	if (asprintf(&s, "%.*s%s", (int)n, in, ext) < 0)
-		return NULL;
-	return s;
-}
-
-/* pprof: frames named by the symbolizer, hosts of a merged trace as labels */
-static int run_pprof(struct sbt_reader *r, const char *out, struct gb_export_stats *st,
-		     char *err, size_t errlen)
-{
-	struct gb_export_opts o = { .path = out };
-	struct stack_namer *namer;
-	struct hosts h;
-	int rc;
-
-	read_hosts(r, &h);
-	o.pid_shift = h.shift;
-	o.hosts = h.name;
-	o.nhosts = h.n;
-	namer = stack_namer_new(r, getenv("GPUBPF_SYMFS"));
-	o.frame_name = namer ? stack_namer_frame : NULL;
-	o.frame_ctx = namer;
-	rc = gb_export_pprof(r, NULL, &o, st, err, errlen);
-	stack_namer_free(namer);
-	free(h.buf);
-	return rc;
-}
-
-static int export_one(const char *in, const char *format, const char *out, uint64_t split,
-		      const struct view_filter *f, enum gb_group group, struct gb_export_stats *st,
-		      char *err, size_t errlen)
-{
-	enum gb_export_fmt fmt = gb_export_fmt_parse(format ? format : "perfetto");
-	struct sbt_reader *r = NULL;
-	int rc;
-
-	*err = 0;
-	if (fmt == GB_FMT_NONE) {
-		snprintf(err, errlen, "unknown format '%s'; use perfetto, json, tracesmith or pprof",
-			 format);
-		return -EINVAL;
-	}
-	rc = sbt_reader_open(&r, in, err, errlen);
-	if (rc)
-		return rc;
-	if (fmt == GB_FMT_TRACESMITH)
-		rc = gb_export_tracesmith(r, out, err, errlen);
-	else if (fmt == GB_FMT_PPROF)
-		rc = run_pprof(r, out, st, err, errlen);
-	else
-		rc = run_export(r, in, fmt, out, split, f, group, st, err, errlen);
-	sbt_reader_close(r);
-	return rc;
-}
-
-int gb_export_file(const char *sbt_path, const char *format, const char *out_path,
-		   char *err, size_t errlen)
-{
-	struct view_filter f = { 0 };
-
-	return export_one(sbt_path, format, out_path, 0, &f, GB_GROUP_DEVICE, NULL, err, errlen);
+	return view_filter_match(f, ev, t0);
 }
 
 static void summary(const char *out, enum gb_export_fmt fmt, const struct gb_export_stats *st)
@@ -431,23 +143,16 @@ static void summary(const char *out, enum gb_export_fmt fmt, const struct gb_exp
 			" to the time of the event before\n", st->reordered);
 }
 
-/* the exported file's media type for --open */
-static const char *open_type(enum gb_export_fmt fmt)
-{
-	return fmt == GB_FMT_JSON ? "application/json" : "application/octet-stream";
-}
-
 int cmd_export(int argc, char **argv)
 {
-	const char *format = "perfetto", *out = NULL;
+	struct gb_export_req q = { .names = &gb_cli_names, .group_by = GB_GROUP_DEVICE };
+	const char *format = "perfetto";
 	struct gb_export_stats st = { 0 };
 	struct view_filter f = { 0 };
-	uint64_t split = 0, mb;
 	char err[512], *def = NULL;
 	unsigned open_port = UI_SERVE_PORT;
-	bool quiet = false, open_ui = false;
-	enum gb_group group = GB_GROUP_DEVICE;
-	bool grouping = false;
+	bool quiet = false;
+	uint64_t mb;
 	int c, rc;
 
 	optind = 1;
@@ -457,32 +162,32 @@ int cmd_export(int argc, char **argv)
 			format = optarg;
 			break;
 		case 'o':
-			out = optarg;
+			q.out = optarg;
 			break;
 		case 'S':
 			if (gb_parse_u64(optarg, &mb) || !mb || mb > (1ull << 40)) {
 				gb_err("--split-mb wants a positive number of MiB, not '%s'", optarg);
 				return 2;
 			}
-			split = mb << 20;
+			q.split_bytes = mb << 20;
 			break;
 		case 'q':
 			quiet = true;
 			break;
 		case OPT_OPEN:
-			open_ui = true;
+			q.open = true;
 			break;
 		case OPT_OPEN_PORT:
 			if (ui_serve_parse_port(optarg, &open_port))
 				return 2;
-			open_ui = true;
+			q.open = true;
 			break;
 		case OPT_GROUP_BY:
-			if (gb_group_parse(optarg, &group)) {
+			if (gb_group_parse(optarg, &q.group_by)) {
 				gb_err("--group-by takes device, process, container or rank, not '%s'", optarg);
 				return 2;
 			}
-			grouping = true;
+			q.grouping = true;
 			break;
 		case VIEW_OPT_FROM:
 		case VIEW_OPT_TO:
@@ -503,46 +208,37 @@ int cmd_export(int argc, char **argv)
 		gb_err("export needs exactly one trace file; see 'gpubpf export --help'");
 		return 2;
 	}
-	if (gb_export_fmt_parse(format) == GB_FMT_NONE) {
-		gb_err("unknown format '%s'; use perfetto, json, tracesmith or pprof", format);
+	q.in = argv[optind];
+	q.fmt = gb_format_find(format);
+	if (!q.fmt) {
+		gb_err("unknown format '%s'; use %s", format, gb_format_names(0, err, sizeof(err)));
 		return 2;
 	}
-	if (split && (gb_export_fmt_parse(format) == GB_FMT_TRACESMITH ||
-		      gb_export_fmt_parse(format) == GB_FMT_PPROF)) {
-		gb_err("--split-mb works with perfetto and json only");
-		return 2;
+	if (!q.out && !(q.out = def = gb_export_out_name(q.in, q.fmt))) {
+		gb_err("out of memory");
+		return 1;
 	}
-	if (open_ui && (gb_export_fmt_parse(format) == GB_FMT_TRACESMITH ||
-				gb_export_fmt_parse(format) == GB_FMT_PPROF)) {
-		gb_err("--open serves a trace the Perfetto UI reads: use -f perfetto or -f json");
-		return 2;
+	if (view_filter_active(&f)) {
+		q.keep = keep_event;
+		q.keep_ctx = &f;
+		q.have_from = f.have_from;
+		q.have_to = f.have_to;
+		q.from_ns = f.from_ns;
+		q.to_ns = f.to_ns;
 	}
-	if (open_ui && split) {
-		gb_err("--open serves one file and --split-mb writes several: drop one of them");
-		return 2;
-	}
-	if (view_filter_active(&f) && (gb_export_fmt_parse(format) == GB_FMT_TRACESMITH ||
-				       gb_export_fmt_parse(format) == GB_FMT_PPROF)) {
-		gb_err("--from/--to/--pid/--type work with perfetto and json only");
-		return 2;
-	}
-	if (grouping && (gb_export_fmt_parse(format) == GB_FMT_TRACESMITH ||
-			 gb_export_fmt_parse(format) == GB_FMT_PPROF)) {
-		gb_err("--group-by arranges Perfetto rows: use it with -f perfetto or -f json");
-		return 2;
-	}
-	if (!out) {
-		def = default_out(argv[optind], gb_export_fmt_parse(format));
-		out = def;
-	}
-	rc = export_one(argv[optind], format, out, split, &f, group, &st, err, sizeof(err));
-	if (rc) {
+	if (gb_export_check(&q, err, sizeof(err))) {
 		gb_err("%s", err);
-	} else if (!quiet && gb_export_fmt_parse(format) != GB_FMT_TRACESMITH) {
-		summary(out, gb_export_fmt_parse(format), &st);
+		rc = 2;
+		goto out;
 	}
-	if (!rc && open_ui)
-		rc = ui_serve_file(out, open_type(gb_export_fmt_parse(format)), open_port);
+	rc = gb_export_run(&q, &st, err, sizeof(err)) ? 1 : 0;
+	if (rc)
+		gb_err("%s", err);
+	else if (!quiet && q.fmt->fmt != GB_FMT_TRACESMITH)
+		summary(strcmp(q.out, "-") ? q.out : "standard output", q.fmt->fmt, &st);
+	if (!rc && q.open && ui_serve_file(q.out, q.fmt->media, open_port))
+		rc = 1;
+out:
 	free(def);
-	return rc ? 1 : 0;
+	return rc;
 }

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 		"Usage: gpubpf import [OPTIONS] LOG... -o OUT.sbt\n\n"
 		"Import LLVM XRay logs (basic mode v1-3, FDR mode v1-5) into a trace: one\n"
 		"slice per function call, per thread, on CLOCK_MONOTONIC.\n\n"
-		"  -o, --output PATH   trace to write (required)\n"
+		"  -o, --output PATH   trace to write (required; written whole or not at all)\n"
 		"  -b, --binary PATH   the instrumented program (default: found from the\n"
 		"                      log's name xray-log.<prog>.XXXXXX: live pid, the\n"
 		"                      log's directory, PATH)\n"
@@ -60,6 +60,7 @@ static int parse_args(struct import_args *a, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	unsigned i;
 	char *end;
 	int c;
 
@@ -94,10 +95,15 @@ static int parse_args(struct import_args *a, int argc, char **argv)
 		gb_err("import: no output; add -o OUT.sbt");
 		return 2;
 	}
-	if (a->out && a->into && !strcmp(a->out, a->into)) {
+	if (a->out && a->into && gb_same_file(a->out, a->into)) {
 		gb_err("import: --into and -o name the same file; write to a new file");
 		return 2;
 	}
+	for (i = 0; a->out && i < a->nlogs; i++)
+		if (gb_same_file(a->out, a->logs[i])) {
+			gb_err("import: -o %s is the log %s; write to a new file", a->out, a->logs[i]);
+			return 2;
+		}
 	return 0;
 }
 
@@ -137,9 +143,10 @@ static int write_trace(struct import_args *a, struct xray_src *srcs, unsigned n,
 		m = sbt_reader_info(rec)->meta;
 	else
 		sbt_meta_init(&m, argc, argv);
-	ret = sbt_writer_open(&w, a->out, &m);
+	/* to a temporary file beside the output: a failed import leaves none */
+	ret = sbt_writer_create(&w, a->out, &m, err, sizeof(err));
 	if (ret) {
-		gb_err("import: cannot create %s: %s", a->out, strerror(-ret));
+		gb_err("import: %s", err);
 		return 1;
 	}
 	wr = xray_merge_write(srcs, n, rec, w, err, sizeof(err));
@@ -148,8 +155,15 @@ static int write_trace(struct import_args *a, struct xray_src *srcs, unsigned n,
 		sbt_writer_abort(w);
 		return 1;
 	}
-	if (xray_write_notes(w, srcs, n) || sbt_writer_close(w, rec ? &m : NULL)) {
-		gb_err("import: %s: write error", a->out);
+	ret = xray_write_notes(w, srcs, n);
+	if (ret) {
+		sbt_writer_abort(w);
+	} else {
+		ret = sbt_writer_close(w, rec ? &m : NULL);
+	}
+	if (ret) {
+		gb_err("import: cannot write %s: %s; nothing was written", a->out,
+		       strerror(ret < 0 ? -ret : EIO));
 		return 1;
 	}
 	if (!a->quiet)

@@ -25,7 +25,9 @@ static const char usage_text[] =
 "(merge.offset.N, merge.error_ns.N, merge.skew_ppb.N). Processes of\n"
 "different hosts stay apart: host N's pids and tids are raised by N << 22.\n"
 "\n"
-"  -o, --output FILE   the merged trace (required)\n"
+"  -o, --output FILE   the merged trace (required; written whole or not at all,\n"
+"                      never onto an input). The same trace twice is refused;\n"
+"                      traces that started over an hour apart get a warning\n"
 "  -q, --quiet         no per-file lines on stderr\n"
 "\n"
 "EXAMPLES:\n"
@@ -53,6 +55,70 @@ static int open_all(struct sbt_merge_trace *t, unsigned n, char **paths)
 	return 0;
 }
 
+/*
+ * The same file twice (by device and inode: another name, a symlink) would
+ * double every event; an output that is an input would be destroyed by it.
+ */
+static int check_files(char **paths, unsigned n, const char *out)
+{
+	unsigned i, j;
+
+	for (i = 0; i < n; i++) {
+		if (gb_same_file(out, paths[i])) {
+			gb_err("-o %s is the input %s; write the merge to a new file", out, paths[i]);
+			return -1;
+		}
+		for (j = 0; j < i; j++)
+			if (gb_same_file(paths[i], paths[j])) {
+				gb_err("%s and %s are the same trace; give each trace once", paths[j],
+				       paths[i]);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+/* e.g. "2 d 3 h", "5 h 12 min", "40 min" */
+static void fmt_gap(char *buf, size_t len, uint64_t ns)
+{
+	uint64_t min = ns / 60000000000ull, h = min / 60, d = h / 24;
+
+	if (d)
+		snprintf(buf, len, "%" PRIu64 " d %" PRIu64 " h", d, h % 24);
+	else if (h)
+		snprintf(buf, len, "%" PRIu64 " h %" PRIu64 " min", h, min % 60);
+	else
+		snprintf(buf, len, "%" PRIu64 " min", min);
+}
+
+/*
+ * Traces of one job start within minutes of each other; hours apart, they
+ * are likely of different runs, and the merged timeline is mostly a gap.
+ * Said once, for the farthest trace; the merge goes on.
+ */
+#define MERGE_GAP_WARN_NS	(3600ull * 1000000000ull)
+
+static void warn_gap(const struct sbt_merge_trace *t, unsigned n)
+{
+	uint64_t a = t[0].info->meta.real_start_ns, far = 0;
+	unsigned i, at = 0;
+	char gap[64];
+
+	for (i = 1; i < n; i++) {
+		uint64_t b = t[i].info->meta.real_start_ns, d = a > b ? a - b : b - a;
+
+		if (d > far) {
+			far = d;
+			at = i;
+		}
+	}
+	if (far < MERGE_GAP_WARN_NS)
+		return;
+	fmt_gap(gap, sizeof(gap), far);
+	gb_warn("%s started %s %s %s (wall clock): traces of different runs? merging anyway",
+		t[at].path, gap, t[at].info->meta.real_start_ns > a ? "after" : "before", t[0].path);
+}
+
 static void report(const struct sbt_merge_trace *t, unsigned n)
 {
 	unsigned i;
@@ -70,6 +136,7 @@ static int do_merge(struct sbt_merge_trace *t, unsigned n, const char *out, bool
 	struct sbt_meta meta = t[0].info->meta, end;
 	struct sbt_writer *w = NULL;
 	const char *why;
+	char err[512];
 	unsigned bad;
 	int64_t base;
 	int rc;
@@ -77,9 +144,10 @@ static int do_merge(struct sbt_merge_trace *t, unsigned n, const char *out, bool
 	base = sbt_merge_align(t, n);
 	snprintf(meta.cmdline, sizeof(meta.cmdline), "gpubpf merge (%u files)", n);
 	end = meta;
-	rc = sbt_writer_open(&w, out, &meta);
+	/* to a temporary file beside out, renamed into place only when whole */
+	rc = sbt_writer_create(&w, out, &meta, err, sizeof(err));
 	if (rc) {
-		gb_err("cannot create %s: %s; choose a writable path with -o", out, strerror(-rc));
+		gb_err("%s", err);
 		return 1;
 	}
 	rc = sbt_merge_traces(w, t, n, base, &bad);
@@ -94,7 +162,7 @@ static int do_merge(struct sbt_merge_trace *t, unsigned n, const char *out, bool
 	}
 	rc = sbt_writer_close(w, &end);
 	if (rc) {
-		gb_err("cannot finish %s: %s", out, strerror(-rc));
+		gb_err("cannot finish %s: %s; nothing was written", out, strerror(-rc));
 		return 1;
 	}
 	if (!quiet)
@@ -131,13 +199,17 @@ int cmd_merge(int argc, char **argv)
 		       SBT_MERGE_MAX_TRACES);
 		return 2;
 	}
+	if (check_files(argv + optind, n, out))
+		return 2;
 	t = calloc(n, sizeof(*t));
 	if (!t) {
 		gb_err("out of memory");
 		return 1;
 	}
-	if (!open_all(t, n, argv + optind))
+	if (!open_all(t, n, argv + optind)) {
+		warn_gap(t, n);
 		rc = do_merge(t, n, out, quiet);
+	}
 	for (i = 0; i < n; i++)
 		if (t[i].r)
 			sbt_reader_close(t[i].r);

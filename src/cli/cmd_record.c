@@ -457,7 +457,7 @@ int cmd_record(int argc, char **argv)
 	if (!ret && o.perfetto) {
 		char msg[512];
 
-		if (gb_export_file(o.output, "perfetto", o.perfetto, msg, sizeof(msg))) {
+		if (gb_export_file(o.output, "perfetto", o.perfetto, &gb_cli_names, msg, sizeof(msg))) {
 			gb_err("%s", msg);
 			ret = 1;
 		}

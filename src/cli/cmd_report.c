@@ -200,8 +200,9 @@ int cmd_report(int argc, char **argv)
 	if (!r)
 		goto out;
 	report_print(&b, r, base, fmt);
-	fwrite(b.p, 1, b.len, stdout);
-	ret = fflush(stdout) ? 1 : qrc ? qrc : bqrc;
+	/* checked by main at exit (gb_stdout_close), with every other stdout write */
+	gb_stdout_write(b.p, b.len);
+	ret = qrc ? qrc : bqrc;	/* SBT_EXIT_DAMAGED when a trace had damaged blocks */
 out:
 	gb_buf_free(&b);
 	report_free(r);

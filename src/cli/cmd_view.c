@@ -361,7 +361,7 @@ int cmd_view(int argc, char **argv)
 				add_stack_text(&b, r, sy, &ev);
 		}
 		gb_buf_putc(&b, '\n');
-		if (fwrite(b.p, 1, b.len, stdout) != b.len)
+		if (gb_stdout_write(b.p, b.len) != b.len)
 			break;
 	}
 	if (n < 0) {
@@ -370,7 +370,8 @@ int cmd_view(int argc, char **argv)
 	}
 	if (sbt_reader_last_error(r))
 		gb_warn("%s: %s", argv[optind], sbt_reader_last_error(r));
-	ret = sbt_quality_finish(r, fflush(stdout) ? 1 : 0);
+	/* a failed write to stdout is main's to report (gb_stdout_close) */
+	ret = sbt_quality_finish(r, 0);
 cleanup:
 	gb_buf_free(&b);
 	symbolizer_free(sy);

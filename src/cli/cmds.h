@@ -16,4 +16,8 @@ int cmd_report(int argc, char **argv) __attribute__((weak));
 int cmd_stuck(int argc, char **argv) __attribute__((weak));
 int cmd_check(int argc, char **argv);
 
+/* stack frames named by stacks/'s symbolizer, for the exporters (cmd_export.c) */
+struct gb_export_names;
+extern const struct gb_export_names gb_cli_names;
+
 #endif

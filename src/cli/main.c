@@ -47,6 +47,17 @@ static void usage(FILE *f)
 		"  gpubpf view --json trace.sbt\n");
 }
 
+/*
+ * Every command's stdout is checked once, here: a result that did not reach
+ * its file (> /dev/full, a full disk) is an error, never a silent exit 0.
+ */
+static int finish(int rc)
+{
+	if (gb_stdout_close() && !rc)
+		rc = 1;
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned i;
@@ -54,11 +65,11 @@ int main(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+		return finish(argc < 2 ? 2 : 0);
 	}
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		printf("gpubpf %s\n", GPUBPF_VERSION);
-		return 0;
+		return finish(0);
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[1], cmds[i].name))
@@ -67,7 +78,7 @@ int main(int argc, char **argv)
 			gb_err("'%s' is not built into this gpubpf", argv[1]);
 			return 2;
 		}
-		return cmds[i].fn(argc - 1, argv + 1);
+		return finish(cmds[i].fn(argc - 1, argv + 1));
 	}
 	gb_err("unknown command '%s'; run 'gpubpf --help' for the list", argv[1]);
 	return 2;

@@ -106,6 +106,11 @@ struct gb_type_info {
 };
 
 const struct gb_type_info *gb_type_info(unsigned type);
+/* work the GPU did (CUPTI activity): a kernel, copy or memset with its device time */
+static inline bool gb_is_device_work(unsigned type)
+{
+	return type == GB_T_gpu_kernel || type == GB_T_gpu_memcpy || type == GB_T_gpu_memset;
+}
 const char *gb_type_name(unsigned type);
 /* syncs, copies, memsets, allocations, frees, module loads: announced at entry (GB_RF_OPEN) */
 bool gb_type_can_block(unsigned type);		/* "?" when out of range */

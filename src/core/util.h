@@ -67,6 +67,34 @@ char *gb_demangle(const char *sym);
  * owned by the sudo caller when run through sudo. Returns fd or -errno.
  */
 int gb_open_output(const char *path);
+
+/*
+ * An output written whole or not at all (outfile.c): gb_out_open makes a
+ * temporary file beside path (".NAME.XXXXXX", 0600, the sudo caller's) and
+ * gives its fd to write; gb_out_commit closes it if still open (o->fd >= 0;
+ * a caller that handed the fd to a FILE or writer closes it itself, checked,
+ * and sets o->fd = -1) and renames it over path; gb_out_abort removes it.
+ * The old file stays intact until the commit. "-" is standard output, and
+ * /dev/stdout or an existing pipe or device is written directly (nothing to
+ * rename). A symlink or a directory is refused. 0 or -errno, err one line.
+ */
+struct gb_out {
+	char *path;
+	char *tmp;	/* NULL when written directly */
+	int fd;
+};
+int gb_out_open(struct gb_out *o, const char *path, char *err, size_t errlen);
+int gb_out_commit(struct gb_out *o, char *err, size_t errlen);
+void gb_out_abort(struct gb_out *o);
+/* 1 when a and b are one regular file (device and inode, links followed; "-": stdout) */
+int gb_same_file(const char *a, const char *b);
+/*
+ * At a command's end: flush and close stdout, checking what every earlier
+ * buffered write left (a full disk, /dev/full). 0, or -errno after one line.
+ */
+int gb_stdout_close(void);
+/* fwrite to stdout, remembering why it failed for gb_stdout_close's message */
+size_t gb_stdout_write(const void *p, size_t n);
 /*
  * The executable a command name means, as execvp finds it: name itself when
  * it holds a '/', else the first executable DIR/name along $PATH (empty

@@ -23,22 +23,6 @@
 #define BATCH_MAX	4096
 #define TS_MAX		((uint64_t)INT64_MAX)
 
-enum gb_export_fmt gb_export_fmt_parse(const char *s)
-{
-	if (!s)
-		return GB_FMT_NONE;
-	if (!strcmp(s, "perfetto") || !strcmp(s, "pftrace") || !strcmp(s, "protobuf") ||
-	    !strcmp(s, "proto"))
-		return GB_FMT_PERFETTO;
-	if (!strcmp(s, "json") || !strcmp(s, "chrome"))
-		return GB_FMT_JSON;
-	if (!strcmp(s, "tracesmith") || !strcmp(s, "sbt"))
-		return GB_FMT_TRACESMITH;
-	if (!strcmp(s, "pprof"))
-		return GB_FMT_PPROF;
-	return GB_FMT_NONE;
-}
-
 uint64_t gb_flow_id(uint32_t pid, uint64_t corr_id)
 {
 	/* 53 bits: JSON readers parse ids as doubles */
@@ -58,10 +42,16 @@ void gb_ex_flush(struct gb_exporter *ex)
 	gb_buf_reset(&ex->out);
 }
 
+/*
+ * Each file goes to a temporary name beside it (gb_out) and all of them are
+ * renamed into place at the finish: a failed export leaves none, and the
+ * files of an earlier export stay as they were.
+ */
 static int open_next(struct gb_exporter *ex, char *err, size_t errlen)
 {
+	struct gb_out *o;
 	char *path = NULL;
-	int fd;
+	int rc;
 
 	if (ex->split_bytes) {
 		if (asprintf(&path, "%s.%u%s", ex->base, ex->file_idx, ex->ext) < 0)
@@ -71,23 +61,25 @@ static int open_next(struct gb_exporter *ex, char *err, size_t errlen)
 		if (!path)
 			return -ENOMEM;
 	}
-	fd = gb_open_output(path);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot create %s: %s; choose a writable output path with -o",
-			 path, strerror(-fd));
+	o = realloc(ex->outs, (ex->nouts + 1) * sizeof(*o));
+	if (!o) {
 		free(path);
-		return fd;
+		return -ENOMEM;
 	}
-	ex->f = fdopen(fd, "w");
-	if (!ex->f) {
-		int e = errno;
-
-		close(fd);
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
-		free(path);
-		return -e;
-	}
+	ex->outs = o;
+	o = &ex->outs[ex->nouts];
+	rc = gb_out_open(o, path, err, errlen);
 	free(path);
+	if (rc)
+		return rc;
+	ex->nouts++;
+	ex->f = fdopen(o->fd, "w");
+	if (!ex->f) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", o->path, strerror(-rc));
+		return rc;
+	}
+	o->fd = -1;	/* the FILE's now: closed, and checked, by close_file */
 	ex->own_f = true;
 	ex->file_bytes = 0;
 	ex->st.files++;
@@ -108,6 +100,23 @@ static int close_file(struct gb_exporter *ex)
 		ex->err = errno ? errno : EIO;
 	}
 	return ex->failed ? -ex->err : 0;
+}
+
+/* every file written in place, or (after a failure, ret != 0) none */
+static int commit_files(struct gb_exporter *ex, int ret, char *err, size_t errlen)
+{
+	unsigned i;
+
+	for (i = 0; i < ex->nouts; i++) {
+		if (ret)
+			gb_out_abort(&ex->outs[i]);
+		else
+			ret = gb_out_commit(&ex->outs[i], err, errlen);
+	}
+	free(ex->outs);
+	ex->outs = NULL;
+	ex->nouts = 0;
+	return ret;
 }
 
 /* "dir/trace.pftrace" -> base "dir/trace", ext ".pftrace" */
@@ -380,11 +389,6 @@ static void instant(struct gb_exporter *ex, int32_t ti, struct gb_slice *s)
 	ex->st.instants++;
 }
 
-static bool is_device_work(unsigned type)
-{
-	return type == GB_T_gpu_kernel || type == GB_T_gpu_memcpy || type == GB_T_gpu_memset;
-}
-
 static const struct gb_str *device_name(struct gb_exporter *ex, const struct gb_event *ev)
 {
 	char b[64];
@@ -407,7 +411,7 @@ static void device_event(struct gb_exporter *ex, const struct gb_event *ev, stru
 	bool added;
 
 	s->name = device_name(ex, ev);
-	if (!is_device_work(ev->type) || !(ev->flags & GB_EF_DUR)) {
+	if (!gb_is_device_work(ev->type) || !(ev->flags & GB_EF_DUR)) {
 		ti = gb_track_lane(ex, ev, 0, true);
 		gb_track_lane_work(ex, ti, ev);
 		instant(ex, ti, s);
@@ -801,6 +805,7 @@ int gb_exporter_finish(struct gb_exporter *ex, struct gb_export_stats *st,
 	if (ret)
 		snprintf(err, errlen, "cannot write the export: %s; check free disk space",
 			 strerror(-ret));
+	ret = commit_files(ex, ret, err, errlen);
 	if (st)
 		*st = ex->st;
 	ex_free(ex);
@@ -814,5 +819,6 @@ void gb_exporter_abort(struct gb_exporter *ex)
 	if (ex->own_f && ex->f)
 		fclose(ex->f);
 	ex->f = NULL;
+	commit_files(ex, -ECANCELED, NULL, 0);
 	ex_free(ex);
 }

@@ -16,12 +16,14 @@
 #ifndef GB_EXPORT_H
 #define GB_EXPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "core/event.h"
 
 struct sbt_info;
+struct sbt_reader;
 
 enum gb_export_fmt {
 	GB_FMT_NONE = 0,
@@ -31,7 +33,7 @@ enum gb_export_fmt {
 	GB_FMT_PPROF,		/* gzipped pprof profile (gb_export_pprof) */
 };
 
-/* "perfetto"/"pftrace"/"protobuf", "json"/"chrome", "tracesmith", "pprof"; NONE if unknown */
+/* the enum of a format's name or alias (gb_format_find); NONE if unknown */
 enum gb_export_fmt gb_export_fmt_parse(const char *s);
 
 /* Which rows group together (export --group-by) */
@@ -140,11 +142,75 @@ int gb_exporter_finish(struct gb_exporter *ex, struct gb_export_stats *st,
 void gb_exporter_abort(struct gb_exporter *ex);
 
 /*
- * Convert a .sbt file (used by "record --perfetto"): format as for
- * gb_export_fmt_parse. 0, or -errno with a one-line message in err.
+ * A whole export of a .sbt file (export_run.c): one table of formats, each
+ * row its names, default extension, what it can do and how it runs. Every
+ * output is written to a temporary file beside it and renamed into place
+ * only when whole ("-": standard output, for formats that stream).
  */
+#define GB_CAN_STREAM	0x1	/* written in one pass: -o - works */
+#define GB_CAN_SPLIT	0x2	/* --split-mb */
+#define GB_CAN_FILTER	0x4	/* --from/--to/--pid/--type and --group-by */
+#define GB_CAN_OPEN	0x8	/* the Perfetto UI reads it: --open */
+
+struct gb_export_req;
+struct gb_format {
+	const char *name;	/* -f NAME */
+	const char *aliases;	/* other names, space-separated */
+	enum gb_export_fmt fmt;
+	const char *ext;	/* the default output: the trace's name with this */
+	const char *media;	/* media type, for --open */
+	unsigned caps;		/* GB_CAN_* */
+	int (*run)(const struct gb_export_req *q, struct sbt_reader *r,
+		   struct gb_export_stats *st, char *err, size_t errlen);
+};
+
+/* by name or alias; NULL if unknown */
+const struct gb_format *gb_format_find(const char *name);
+/* "perfetto, json": the formats that can do all of caps (0: all), into buf */
+const char *gb_format_names(unsigned caps, char *buf, size_t len);
+/* the default output: in without ".sbt", with the format's extension (malloc'd) */
+char *gb_export_out_name(const char *in, const struct gb_format *fmt);
+
+/*
+ * Names of stack frames: stacks/ lies above exporters, so the caller brings
+ * them. open is called once per trace read (NULL: frames keep their stored
+ * symbols); the others get what it returned.
+ */
+struct gb_export_names {
+	void *(*open)(struct sbt_reader *r);
+	void (*close)(void *ctx);
+	const char *(*stack_text)(void *ctx, uint32_t stack_id);
+	const char *(*frame_name)(void *ctx, const struct gb_frame *f, unsigned i);
+};
+
+struct gb_export_req {
+	const char *in;			/* the trace */
+	const char *out;		/* the output; "-": standard output */
+	const struct gb_format *fmt;
+	uint64_t split_bytes;		/* 0: one file */
+	enum gb_group group_by;
+	bool grouping;			/* --group-by was given */
+	bool open;			/* the caller serves it afterwards (--open) */
+	/* a window, relative to the first event: seek to from, stop at to */
+	bool have_from, have_to;
+	uint64_t from_ns, to_ns;
+	/* the events to keep (view's filters); NULL: all */
+	bool (*keep)(void *ctx, const struct gb_event *ev, uint64_t t0);
+	void *keep_ctx;
+	const struct gb_export_names *names;	/* may be NULL */
+};
+
+/*
+ * What the format cannot do, and an output that is the trace itself (same
+ * device and inode, links followed): -EINVAL with one line in err, else 0.
+ */
+int gb_export_check(const struct gb_export_req *q, char *err, size_t errlen);
+/* check, then export; 0, or -errno with one line in err (no output left) */
+int gb_export_run(const struct gb_export_req *q, struct gb_export_stats *st,
+		  char *err, size_t errlen);
+/* the same with defaults (used by "record --perfetto"); format as gb_format_find */
 int gb_export_file(const char *sbt_path, const char *format, const char *out_path,
-		   char *err, size_t errlen);
+		   const struct gb_export_names *names, char *err, size_t errlen);
 
 /* one event as one JSON object, no newline (view --json, import --json) */
 struct gb_buf;

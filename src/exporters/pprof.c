@@ -87,6 +87,7 @@ struct pp_pend { uint64_t ts, pid, corr; uint32_t sample; };
 
 struct pp {
 	struct sbt_reader *r;
+	struct gb_out file;		/* the output, when not given a FILE */
 	const struct gb_export_opts *o;
 	struct intern *strs;		/* the string table: ids in order of first use, "" = 0 */
 	int err;
@@ -276,11 +277,6 @@ static uint32_t stack_of(struct pp *p, const struct gb_event *ev)
 
 /* --- samples -------------------------------------------------------------- */
 
-static bool is_device_work(unsigned type)
-{
-	return type == GB_T_gpu_kernel || type == GB_T_gpu_memcpy || type == GB_T_gpu_memset;
-}
-
 static bool is_api_call(unsigned type)
 {
 	const struct gb_type_info *ti = gb_type_info(type);
@@ -392,7 +388,7 @@ static void add_event(struct pp *p, const struct gb_event *ev)
 	if (end > p->last_end)
 		p->last_end = end;
 	p->st.events++;
-	if (is_device_work(ev->type)) {
+	if (gb_is_device_work(ev->type)) {
 		if (ev->flags & GB_EF_DUR)
 			device_record(p, ev);
 		return;
@@ -636,9 +632,10 @@ static void pp_free(struct pp *p)
 	free(p->q);
 }
 
+/* to f, or to a temporary file beside path renamed into place once whole (gb_out) */
 static int open_out(struct pp *p, FILE *f, const char *path, char *err, size_t errlen)
 {
-	int fd;
+	int rc;
 
 	if (f) {
 		p->f = f;
@@ -648,26 +645,24 @@ static int open_out(struct pp *p, FILE *f, const char *path, char *err, size_t e
 		snprintf(err, errlen, "no output file; give one with -o FILE");
 		return -EINVAL;
 	}
-	fd = gb_open_output(path);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot create %s: %s; choose a writable output path with -o",
-			 path, strerror(-fd));
-		return fd;
-	}
-	p->f = fdopen(fd, "w");
+	rc = gb_out_open(&p->file, path, err, errlen);
+	if (rc)
+		return rc;
+	p->f = fdopen(p->file.fd, "w");
 	if (!p->f) {
-		int e = errno;
-
-		close(fd);
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
-		return -e;
+		rc = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(-rc));
+		gb_out_abort(&p->file);
+		return rc;
 	}
+	p->file.fd = -1;		/* the FILE's now */
 	return 0;
 }
 
 static int pp_init(struct pp *p, struct sbt_reader *r, const struct gb_export_opts *o)
 {
 	memset(p, 0, sizeof(*p));
+	p->file.fd = -1;
 	p->r = r;
 	p->o = o;
 	p->strs = intern_new();
@@ -686,6 +681,7 @@ int gb_export_pprof(struct sbt_reader *r, FILE *f, const struct gb_export_opts *
 		    struct gb_export_stats *st, char *err, size_t errlen)
 {
 	const char *path = o ? o->path : NULL;
+	const char *name = f || !path ? "the profile" : strcmp(path, "-") ? path : "standard output";
 	struct gb_event ev;
 	struct pp p;
 	int rc;
@@ -710,8 +706,8 @@ int gb_export_pprof(struct sbt_reader *r, FILE *f, const struct gb_export_opts *
 	if (!rc && fflush(p.f))
 		rc = errno ? -errno : -EIO;
 	if (rc)
-		snprintf(err, errlen, "cannot write %s: %s; check free disk space",
-			 path ? path : "the profile", strerror(-rc));
+		snprintf(err, errlen, "cannot write %s: %s; check free disk space", name,
+			 strerror(-rc));
 	p.st.samples = p.nsmp;
 	p.st.locations = p.nloc;
 	p.st.functions = p.nfn;
@@ -721,12 +717,14 @@ out:
 	if (p.f && !f) {
 		if (fclose(p.f) && !rc) {
 			rc = errno ? -errno : -EIO;
-			snprintf(err, errlen, "cannot write %s: %s; check free disk space", path,
+			snprintf(err, errlen, "cannot write %s: %s; check free disk space", name,
 				 strerror(-rc));
 		}
 		/* no half profile left behind: gzip readers would only say "unexpected EOF" */
 		if (rc)
-			unlink(path);
+			gb_out_abort(&p.file);
+		else
+			rc = gb_out_commit(&p.file, err, errlen);
 	}
 	if (st)
 		*st = p.st;

@@ -170,6 +170,7 @@ static void exp_header(uint8_t *h, uint64_t st, uint64_t ev, uint64_t count, boo
 int gb_export_tracesmith(struct sbt_reader *r, const char *path, char *err, size_t errlen)
 {
 	struct ts_exp x = { .fd = -1 };
+	struct gb_out out;
 	const struct sbt_meta *m = &sbt_reader_info(r)->meta;
 	uint8_t h[TS_HDR_LEN] = { 0 };
 	uint64_t count = 0, prev = 0, ev_off = 0, st_off;
@@ -177,11 +178,11 @@ int gb_export_tracesmith(struct sbt_reader *r, const char *path, char *err, size
 	int rc;
 
 	*err = 0;
-	x.fd = gb_open_output(path);
-	if (x.fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-x.fd));
-		return x.fd;
-	}
+	/* a temporary file beside path, renamed into place once whole */
+	rc = gb_out_open(&out, path, err, errlen);
+	if (rc)
+		return rc;
+	x.fd = out.fd;
 	gb_buf_put(&x.out, h, sizeof(h));	/* placeholder, rewritten at the end */
 	gb_buf_putc(&x.out, 1);
 	gb_buf_varstr(&x.out, "gpubpf");
@@ -214,10 +215,12 @@ int gb_export_tracesmith(struct sbt_reader *r, const char *path, char *err, size
 	exp_header(h, st_off, ev_off, count, x.nstr > 0);
 	if (!x.err && pwrite(x.fd, h, sizeof(h), 0) != (ssize_t)sizeof(h))
 		x.err = -errno ? -errno : -EIO;
-	if (close(x.fd) && !x.err)
-		x.err = -errno;
-	if (x.err)
+	if (x.err) {
 		snprintf(err, errlen, "%s: writing TraceSmith SBT: %s", path, strerror(-x.err));
+		gb_out_abort(&out);
+	} else {
+		x.err = gb_out_commit(&out, err, errlen);
+	}
 	gb_buf_free(&x.out);
 	gb_buf_free(&x.strtab);
 	hmap_free(&x.ids);

@@ -131,6 +131,8 @@ struct gb_exporter {
 	FILE *f;
 	bool own_f;
 	char *base, *ext;		/* split naming: base.N.ext */
+	struct gb_out *outs;		/* each file written, renamed into place at the finish */
+	unsigned nouts;
 	uint64_t split_bytes, file_bytes;
 	unsigned file_idx;
 	uint32_t file_gen;		/* bumped per file: descriptors, interning */

@@ -32,6 +32,13 @@ struct sbt_writer;
  * Returns 0 or -errno.
  */
 int sbt_writer_open(struct sbt_writer **w, const char *path, const struct sbt_meta *m);
+/*
+ * An output written whole or not at all (merge, import): to a temporary file
+ * beside path (gb_out), renamed over path by a successful sbt_writer_close;
+ * sbt_writer_abort, or a failed close, removes it. 0, or -errno with err set.
+ */
+int sbt_writer_create(struct sbt_writer **w, const char *path, const struct sbt_meta *m,
+		      char *err, size_t errlen);
 /* Same on an fd the caller opened (taken over: closed by close) */
 int sbt_writer_fdopen(struct sbt_writer **w, int fd, const struct sbt_meta *m);
 /* Append one event; strings are copied/interned. 0 or -errno (write error). */

@@ -38,6 +38,7 @@ struct idx_ent {
 
 struct sbt_writer {
 	int fd;
+	struct gb_out whole;	/* sbt_writer_create: the temporary file renamed at close */
 	uint64_t off;		/* bytes known to be on disk, records whole */
 	bool seekable;
 	struct sbt_meta meta;
@@ -494,6 +495,7 @@ static void free_writer(struct sbt_writer *w)
 
 	if (w->fd >= 0)
 		close(w->fd);
+	gb_out_abort(&w->whole);	/* nothing once committed */
 	intern_free(w->strs);
 	gb_buf_free(&w->stacks);
 	for (i = 0; i < w->nnotes; i++) {
@@ -547,6 +549,7 @@ int sbt_writer_fdopen(struct sbt_writer **wp, int fd, const struct sbt_meta *m)
 		close(fd);
 		return -ENOMEM;
 	}
+	w->whole.fd = -1;
 	w->fd = fd;
 	w->seekable = true;
 	if (m)
@@ -660,8 +663,34 @@ int sbt_writer_close(struct sbt_writer *w, const struct sbt_meta *end)
 	if (!err && close(w->fd))
 		err = -errno;
 	w->fd = -1;
+	if (!err && w->whole.path) {
+		char msg[8];	/* the caller words its own message from the errno */
+
+		err = gb_out_commit(&w->whole, msg, sizeof(msg));
+	}
 	free_writer(w);
 	return err;
+}
+
+int sbt_writer_create(struct sbt_writer **wp, const char *path, const struct sbt_meta *m,
+		      char *err, size_t errlen)
+{
+	struct gb_out o;
+	int rc;
+
+	*wp = NULL;
+	rc = gb_out_open(&o, path, err, errlen);
+	if (rc)
+		return rc;
+	rc = sbt_writer_fdopen(wp, o.fd, m);	/* the fd is the writer's, even on failure */
+	o.fd = -1;
+	if (rc) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
+		gb_out_abort(&o);
+		return rc;
+	}
+	(*wp)->whole = o;
+	return 0;
 }
 
 void sbt_writer_abort(struct sbt_writer *w)

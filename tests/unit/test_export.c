@@ -507,10 +507,10 @@ static void test_errors(void **state)
 	assert_int_equal(gb_export_fmt_parse("svg"), GB_FMT_NONE);
 	assert_int_equal(gb_export_fmt_parse("json"), GB_FMT_JSON);
 	assert_int_not_equal(gb_export_file("/nonexistent.sbt", "perfetto", "/tmp/x.pftrace",
-					    err, sizeof(err)), 0);
+					    NULL, err, sizeof(err)), 0);
 	assert_true(strlen(err) > 0);
 	assert_int_not_equal(gb_export_file("/nonexistent.sbt", "svg", "/tmp/x.pftrace",
-					    err, sizeof(err)), 0);
+					    NULL, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "svg"));
 }
 

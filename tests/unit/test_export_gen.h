@@ -261,7 +261,7 @@ static void test_sbt_export_roundtrip(void **state)
 		skip();	/* the sbt writer is not there yet */
 	}
 	snprintf(out, sizeof(out), "%s/a.pftrace", dir);
-	if (gb_export_file(sbt, "perfetto", out, err, sizeof(err)))
+	if (gb_export_file(sbt, "perfetto", out, NULL, err, sizeof(err)))
 		fail_msg("%s", err);
 	b = slurp(out, &len);
 	assert_non_null(b);
@@ -274,7 +274,7 @@ static void test_sbt_export_roundtrip(void **state)
 	free(b);
 	unlink(out);
 	snprintf(out, sizeof(out), "%s/a.json", dir);
-	if (gb_export_file(sbt, "json", out, err, sizeof(err)))
+	if (gb_export_file(sbt, "json", out, NULL, err, sizeof(err)))
 		fail_msg("%s", err);
 	b = slurp(out, &len);
 	assert_non_null(b);
@@ -356,7 +356,7 @@ static void test_merge_alignment(void **state)
 
 	/* the exporter names host 1's process after its host */
 	snprintf(a, sizeof(a), "%s/all.json", dir);
-	if (gb_export_file(out, "json", a, err, sizeof(err)))
+	if (gb_export_file(out, "json", a, NULL, err, sizeof(err)))
 		fail_msg("%s", err);
 	{
 		size_t len;

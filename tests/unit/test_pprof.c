@@ -405,10 +405,10 @@ static void test_errors(void **state)
 	/* through the file-level entry point: a missing trace, a bad format */
 	assert_int_equal(gb_export_fmt_parse("pprof"), GB_FMT_PPROF);
 	assert_int_not_equal(gb_export_file("/nonexistent.sbt", "pprof", tpath("x.pb.gz"),
-					    err, sizeof(err)), 0);
+					    NULL, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "/nonexistent.sbt"));
 	assert_int_equal(access(tpath("x.pb.gz"), F_OK), -1);
-	assert_int_equal(gb_export_file(tpath("e.sbt"), "pprof", tpath("x.pb.gz"), err, sizeof(err)), 0);
+	assert_int_equal(gb_export_file(tpath("e.sbt"), "pprof", tpath("x.pb.gz"), NULL, err, sizeof(err)), 0);
 	assert_int_equal(access(tpath("x.pb.gz"), F_OK), 0);
 }
 
