@@ -48,10 +48,12 @@ for u in sorted(seen):
 PY
 }
 
+# (the fourth: stream 7's records that overlap, which a GPU never runs so,
+# on a track that says it holds them)
 EXPECT='pid 100 stream 7 · compute -> pid 100 stream 7 · compute, memcpy HtoD
 pid 101 stream 7 · compute
 pid 102 stream 7 · compute
-pid 100 stream 7 · compute, memcpy HtoD
+pid 100 stream 7 · compute, memcpy HtoD · overlapping records 1
 pid 101 stream 9 · memset -> pid 101 stream 9 · memcpy DtoH, memset'
 
 for src in direct mixed; do
@@ -81,6 +83,7 @@ print('\n'.join(sorted(set(last.values()))))
 PY
 )
 check_eq "json: last thread_name of each stream lane" "pid 100 stream 7 · compute, memcpy HtoD
+pid 100 stream 7 · compute, memcpy HtoD · overlapping records 1
 pid 101 stream 7 · compute
 pid 101 stream 9 · memcpy DtoH, memset
 pid 102 stream 7 · compute" "$r"
