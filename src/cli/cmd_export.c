@@ -236,6 +236,13 @@ int cmd_export(int argc, char **argv)
 		gb_err("%s", err);
 	else if (!quiet && q.fmt->fmt != GB_FMT_TRACESMITH)
 		summary(strcmp(q.out, "-") ? q.out : "standard output", q.fmt->fmt, &st);
+	if (!rc) {	/* what the trace lost, in every reader's words; damaged: exit 3 */
+		sbt_quality_line(&st.quality, err, sizeof(err));
+		if (err[0])
+			fprintf(stderr, "gpubpf: %s\n", err);
+		if (sbt_quality_damaged(&st.quality))
+			rc = SBT_EXIT_DAMAGED;
+	}
 	if (!rc && q.open && ui_serve_file(q.out, q.fmt->media, open_port))
 		rc = 1;
 out:

@@ -13,6 +13,7 @@
 #include "cmds.h"
 #include "sbt/sbt.h"
 #include "sbt/sbt_merge.h"
+#include "sbt/sbt_quality.h"
 #include "core/util.h"
 
 static const char usage_text[] =
@@ -131,6 +132,25 @@ static void report(const struct sbt_merge_trace *t, unsigned n)
 			t[i].err_ns, (double)t[i].skew_ppb / 1000.0);
 }
 
+/* what each input lost, in every reader's words; 3 when one was damaged */
+static int inputs_quality(const struct sbt_merge_trace *t, unsigned n)
+{
+	struct sbt_quality q;
+	char line[512];
+	unsigned i;
+	int rc = 0;
+
+	for (i = 0; i < n; i++) {
+		sbt_quality_get(t[i].r, &q);
+		sbt_quality_line(&q, line, sizeof(line));
+		if (line[0])
+			fprintf(stderr, "gpubpf: %s: %s\n", t[i].path, line);
+		if (sbt_quality_damaged(&q))
+			rc = SBT_EXIT_DAMAGED;
+	}
+	return rc;
+}
+
 static int do_merge(struct sbt_merge_trace *t, unsigned n, const char *out, bool quiet)
 {
 	struct sbt_meta meta = t[0].info->meta, end;
@@ -167,7 +187,7 @@ static int do_merge(struct sbt_merge_trace *t, unsigned n, const char *out, bool
 	}
 	if (!quiet)
 		report(t, n);
-	return 0;
+	return inputs_quality(t, n);
 }
 
 int cmd_merge(int argc, char **argv)

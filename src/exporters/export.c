@@ -782,6 +782,11 @@ static void ex_free(struct gb_exporter *ex)
 	free(ex);
 }
 
+void gb_exporter_set_quality(struct gb_exporter *ex, const struct sbt_quality *q)
+{
+	ex->quality = q;
+}
+
 int gb_exporter_finish(struct gb_exporter *ex, struct gb_export_stats *st,
 		       char *err, size_t errlen)
 {

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "core/event.h"
+#include "sbt/sbt_quality.h"
 
 struct sbt_info;
 struct sbt_reader;
@@ -108,6 +109,8 @@ struct gb_export_stats {
 	uint64_t samples, locations, functions;
 	uint64_t device_joined;	/* device records added to their launch's sample */
 	uint64_t device_unjoined; /* device records without their launch: a sample of their own */
+	/* what the trace lost (gb_export_run), said on stderr and in the JSON */
+	struct sbt_quality quality;
 };
 
 struct gb_exporter;
@@ -133,6 +136,9 @@ void gb_exporter_expect_flow(struct gb_exporter *ex, uint32_t pid, uint64_t corr
 
 /* Add one event (strings are only read during the call). 0 or -errno. */
 int gb_exporter_add(struct gb_exporter *ex, const struct gb_event *ev);
+
+/* What the trace lost, once its events were read: the JSON file states it (data_quality) */
+void gb_exporter_set_quality(struct gb_exporter *ex, const struct sbt_quality *q);
 
 /* Close every open slice, finish and close the output, free ex. 0 or -errno. */
 int gb_exporter_finish(struct gb_exporter *ex, struct gb_export_stats *st,

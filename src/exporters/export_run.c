@@ -152,6 +152,8 @@ int gb_export_run(const struct gb_export_req *q, struct gb_export_stats *st,
 	if (rc)
 		return rc;
 	rc = q->fmt->run(q, r, st, err, errlen);
+	if (!rc && st)
+		sbt_quality_get(r, &st->quality);
 	sbt_reader_close(r);
 	return rc;
 }
@@ -451,10 +453,15 @@ static int run_stream(const struct gb_export_req *q, struct sbt_reader *r,
 		goto out;
 	}
 	rc = feed(q, r, ex, err, errlen);
-	if (rc)
+	if (rc) {
 		gb_exporter_abort(ex);	/* and no file left */
-	else
+	} else {
+		struct sbt_quality ql;
+
+		sbt_quality_get(r, &ql);	/* every event read: the stack counts are final */
+		gb_exporter_set_quality(ex, &ql);
 		rc = gb_exporter_finish(ex, st, err, errlen);
+	}
 out:
 	close_names(q, namer);
 	groups_free(&grp);

@@ -171,7 +171,24 @@ static int js_begin_file(struct gb_exporter *ex, uint64_t ts)
 
 static void js_end_file(struct gb_exporter *ex)
 {
-	LIT(&ex->out, "\n]}\n");
+	struct gb_buf q = { 0 };
+	struct gb_json j;
+
+	if (!ex->quality) {
+		LIT(&ex->out, "\n]}\n");
+		return;
+	}
+	/* after the events, what the trace lost, as every reader says it:
+	 * {"data_quality":{...}} made alone, its braces dropped */
+	gb_json_init(&j, &q);
+	gb_json_start_object(&j);
+	sbt_quality_json(ex->quality, &j);
+	gb_json_end_object(&j);
+	LIT(&ex->out, "\n],");
+	if (q.len > 2)
+		gb_buf_put(&ex->out, q.p + 1, q.len - 2);
+	LIT(&ex->out, "}\n");
+	gb_buf_free(&q);
 }
 
 static void js_descriptor(struct gb_exporter *ex, struct gb_track *t, uint64_t ts)

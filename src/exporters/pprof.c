@@ -590,6 +590,15 @@ static int put_profile(struct pp *p)
 			 p->timed, p->st.calls);
 		pb_varint(b, P_COMMENT, str_id(p, c));
 	}
+	if (p->r) {	/* what the trace lost, as every reader says it */
+		struct sbt_quality q;
+		char c[512];
+
+		sbt_quality_get(p->r, &q);
+		sbt_quality_line(&q, c, sizeof(c));
+		if (c[0])
+			pb_varint(b, P_COMMENT, str_id(p, c));
+	}
 	if (info && info->meta.host[0]) {
 		char c[96];
 

@@ -141,6 +141,7 @@ struct gb_exporter {
 	struct gb_buf out;
 
 	/* trace facts */
+	const struct sbt_quality *quality;	/* set before the finish; NULL: not known */
 	bool have_clock;
 	uint64_t real_start, mono_start;
 	uint64_t info_drops, first_ts;

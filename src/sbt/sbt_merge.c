@@ -25,6 +25,7 @@
 #include <string.h>
 #include "sbt.h"
 #include "sbt_merge.h"
+#include "sbt_quality.h"
 #include "core/hmap.h"
 #include "core/util.h"
 
@@ -288,6 +289,49 @@ static int set_drops(struct sbt_writer *w, const struct sbt_merge_trace *t, unsi
 	return rc;
 }
 
+/*
+ * What the inputs lost travels with the merged trace, added up (its own
+ * blocks are whole, but the events of the inputs' damaged blocks are gone):
+ * every reader of it says so as it would of the inputs. The stack mode only
+ * where every input had the same.
+ */
+static int write_losses(struct sbt_writer *w, const struct sbt_merge_trace *t, unsigned n)
+{
+	struct sbt_quality sum = { 0 }, q;
+	const char *mode = n ? sbt_reader_note(t[0].r, "stack.mode") : NULL;
+	char v[32];
+	unsigned i, k;
+	int rc = 0;
+	struct { const char *key; const uint64_t *val; } notes[] = {
+		{ SBT_NOTE_LOST_BLOCKS, &sum.blocks_bad }, { SBT_NOTE_LOST_EVENTS, &sum.events_bad },
+		{ "drops.notices", &sum.drops_notices }, { "drops.targets", &sum.drops_targets },
+		{ "discovery.lost", &sum.drops_sideband }, { "drops.stacks", &sum.drops_stacks },
+	};
+
+	for (i = 0; i < n; i++) {
+		const char *m = sbt_reader_note(t[i].r, "stack.mode");
+
+		sbt_quality_get(t[i].r, &q);
+		sum.blocks_bad += q.blocks_bad;
+		sum.events_bad += q.events_bad;
+		sum.drops_notices += q.drops_notices;
+		sum.drops_targets += q.drops_targets;
+		sum.drops_sideband += q.drops_sideband;
+		sum.drops_stacks += q.drops_stacks;
+		if (!m || !mode || strcmp(m, mode))
+			mode = NULL;
+	}
+	for (k = 0; k < sizeof(notes) / sizeof(notes[0]); k++) {
+		if (!*notes[k].val)
+			continue;
+		snprintf(v, sizeof(v), "%" PRIu64, *notes[k].val);
+		rc |= sbt_writer_note(w, notes[k].key, v);
+	}
+	if (mode)
+		rc |= sbt_writer_note(w, "stack.mode", mode);
+	return rc;
+}
+
 int sbt_merge_traces(struct sbt_writer *w, const struct sbt_merge_trace *t, unsigned n,
 		     int64_t base, unsigned *failed)
 {
@@ -312,6 +356,8 @@ int sbt_merge_traces(struct sbt_writer *w, const struct sbt_merge_trace *t, unsi
 		wr = sbt_merge_write(src, n, w, SBT_MERGE_RENUMBER, failed);
 		rc = wr < 0 ? (int)wr : 0;
 	}
+	if (!rc)
+		rc = write_losses(w, t, n);
 	free(src);
 	return rc;
 }

@@ -29,8 +29,8 @@ void sbt_quality_get(struct sbt_reader *r, struct sbt_quality *q)
 
 	memset(q, 0, sizeof(*q));
 	q->finalized = in->finalized;
-	q->blocks_bad = in->blocks_bad;
-	q->events_bad = in->events_bad;
+	q->blocks_bad = in->blocks_bad + note_u64(r, SBT_NOTE_LOST_BLOCKS);
+	q->events_bad = in->events_bad + note_u64(r, SBT_NOTE_LOST_EVENTS);
 	q->drops_calls = in->drops_total;
 	q->drops_notices = note_u64(r, "drops.notices");
 	q->drops_targets = note_u64(r, "drops.targets");

@@ -17,6 +17,10 @@
 struct sbt_reader;
 struct gb_json;
 
+/* notes of a trace made from damaged ones (gpubpf merge): the blocks and events they lost */
+#define SBT_NOTE_LOST_BLOCKS	"lost.blocks_bad"
+#define SBT_NOTE_LOST_EVENTS	"lost.events_bad"
+
 /* exit status of a reader whose output was made from a trace with damaged blocks */
 #define SBT_EXIT_DAMAGED	3
 
