@@ -15,6 +15,7 @@ python3 or the torch venv's python alike.
   compare.py ioctl     --trace T [--pid P]
   compare.py nccl      --trace T [--iters N]
   compare.py stuck     --text F --json F --func REGEX --pyfunc NAME
+  compare.py checksum  --json CHECK.json                    (prints the summary only)
 """
 import argparse
 import collections
@@ -67,12 +68,40 @@ def read_steps(path):
 _demangled = {}
 
 
+def _cxa():
+    """libstdc++'s __cxa_demangle, the demangler gpubpf itself uses."""
+    import ctypes
+    import ctypes.util
+    try:
+        cxx = ctypes.CDLL("libstdc++.so.6")
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+    f = cxx.__cxa_demangle
+    f.restype = ctypes.c_void_p
+    f.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    libc.free.argtypes = [ctypes.c_void_p]
+
+    def dm(name):
+        st = ctypes.c_int(0)
+        r = f(name.encode(), None, None, ctypes.byref(st))
+        if st.value or not r:
+            return name
+        out = ctypes.string_at(r).decode(errors="replace")
+        libc.free(r)
+        return out
+    return dm
+
+
 def demangle(names):
-    """Demangle _Z names with c++filt where the host has it (torch.profiler
-    shows CUPTI's demangled names; gpubpf demangles too, but a name it
-    could not stays mangled)."""
+    """Demangle _Z names (view --json keeps a kernel's mangled name; the
+    profiler shows CUPTI's demangled one)."""
+    dm = _cxa()
     todo = [n for n in names if n.startswith("_Z") and n not in _demangled]
-    if todo and shutil.which("c++filt"):
+    if todo and dm:
+        for n in todo:
+            _demangled[n] = dm(n)
+    elif todo and shutil.which("c++filt"):
         r = subprocess.run(["c++filt"], input="\n".join(todo).encode(), stdout=subprocess.PIPE)
         for a, b in zip(todo, r.stdout.decode().splitlines()):
             _demangled[a] = b
@@ -156,18 +185,18 @@ def cmd_discovery(a):
         if m != p and first_diff is None:
             first_diff = {"step": i, "gpubpf_only": dict(m - p), "profiler_only": dict(p - m)}
     n = len(steps)
-    libs = sorted({os.path.basename(f.get("module", "")) for e in evs for f in e.get("stack", [])[:1]
-                   if "module" in f})
+    via = collections.Counter(os.path.basename((e.get("stack") or [{}])[0].get("module") or "?") for e in ls)
     rep = report(a.trace, "--pid", str(a.pid))
     rep_launches = sum(k.get("launches", 0) for k in rep.get("kernels", []))
     apis = collections.Counter(e.get("api") for e in ls)
     DETAIL.update(first_diff=first_diff, apis=dict(apis), report_kernel_launches=rep_launches,
-                  launches_outside_steps=outside, unnamed=unnamed, first_frame_modules=libs)
+                  launches_outside_steps=outside, unnamed=unnamed, via=dict(via))
     ok = n and same_multiset == n
     return say("PASS" if ok else "FAIL",
                f"{n} steps: same kernel names and counts in {same_multiset}/{n} (same name set {same_set}/{n}, "
                f"same count {same_count}/{n}); launches gpubpf {tot_mine} vs torch.profiler {tot_prof} "
-               f"({unnamed} unnamed; by api {dict(apis)}); {outside} launches outside steps; "
+               f"({unnamed} unnamed; by api {dict(apis)}; through {dict(via.most_common(4))}); "
+               f"{outside} launches outside steps; "
                f"report --json kernel launches {rep_launches}"
                + (f"; first difference step {first_diff['step']}" if first_diff else ""))
 
@@ -348,8 +377,8 @@ def cmd_stuck(a):
     calls = d.get("calls", [])
     hit = [c for c in calls if re.search(a.func, c.get("func", ""))]
     frames = [f for c in (hit or calls) for f in c.get("stack", [])]
-    py = [f for f in frames if re.search(r"python|libpython", f.get("module", "")) or
-          f.get("sym", "").startswith(("_PyEval", "PyEval", "_PyObject", "PyObject_Vectorcall"))]
+    py = [f for f in frames if re.search(r"python|libpython", f.get("module") or "") or
+          (f.get("sym") or "").startswith(("_PyEval", "PyEval", "_PyObject", "PyObject_Vectorcall"))]
     named = any(a.pyfunc in (f.get("sym") or "") for f in frames) or a.pyfunc in text
     funcs = sorted({c.get("func") for c in calls})
     state = [f"{c.get('func')} {c.get('syscall') or c.get('state')}" for c in hit[:1]]
@@ -358,6 +387,16 @@ def cmd_stuck(a):
                f"calls {funcs or 'none'}; {a.func} {'named' if hit else 'NOT named'} {state}; "
                f"{len(frames)} frames, {len(py)} of the Python interpreter; Python function "
                f"{a.pyfunc}() {'named' if named else 'not named'}")
+
+
+def cmd_checksum(a):
+    """gpubpf check --json in one line (section 5)."""
+    d = json.load(open(a.json))
+    checks = d.get("checks", [])
+    bad = [c.get("name") for c in checks if not c.get("ok")]
+    print(f"gpubpf check (check.txt): {len(checks) - len(bad)} ok, not: {' '.join(bad) or 'none'}; "
+          f"{len(d.get('libraries', []))} GPU libraries")
+    return 0
 
 
 def main():

@@ -23,7 +23,7 @@ import time
 from gpucommon import StepLog, touch, write_pid
 
 # one step of the fake "training loop": kernel names and launches each
-STEP_KERNELS = [("_Z10conv_fwd_kPfS_", 2), ("_Z7relu_kPf", 2), ("_Z10conv_bwd_kPfS_", 2),
+STEP_KERNELS = [("_Z10conv_fwd_kPfS_", 2), ("_Z6relu_kPf", 2), ("_Z10conv_bwd_kPfS_", 2),
                 ("_Z8sgd_stepPfS_f", 1)]
 FAKE_STREAM_BLOCK = 0xb10c
 
@@ -119,7 +119,7 @@ def wait_for_gpu(g, a):
 def hang(a):
     g = Fake(a.lib)
     write_pid(a.pid_file)
-    g.launch("_Z10spin_kernell")
+    g.launch("_Z11spin_kernell")
     wait_for_gpu(g, a)
 
 

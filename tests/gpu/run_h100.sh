@@ -16,7 +16,7 @@
 # tests/gpu/fakegpu.py, to prove the plumbing. Here, wrap it as
 #     flock /tmp/gpubpf-bpf.lock bash tests/gpu/run_h100.sh --dry-run
 # Needs the bundle (tests/gpu/bundle.sh); README.md in this folder.
-echo "uname -r: $(uname -r)"
+case " $* " in *" --section "*) ;; *) echo "uname -r: $(uname -r)" ;; esac
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -36,6 +36,12 @@ done
 
 # ---------------------------------------------------------------- helpers
 now() { date +%s%N; }
+# inside a section: a timeout that stays in the section's process group, so
+# that the section's own timeout (a signal to the whole group) reaches what
+# it started too (a plain `timeout` makes a group of its own)
+tmo() { timeout --foreground "$@"; }
+# progress in the section's log: its last line names where a timeout struck
+say() { echo "[$(date +%T)] $*"; }
 # result N STATUS FACT...: the section's one line
 result() {
 	local n=$1 st=$2
@@ -47,7 +53,7 @@ BG=()
 bg_cleanup() {
 	local p
 	for p in "${BG[@]}"; do kill -9 "$p" 2>/dev/null; done
-	[ "$DRY" = 1 ] && touch "$W/s7.release" 2>/dev/null
+	[ "$DRY$SECTION" = 17 ] && touch "$W/s7.release" 2>/dev/null	# the fake driver lets go
 	wait 2>/dev/null
 }
 wait_file() {	# FILE SECS
@@ -84,7 +90,7 @@ stop_rec() {
 # cmp ARGS...: compare.py's verdict into CST (PASS/FAIL/SKIP) and CFACT
 cmp() {
 	local line
-	line=$(GB=$GB timeout 180 "$HPY" "$HERE/compare.py" "$@" 2>>"$W/compare.err" | tail -1)
+	line=$(GB=$GB tmo 180 "$HPY" "$HERE/compare.py" "$@" 2>>"$W/compare.err" | tail -1)
 	[ -n "$line" ] || line="FAIL compare.py $1 printed nothing (compare.err)"
 	CST=${line%% *}
 	CFACT=${line#* }
@@ -129,9 +135,10 @@ pct() { "$HPY" -c 'import sys; a, b = sys.argv[1:3]; print("n/a" if "none" in (a
 # 1. discovery: record -a before a 100-step training loop, vs torch.profiler per step
 s1() {
 	need_torch 1
+	say "record -a, then train.py --steps 100 --profile"
 	start_rec s1 -a $RECLIBS || { result 1 FAIL "record -a not ready in 60 s: $(tail -1 "$W/s1.rec.log")"; return; }
 	wl train --steps 100 --profile --prof-out "$W/s1.prof.json" --step-log "$W/s1.steps" --pid-file "$W/s1.pid"
-	timeout 150 "${WLCMD[@]}" >"$W/s1.train.log" 2>&1
+	tmo 150 "${WLCMD[@]}" >"$W/s1.train.log" 2>&1
 	local rc=$?
 	stop_rec
 	[ "$rc" = 0 ] || { workload_failed 1 "$rc" "$W/s1.train.log"; return; }
@@ -145,24 +152,25 @@ s2() {
 	need_torch 2
 	local pid rc
 	if [ "$DRY" = 1 ]; then
-		timeout 60 "$GB" record --cupti -o "$W/s2.sbt" $RECLIBS -- "$CUPTI_APP" "$CUPTI_LIB" "$WL/libcuda.so.1" 5 \
+		tmo 60 "$GB" record --cupti -o "$W/s2.sbt" $RECLIBS -- "$CUPTI_APP" "$CUPTI_LIB" "$WL/libcuda.so.1" 5 \
 			>"$W/s2.train.log" 2>&1
 		rc=$?
 		pid=$(sed -n 's/^pid=\([0-9]*\) .*/\1/p' "$W/s2.train.log")
 	else
 		wl train --steps 60 --step-log "$W/s2.steps" --pid-file "$W/s2.pid"
-		timeout 150 "$GB" record --cupti -o "$W/s2.sbt" -- "${WLCMD[@]}" >"$W/s2.train.log" 2>&1
+		tmo 150 "$GB" record --cupti -o "$W/s2.sbt" -- "${WLCMD[@]}" >"$W/s2.train.log" 2>&1
 		rc=$?
 		pid=$(cat "$W/s2.pid" 2>/dev/null)
 	fi
 	[ "$rc" = 0 ] && [ -n "$pid" ] || { workload_failed 2 "$rc" "$W/s2.train.log"; return; }
 	cmp device --trace "$W/s2.sbt" --pid "$pid" --steps "$W/s2.steps" --prof "$W/s1.prof.json" \
 		--detail "$W/s2.detail.json"
-	result 2 "$CST" "$CFACT; $(grep -m1 -o 'cupti: [^:]*: library[^;]*\|CUPTI [a-z ]*:[^;]*' "$W/s2.train.log" | head -1 | cut -c1-120)"
+	result 2 "$CST" "$CFACT"
 }
 
 # a training loop in the background until its stop file; P its pid
 start_train() {	# NAME SECONDS
+	say "train.py --seconds $2 in the background"
 	wl train --seconds "$2" --stop-file "$W/$1.stop" --step-log "$W/$1.steps" --pid-file "$W/$1.pid" \
 		--ready-file "$W/$1.ready" --warmup 5
 	"${WLCMD[@]}" >"$W/$1.train.log" 2>&1 &
@@ -177,11 +185,13 @@ s3() {
 	start_train s3 200 || { workload_failed 3 "not ready in 90 s" "$W/s3.train.log"; return; }
 	local t0 t1 t3 t4 r1 r2 a1 a2 jrc
 	t0=$(now); sleep "$WIN"; t1=$(now)
-	timeout 60 "$GB" record -p "$P" --cupti -d "$S3_D" -o "$W/s3a.sbt" $RECLIBS >"$W/s3a.log" 2>&1
+	say "record -p $P --cupti -d $S3_D"
+	tmo 60 "$GB" record -p "$P" --cupti -d "$S3_D" -o "$W/s3a.sbt" $RECLIBS >"$W/s3a.log" 2>&1
 	r1=$?
 	alive "$P" && a1=yes || a1=no
 	sleep 1; t3=$(now); sleep "$WIN"; t4=$(now)
-	timeout 40 "$GB" record -p "$P" --cupti -d 3 -o "$W/s3b.sbt" $RECLIBS >"$W/s3b.log" 2>&1
+	say "second attach"
+	tmo 40 "$GB" record -p "$P" --cupti -d 3 -o "$W/s3b.sbt" $RECLIBS >"$W/s3b.log" 2>&1
 	r2=$?
 	alive "$P" && a2=yes || a2=no
 	touch "$W/s3.stop"
@@ -214,6 +224,7 @@ s4_loop() {	# MODE LAUNCHES_PER_STEP LABEL
 	window untraced-before
 	for ph in "record-a:-a" "lean:-a --lean" "top:" "cupti:-a --cupti"; do
 		args=${ph#*:}
+		say "$m: ${ph%%:*}"
 		if [ "${ph%%:*}" = top ]; then
 			"$GB" top -b -q -i 1 --ready-file "$W/s4.$m.top.ready" $RECLIBS >"$W/s4.$m.top.log" 2>&1 &
 			REC=$!
@@ -240,9 +251,11 @@ s4() {
 		echo "| loop | traced with | steps/s | untraced steps/s | change | ns added per launch |"
 		echo "|---|---|---:|---:|---:|---:|"
 	} >"$OUT/overhead.md"
-	s4_loop launch 100 "launch-bound (100 x add_ on 1 float)"
+	local fake=
+	[ "$DRY" = 1 ] && fake="fake "
+	s4_loop launch 100 "${fake}launch-bound (100 x add_ on 1 float)"
 	st1=$CST f1=$CFACT
-	s4_loop gemm 4 "GEMM-bound (4 x bf16 8192^3)"
+	s4_loop gemm 4 "${fake}GEMM-bound (4 x bf16 8192^3)"
 	[ "$st1" = PASS ] && [ "$CST" = PASS ] || CST=FAIL
 	result 4 "$CST" "$f1 | $CFACT"
 }
@@ -251,22 +264,17 @@ s4() {
 s5() {
 	need_torch 5
 	local rc pid chk
-	chk=$("$HPY" -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-bad = [c["name"] for c in d.get("checks", []) if not c.get("ok")]
-print(f"gpubpf check (check.txt): {len(d.get(\"checks\", [])) - len(bad)} ok, not: {\" \".join(bad) or \"none\"}; "
-      f"{len(d.get(\"libraries\", []))} GPU libraries")' "$W/check.json" 2>/dev/null)
+	chk=$("$HPY" "$HERE/compare.py" checksum --json "$W/check.json" 2>/dev/null | tail -1)
 	if [ "$DRY" = 1 ]; then
 		start_rec s5 -a --ioctl-dev /dev/null=nvidia --ioctl-dev /dev/full=kfd ||
 			{ result 5 FAIL "record --ioctl not ready: $(tail -1 "$W/s5.rec.log")"; return; }
-		timeout 30 "$WL/ioctl_work" calls /dev/null /dev/full >"$W/s5.train.log" 2>&1
+		tmo 30 "$WL/ioctl_work" calls /dev/null /dev/full >"$W/s5.train.log" 2>&1
 		rc=$?
 		pid=$(head -1 "$W/s5.train.log")
 	else
 		start_rec s5 -a --ioctl || { result 5 FAIL "record -a --ioctl not ready: $(tail -1 "$W/s5.rec.log")"; return; }
 		wl train --steps 20 --pid-file "$W/s5.pid"
-		timeout 120 "${WLCMD[@]}" >"$W/s5.train.log" 2>&1
+		tmo 120 "${WLCMD[@]}" >"$W/s5.train.log" 2>&1
 		rc=$?
 		pid=$(cat "$W/s5.pid" 2>/dev/null)
 	fi
@@ -281,11 +289,11 @@ s6() {
 	need_torch 6
 	local rc
 	if [ "$DRY" = 1 ]; then
-		NCCL_WORK_ALLREDUCE=1 timeout 60 "$GB" record -o "$W/s6.sbt" --lib "$WL/libnccl.so.2" -- \
+		NCCL_WORK_ALLREDUCE=1 tmo 60 "$GB" record -o "$W/s6.sbt" --lib "$WL/libnccl.so.2" -- \
 			"$WL/nccl_work" 0 1 "$W/s6.id" 20 >"$W/s6.log" 2>&1
 	else
 		wl allreduce --iters 20
-		timeout 150 "$GB" record -o "$W/s6.sbt" -- "${WLCMD[@]}" >"$W/s6.log" 2>&1
+		tmo 150 "$GB" record -o "$W/s6.sbt" -- "${WLCMD[@]}" >"$W/s6.log" 2>&1
 	fi
 	rc=$?
 	grep -q '^SKIP:' "$W/s6.log" && { workload_failed 6 77 "$W/s6.log"; return; }
@@ -313,11 +321,12 @@ s7() {
 		fi
 	done
 	sleep 1.5
+	say "stuck -p on both"
 	for v in spin blocking; do
 		[ -e "$W/s7.$v.wait" ] || continue
 		p=$(cat "$W/s7.$v.pid")
-		timeout 30 "$GB" stuck -p "$p" >"$W/s7.$v.stuck.txt" 2>&1
-		timeout 30 "$GB" stuck -p "$p" --json >"$W/s7.$v.stuck.json" 2>"$W/s7.$v.stuck.err"
+		tmo 30 "$GB" stuck -p "$p" >"$W/s7.$v.stuck.txt" 2>&1
+		tmo 30 "$GB" stuck -p "$p" --json >"$W/s7.$v.stuck.json" 2>"$W/s7.$v.stuck.err"
 		cmp stuck --text "$W/s7.$v.stuck.txt" --json "$W/s7.$v.stuck.json" --func 'StreamSynchronize' \
 			--pyfunc wait_for_gpu
 		[ "$CST" = PASS ] || st=FAIL
@@ -335,18 +344,21 @@ s8() {
 	t0=$(now); sleep "$WIN"; t1=$(now)
 	"$GB" record -p "$P" --cupti -d 5 -o "$W/s8a.sbt" $RECLIBS >"$W/s8a.log" 2>&1 &
 	REC=$!
+	say "attach, to be killed"
 	ka=$("$HPY" "$HERE/killer.py" --target "$P" --tracer "$REC" --phase attach --timeout 30)
 	wait_pid "$REC" 30
 	sleep 1
 	alive "$P" && aa=yes || aa=no
 	"$GB" record -p "$P" --cupti -d 2 -o "$W/s8b.sbt" $RECLIBS >"$W/s8b.log" 2>&1 &
 	REC=$!
+	say "attach, killed in the detach"
 	kd=$("$HPY" "$HERE/killer.py" --target "$P" --tracer "$REC" --phase detach --log "$W/s8b.log" --timeout 30)
 	wait_pid "$REC" 30
 	sleep 1
 	alive "$P" && ad=yes || ad=no
 	t3=$(now); sleep "$WIN"; t4=$(now)
-	timeout 40 "$GB" record -p "$P" --cupti -d 2 -o "$W/s8c.sbt" $RECLIBS >"$W/s8c.log" 2>&1
+	say "a later attach"
+	tmo 40 "$GB" record -p "$P" --cupti -d 2 -o "$W/s8c.sbt" $RECLIBS >"$W/s8c.log" 2>&1
 	n=$(devcount "$W/s8c.sbt" "$P")
 	touch "$W/s8.stop"
 	wait_pid "$J" 30
