@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# tests/gpu/bundle.sh [DIR]: build gpubpf and libgpubpf_cupti.so here and
+# assemble a self-contained bundle in DIR (default .gpubundle/ at the top
+# of the tree, git-ignored by .gitignore) for a GPU machine that has no
+# package registry:
+#   DIR/bin/gpubpf                    relinked with RPATH $ORIGIN/../lib
+#   DIR/lib/*.so*                     every shared library it needs beyond glibc
+#   DIR/lib/gpubpf/libgpubpf_cupti.so where record --cupti looks beside the binary
+#   DIR/gpu/                          run_h100.sh, the workloads, compare.py
+#   DIR/MANIFEST                      commit, sizes, sha256, glibc needed
+# Why an RPATH and not LD_LIBRARY_PATH: gpubpf starts the traced command
+# (record -- python ...) and LD_LIBRARY_PATH would reach it, putting our
+# libzstd/libelf/libstdc++ in front of the wheel's. DT_RPATH (not RUNPATH)
+# also serves the bundled libraries' own dependencies (libunwind -> liblzma).
+# Why not static: Debian ships no static libbpf with its BTF/ELF deps built
+# for it (libbpf.a needs libelf.a and libz.a, present, but libunwind-ptrace
+# and libncursesw static builds pull libtinfo/liblzma and glibc's static
+# NSS for getpwuid) and a static glibc cannot dlopen; the relinked binary
+# needs glibc >= the version MANIFEST states (2.34 with Debian 12's gcc).
+set -eu
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+DIR=${1:-$ROOT/.gpubundle}
+cd "$ROOT"
+make -j2 all cupti >/dev/null
+CUPTI=build/cupti/libgpubpf_cupti.so
+[ -r "$CUPTI" ] || { echo "bundle.sh: no $CUPTI (make cupti needs the CUDA toolkit: CUDA_HOME)" >&2; exit 1; }
+
+TMP=$DIR.tmp
+rm -rf "$TMP"
+mkdir -p "$TMP/bin" "$TMP/lib/gpubpf" "$TMP/gpu"
+# the Makefile's own link line for build/gpubpf, pointed at the bundle
+link=$(make -n -W build/obj/src/cli/main.o build/gpubpf | grep -E -- '-o build/gpubpf( |$)' | tail -1)
+[ -n "$link" ] || { echo "bundle.sh: could not get the link line from make -n" >&2; exit 1; }
+link=${link/-o build\/gpubpf/-o $TMP\/bin\/gpubpf}
+eval "$link -Wl,--disable-new-dtags -Wl,-rpath,'\$ORIGIN/../lib'"
+install -m 0644 "$CUPTI" "$TMP/lib/gpubpf/libgpubpf_cupti.so"
+
+# every library ldd resolves, except glibc's own (the target has its glibc) and
+# libstdc++/libgcc_s (every image with torch has them; gpubpf needs only
+# __cxa_demangle@CXXABI_1.3 from it, and Debian 12's copy needs glibc 2.36,
+# one more than Ubuntu 22.04's)
+skip='^(libc|libm|libpthread|libdl|librt|libutil|ld-linux-x86-64|linux-vdso|libgcc_s|libstdc\+\+)\.so'
+ldd "$TMP/bin/gpubpf" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r lib; do
+	base=$(basename "$lib")
+	[[ $base =~ $skip ]] && continue
+	cp -L "$lib" "$TMP/lib/$base"
+done
+if ldd "$TMP/bin/gpubpf" | grep -q 'not found'; then
+	echo "bundle.sh: unresolved: $(ldd "$TMP/bin/gpubpf" | grep 'not found')" >&2
+	exit 1
+fi
+# the binary must take the bundled copies, not the system's
+if ldd "$TMP/bin/gpubpf" | grep -E 'libbpf|libzstd' | grep -qv "$TMP/bin/../lib"; then
+	echo "bundle.sh: the RPATH is not used: $(ldd "$TMP/bin/gpubpf" | grep libbpf)" >&2
+	exit 1
+fi
+cp tests/gpu/*.py tests/gpu/run_h100.sh tests/gpu/README.md "$TMP/gpu/"
+
+glibc=$(for f in "$TMP/bin/gpubpf" "$TMP"/lib/*.so* "$TMP/lib/gpubpf/libgpubpf_cupti.so"; do
+	objdump -T "$f" 2>/dev/null | grep -o 'GLIBC_[0-9.]*'
+done | sort -uV | tail -1)
+cxx=$(objdump -T "$TMP/bin/gpubpf" | grep -o '\(GLIBCXX\|CXXABI\)_[0-9.]*' | sort -uV | tr '\n' ' ')
+{
+	echo "gpubpf $(git describe --always --dirty) ($(git rev-parse --abbrev-ref HEAD)), built $(date -u '+%F %T UTC') on $(. /etc/os-release; echo "$PRETTY_NAME")"
+	echo "needs: glibc >= ${glibc#GLIBC_} (x86-64), kernel BTF; libgpubpf_cupti.so needs libcupti.so.13 (RUNPATH $(readelf -d "$CUPTI" | sed -n 's/.*runpath: \[\(.*\)\]/\1/p'))"
+	echo "from the system's libstdc++.so.6: ${cxx:-nothing}"
+	(cd "$TMP" && find . -type f ! -name MANIFEST | sort | xargs sha256sum)
+} >"$TMP/MANIFEST"
+rm -rf "$DIR"
+mv "$TMP" "$DIR"
+
+size=$(du -sb "$DIR" | cut -f1)
+echo "bundle: $DIR, $((size / 1024)) KiB, $(find "$DIR" -type f | wc -l) files; $(sed -n 2p "$DIR/MANIFEST")"
+"$DIR/bin/gpubpf" --version >/dev/null || { echo "bundle.sh: the bundled binary does not run" >&2; exit 1; }
+if [ "$size" -gt $((32 << 20)) ]; then
+	echo "bundle.sh: $((size >> 20)) MiB: over the 32 MiB this bundle should stay under (carry: 64 MiB)" >&2
+	exit 1
+fi
