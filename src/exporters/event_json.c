@@ -26,10 +26,11 @@ static void coll_json(struct gb_json *j, const struct gb_event *ev, unsigned cat
 {
 	const char *s;
 
-	gb_json_uint_field(j, "comm", ev->handle);
+	/* "comm" is the process name in every output; the ncclComm_t is its handle */
+	gb_json_uint_field(j, "comm_handle", ev->handle);
 	if (gb_type_info(ev->type)->shape == GB_SH_NCCL_SPLIT) {
 		gb_json_int_field(j, "color", (int64_t)ev->arg);
-		gb_json_uint_field(j, "new_comm", ev->src);
+		gb_json_uint_field(j, "new_comm_handle", ev->src);
 	}
 	if (cat == GB_CAT_COLL) {
 		gb_json_string_field(j, "op", gb_type_name(ev->type) + 4);	/* "AllReduce" */

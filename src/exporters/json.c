@@ -259,7 +259,7 @@ static void coll_args(struct gb_exporter *ex, struct args *a, const struct gb_ev
 	if (gb_coll_peer(ev) >= 0)
 		arg_u(a, ev->type == GB_T_ncclSend || ev->type == GB_T_ncclRecv ? "peer" : "root",
 		      (uint64_t)gb_coll_peer(ev));
-	arg_hex(a, "comm", ev->handle);
+	arg_hex(a, "comm_handle", ev->handle);
 	if (gb_coll_comm_id(ev))
 		arg_hex(a, "comm_id", gb_coll_comm_id(ev));
 	if (gb_coll_nranks(ev)) {

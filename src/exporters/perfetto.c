@@ -87,7 +87,7 @@ enum ann {
 	A_KIND, A_PTR, A_SRC, A_HANDLE, A_CORR_ID, A_TIMING, A_DETAIL, A_DEVICE,
 	A_PID, A_RET, A_ARG_FAULT, A_STACK_ID, A_COUNT, A_CPU, A_CUPTI_DROPPED,
 	A_RATE_LIMITED, A_STACK, A_STATE, A_IN_FLIGHT_NS,
-	A_DATATYPE, A_REDOP, A_ROOT, A_PEER, A_COMM, A_COMM_ID, A_RANK, A_NRANKS, A_SEQ,
+	A_DATATYPE, A_REDOP, A_ROOT, A_PEER, A_COMM_HANDLE, A_COMM_ID, A_RANK, A_NRANKS, A_SEQ,
 	A_SHAPE, A_NAME, A_CAPTURED, A_GRAPH, A_NODES, A_NODE_KERNELS, A_ARRIVAL_SKEW_NS, A_LAST_RANK, A__N
 };
 static const char *const ann_names[A__N] = {
@@ -95,7 +95,7 @@ static const char *const ann_names[A__N] = {
 	"kind", "ptr", "src", "handle", "corr_id", "timing", "detail", "device",
 	"pid", "ret", "arg_fault", "stack_id", "count", "cpu", "cupti_dropped",
 	"rate_limited", "stack", "state", "in_flight_ns",
-	"datatype", "redop", "root", "peer", "comm", "comm_id", "rank", "nranks", "seq",
+	"datatype", "redop", "root", "peer", "comm_handle", "comm_id", "rank", "nranks", "seq",
 	"shape", "name", "captured", "graph", "nodes", "node_kernels", "arrival_skew_ns", "last_to_arrive",
 };
 
@@ -363,7 +363,7 @@ static void annotate_coll(struct gb_exporter *ex, struct pf *pf, const struct gb
 	if (gb_coll_peer(ev) >= 0)
 		da_u(ex, pf, ev->type == GB_T_ncclSend || ev->type == GB_T_ncclRecv ? A_PEER : A_ROOT,
 		     DA_INT, (uint64_t)(int64_t)gb_coll_peer(ev));
-	da_u(ex, pf, A_COMM, DA_POINTER, ev->handle);
+	da_u(ex, pf, A_COMM_HANDLE, DA_POINTER, ev->handle);
 	if (gb_coll_comm_id(ev))
 		da_u(ex, pf, A_COMM_ID, DA_POINTER, gb_coll_comm_id(ev));
 	if (gb_coll_nranks(ev)) {
