@@ -20,7 +20,8 @@ static const char usage_text[] =
 "Print the events of a trace (gpubpf .sbt or TraceSmith SBT v0.1) in time order.\n"
 "\n"
 "  -j, --json          JSON Lines: one object per event with the keys type, api, ts_ns,\n"
-"                      dur_ns, pid, tid, comm, kernel, grid, block, shmem, stream,\n"
+"                      dur_ns, pid, tid, comm, kernel (demangled; kernel_raw the\n"
+"                      recorded symbol where it differs), grid, block, shmem, stream,\n"
 "                      bytes, kind, ptr, ret (where they apply); a call that had\n"
 "                      not returned has \"state\": \"in_flight\" and in_flight_ns, one\n"
 "                      found blocked when the tracer attached \"blocked_at_attach\"\n"
@@ -171,7 +172,7 @@ static void coll_text(struct gb_buf *b, const struct gb_event *ev)
 		gb_buf_printf(b, " seq=%" PRIu64, gb_coll_seq(ev));
 }
 
-void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
+void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0, struct gb_names *names)
 {
 	uint64_t rel = ev->ts_ns >= t0 ? ev->ts_ns - t0 : 0;
 	unsigned cat = gb_event_cat(ev);
@@ -182,7 +183,7 @@ void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
 	if (ev->name)
 		gb_buf_printf(b, " %s=%s", cat == GB_CAT_FUNC ? "func" : cat == GB_CAT_LAUNCH ||
 			      cat == GB_CAT_NAME || ev->type == GB_T_gpu_kernel ? "kernel" : "name",
-			      ev->name);
+			      cat == GB_CAT_FUNC ? ev->name : gb_names_disp(names, ev->name));
 	if (ev->flags & GB_EF_GRID)
 		gb_buf_printf(b, " grid=%u,%u,%u block=%u,%u,%u shmem=%u", ev->grid[0], ev->grid[1],
 			      ev->grid[2], ev->block[0], ev->block[1], ev->block[2], ev->shmem);
@@ -260,7 +261,7 @@ static const struct gb_frame *event_stack(struct sbt_reader *r, struct symbolize
 
 /* one JSON object: the event's members, then its stack as "stack" */
 static void event_json(struct gb_buf *b, struct sbt_reader *r, struct symbolizer *sy,
-		       const struct gb_event *ev)
+		       const struct gb_event *ev, struct gb_names *names)
 {
 	const struct gb_frame *f;
 	struct gb_json j;
@@ -268,7 +269,7 @@ static void event_json(struct gb_buf *b, struct sbt_reader *r, struct symbolizer
 
 	gb_json_init(&j, b);
 	gb_json_start_object(&j);
-	gb_event_json_fields(&j, ev);
+	gb_event_json_fields(&j, ev, names);
 	if ((f = event_stack(r, sy, ev, &n))) {
 		gb_json_name(&j, "stack");
 		symbolize_stack_json(sy, &j, f, n);
@@ -297,6 +298,7 @@ int cmd_view(int argc, char **argv)
 	bool stacks = false;
 	struct view_filter f = { 0 };
 	struct sbt_reader *r = NULL;
+	struct gb_names *names = NULL;
 	struct gb_buf b = { 0 };
 	struct gb_event ev;
 	bool json = false;
@@ -343,6 +345,7 @@ int cmd_view(int argc, char **argv)
 			goto cleanup;
 		}
 	}
+	names = gb_names_new();
 	t0 = sbt_reader_info(r)->first_ts;
 	if (f.have_from)
 		sbt_reader_seek(r, t0 + f.from_ns);
@@ -353,9 +356,9 @@ int cmd_view(int argc, char **argv)
 			continue;
 		gb_buf_reset(&b);
 		if (json) {
-			event_json(&b, r, sy, &ev);
+			event_json(&b, r, sy, &ev, names);
 		} else {
-			view_event_text(&b, &ev, t0);
+			view_event_text(&b, &ev, t0, names);
 			if (stacks)
 				add_stack_text(&b, r, sy, &ev);
 		}
@@ -372,6 +375,7 @@ int cmd_view(int argc, char **argv)
 	ret = fflush(stdout) ? 1 : 0;
 cleanup:
 	gb_buf_free(&b);
+	gb_names_free(names);
 	symbolizer_free(sy);
 	sbt_reader_close(r);
 	return ret;

@@ -36,7 +36,9 @@ bool view_filter_active(const struct view_filter *f);
 
 struct sbt_reader;
 bool view_filter_match(const struct view_filter *f, const struct gb_event *ev, uint64_t t0);
-void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0);
+/* names: kernels demangled as every output shows them (core/names.h) */
+struct gb_names;
+void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0, struct gb_names *names);
 /* open a trace, printing the reader's one-line error on failure */
 int view_open(const char *path, struct sbt_reader **r);
 #endif

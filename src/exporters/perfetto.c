@@ -88,7 +88,8 @@ enum ann {
 	A_PID, A_RET, A_ARG_FAULT, A_STACK_ID, A_COUNT, A_CPU, A_CUPTI_DROPPED,
 	A_RATE_LIMITED, A_STACK, A_STATE, A_IN_FLIGHT_NS,
 	A_DATATYPE, A_REDOP, A_ROOT, A_PEER, A_COMM_HANDLE, A_COMM_ID, A_RANK, A_NRANKS, A_SEQ,
-	A_SHAPE, A_NAME, A_CAPTURED, A_GRAPH, A_NODES, A_NODE_KERNELS, A_ARRIVAL_SKEW_NS, A_LAST_RANK, A__N
+	A_SHAPE, A_NAME, A_CAPTURED, A_GRAPH, A_NODES, A_NODE_KERNELS, A_ARRIVAL_SKEW_NS, A_LAST_RANK,
+	A_KERNEL_RAW, A__N
 };
 static const char *const ann_names[A__N] = {
 	"kernel", "func_id", "arg", "grid", "block", "shmem", "stream", "bytes",
@@ -97,6 +98,7 @@ static const char *const ann_names[A__N] = {
 	"rate_limited", "stack", "state", "in_flight_ns",
 	"datatype", "redop", "root", "peer", "comm_handle", "comm_id", "rank", "nranks", "seq",
 	"shape", "name", "captured", "graph", "nodes", "node_kernels", "arrival_skew_ns", "last_to_arrive",
+	"kernel_raw",
 };
 
 struct pf {
@@ -314,6 +316,17 @@ static void da_istr(struct gb_exporter *ex, struct pf *pf, enum ann a, const cha
 	pb_end(&pf->te, o);
 }
 
+/* the kernel as every output names it, and as recorded where that differs */
+static void da_kernel(struct gb_exporter *ex, struct pf *pf, const char *name)
+{
+	const struct gb_str *p = gbx_strpool_get(&ex->pool, name);
+
+	/* string values are interned as given: the demangled name is a string of its own */
+	da_istr(ex, pf, A_KERNEL, p->disp);
+	if (p->disp != p->s)
+		da_istr(ex, pf, A_KERNEL_RAW, name);
+}
+
 /* "x,y,z" without printf: this runs for every launch */
 static const char *dim3(char *b, const uint32_t v[3])
 {
@@ -408,7 +421,7 @@ static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_even
 		return;
 	}
 	if (ev->name && (cat == GB_CAT_LAUNCH || cat == GB_CAT_NAME || cat == GB_CAT_DEVICE))
-		da_istr(ex, pf, A_KERNEL, ev->name);
+		da_kernel(ex, pf, ev->name);
 	if (cat == GB_CAT_FUNC)
 		da_u(ex, pf, A_FUNC_ID, DA_UINT, ev->handle);
 	if (cat == GB_CAT_OP) {

@@ -53,6 +53,16 @@ static int cmp_kern(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* KERNELS' first column: the shown name, cut in the middle to 40 columns */
+#define KERN_COLS 40
+static void kern_cell(struct gb_buf *b, const char *name)
+{
+	char cell[4 * KERN_COLS + 4];
+	unsigned w = gb_shorten_middle(cell, sizeof(cell), name, KERN_COLS);
+
+	gb_buf_printf(b, "  %s%*s", cell, (int)(KERN_COLS - w), "");
+}
+
 static const struct rep_kern *find_kern(const struct report *r, const char *name)
 {
 	size_t i;
@@ -230,7 +240,8 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 		for (i = 0; i < r->nk; i++) {
 			const struct rep_kern *kn = ks[i], *o = base ? find_kern(base, kn->name) : NULL;
 
-			gb_buf_printf(b, "  %-40.40s %10" PRIu64 " %12.3f %10" PRIu64 " %12.3f", kn->name, kn->launches,
+			kern_cell(b, kn->disp);
+			gb_buf_printf(b, " %10" PRIu64 " %12.3f %10" PRIu64 " %12.3f", kn->launches,
 				      kn->host_ns / 1e6, kn->device_n, kn->device_ns / 1e6);
 			if (base && !o)
 				gb_buf_puts(b, "   NEW");
@@ -240,9 +251,11 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 			gb_buf_putc(b, '\n');
 		}
 		for (i = 0; base && i < base->nk; i++)
-			if (!find_kern(r, base->klist[i]->name))
-				gb_buf_printf(b, "  %-40.40s GONE (%" PRIu64 " launches in the baseline)\n",
-					      base->klist[i]->name, base->klist[i]->launches);
+			if (!find_kern(r, base->klist[i]->name)) {
+				kern_cell(b, base->klist[i]->disp);
+				gb_buf_printf(b, " GONE (%" PRIu64 " launches in the baseline)\n",
+					      base->klist[i]->launches);
+			}
 	}
 	free(ks);
 	ops = op_rows(r);
@@ -254,7 +267,7 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 				      ops[i]->launches, ops[i]->label);
 			for (k = 0; k < ops[i]->nkern; k++)
 				gb_buf_printf(b, "  %8s %12s %10" PRIu64 "    %s\n", "", "", ops[i]->kern_n[k],
-					      ops[i]->kern[k]);
+					      gb_names_disp(r->names, ops[i]->kern[k]));
 		}
 		free(ops);
 	}
@@ -320,6 +333,14 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 }
 
 /* --- JSON --- */
+
+/* "name" as shown, "name_raw" the recorded symbol where they differ */
+static void jkern_name(struct gb_json *j, const struct rep_kern *kn)
+{
+	gb_json_string_field(j, "name", kn->disp);
+	if (kn->disp != kn->name)
+		gb_json_string_field(j, "name_raw", kn->name);
+}
 
 static void jfinding(struct gb_json *j, const struct rep_finding *f)
 {
@@ -443,7 +464,7 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 		const struct rep_kern *kn = r->klist[i], *o = base ? find_kern(base, kn->name) : NULL;
 
 		gb_json_start_object(&j);
-		gb_json_string_field(&j, "name", kn->name);
+		jkern_name(&j, kn);
 		gb_json_uint_field(&j, "launches", kn->launches);
 		gb_json_uint_field(&j, "host_ns", kn->host_ns);
 		gb_json_uint_field(&j, "device_launches", kn->device_n);
@@ -456,7 +477,7 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 	for (i = 0; base && i < base->nk; i++)
 		if (!find_kern(r, base->klist[i]->name)) {
 			gb_json_start_object(&j);
-			gb_json_string_field(&j, "name", base->klist[i]->name);
+			jkern_name(&j, base->klist[i]);
 			gb_json_uint_field(&j, "launches", 0);
 			gb_json_string_field(&j, "change", "gone");
 			gb_json_end_object(&j);
@@ -477,7 +498,7 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 			gb_json_name(&j, "kernels");
 			gb_json_start_object(&j);
 			for (k = 0; k < ops[i]->nkern; k++)
-				gb_json_uint_field(&j, ops[i]->kern[k], ops[i]->kern_n[k]);
+				gb_json_uint_field(&j, gb_names_disp(r->names, ops[i]->kern[k]), ops[i]->kern_n[k]);
 			gb_json_end_object(&j);
 			gb_json_end_object(&j);
 		}
@@ -639,11 +660,14 @@ static void csv(struct gb_buf *b, const struct report *r)
 			      gb_type_name(rows[i]), st->n, st->errors, st->sum_ns, st->timed ? st->sum_ns / st->timed : 0,
 			      qtl(st, 0.5), qtl(st, 0.99), st->max_ns);
 	}
-	gb_buf_puts(b, "\n# kernels\nname,launches,host_ns,device_launches,device_ns\n");
+	gb_buf_puts(b, "\n# kernels\nname,launches,host_ns,device_launches,device_ns,name_raw\n");
 	for (i = 0; i < r->nk; i++) {
-		csv_str(b, r->klist[i]->name);
-		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", r->klist[i]->launches,
+		csv_str(b, r->klist[i]->disp);
+		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", r->klist[i]->launches,
 			      r->klist[i]->host_ns, r->klist[i]->device_n, r->klist[i]->device_ns);
+		if (r->klist[i]->disp != r->klist[i]->name)
+			csv_str(b, r->klist[i]->name);
+		gb_buf_putc(b, '\n');
 	}
 	{
 		struct gb_opstat **ops = op_rows(r);
@@ -655,7 +679,8 @@ static void csv(struct gb_buf *b, const struct report *r)
 			gb_buf_printf(b, ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",\"", gb_type_name(ops[i]->type),
 				      ops[i]->calls, ops[i]->ns, ops[i]->launches);
 			for (k = 0; k < ops[i]->nkern; k++)
-				gb_buf_printf(b, "%s%s=%" PRIu64, k ? " " : "", ops[i]->kern[k], ops[i]->kern_n[k]);
+				gb_buf_printf(b, "%s%s=%" PRIu64, k ? " " : "", gb_names_disp(r->names, ops[i]->kern[k]),
+					      ops[i]->kern_n[k]);
 			gb_buf_puts(b, "\"\n");
 		}
 		free(ops);
