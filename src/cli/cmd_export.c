@@ -52,6 +52,7 @@ static const char usage_text[] =
 "      --from SECS    only events at or after SECS seconds from the trace start\n"
 "                     (the reader seeks there: a window of a big trace is cheap)\n"
 "      --to SECS      only events before SECS seconds from the trace start\n"
+"                     (a window that cannot hold an event is refused, exit 2)\n"
 "                     (reading stops there)\n"
 "      --pid PID      only this process (repeatable)\n"
 "      --type NAME    only this function (cuLaunchKernel) or category (launch,\n"
@@ -389,6 +390,10 @@ static int export_one(const char *in, const char *format, const char *out, uint6
 	rc = sbt_reader_open(&r, in, err, errlen);
 	if (rc)
 		return rc;
+	if (view_filter_check_span(f, sbt_reader_info(r), err, errlen)) {
+		sbt_reader_close(r);
+		return -EDOM;	/* refused, not failed: exit 2 */
+	}
 	if (fmt == GB_FMT_TRACESMITH)
 		rc = gb_export_tracesmith(r, out, err, errlen);
 	else if (fmt == GB_FMT_PPROF)
@@ -531,6 +536,8 @@ int cmd_export(int argc, char **argv)
 		gb_err("--group-by arranges Perfetto rows: use it with -f perfetto or -f json");
 		return 2;
 	}
+	if (view_filter_done(&f))
+		return 2;
 	if (!out) {
 		def = default_out(argv[optind], gb_export_fmt_parse(format));
 		out = def;
@@ -544,5 +551,5 @@ int cmd_export(int argc, char **argv)
 	if (!rc && open_ui)
 		rc = ui_serve_file(out, open_type(gb_export_fmt_parse(format)), open_port);
 	free(def);
-	return rc ? 1 : 0;
+	return rc == -EDOM ? 2 : rc ? 1 : 0;
 }

@@ -27,6 +27,7 @@ static const char usage_text[] =
 "                      found blocked when the tracer attached \"blocked_at_attach\"\n"
 "      --from SECS     only events at or after SECS seconds from the trace start\n"
 "      --to SECS       only events before SECS seconds from the trace start\n"
+"                      (a window that cannot hold an event is refused, exit 2)\n"
 "      --pid PID       only this process (repeatable)\n"
 "      --type NAME     only this function (cuLaunchKernel) or category (launch, copy,\n"
 "                      memset, alloc, free, sync, name, ioctl, func, mark, device); repeatable\n"
@@ -52,17 +53,6 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
-
-static int parse_secs(const char *s, uint64_t *ns)
-{
-	char *end;
-	double d = strtod(s, &end);
-
-	if (end == s || *end || d < 0)
-		return -1;
-	*ns = (uint64_t)(d * 1e9);
-	return 0;
-}
 
 static int parse_type(struct view_filter *f, const char *name)
 {
@@ -90,13 +80,23 @@ int view_filter_opt(struct view_filter *f, int opt, const char *arg)
 
 	switch (opt) {
 	case VIEW_OPT_FROM:
-	case VIEW_OPT_TO:
-		if (parse_secs(arg, opt == VIEW_OPT_FROM ? &f->from_ns : &f->to_ns)) {
-			gb_err("bad time '%s': give seconds from the trace start, e.g. --from 1.5", arg);
+	case VIEW_OPT_TO: {
+		const char *name = opt == VIEW_OPT_FROM ? "--from" : "--to";
+		bool *have = opt == VIEW_OPT_FROM ? &f->have_from : &f->have_to;
+
+		/* a second one would silently win: say so instead */
+		if (*have) {
+			gb_err("%s given twice: give one window, e.g. --from 1 --to 2", name);
 			return 2;
 		}
-		*(opt == VIEW_OPT_FROM ? &f->have_from : &f->have_to) = true;
+		if (gb_parse_secs(arg, opt == VIEW_OPT_FROM ? &f->from_ns : &f->to_ns)) {
+			gb_err("bad %s '%s': give a finite number of seconds from the trace start, e.g. %s 1.5",
+			       name, arg, name);
+			return 2;
+		}
+		*have = true;
 		return 0;
+	}
 	case VIEW_OPT_PID:
 		if (gb_parse_u64(arg, &v) || f->npids >= VIEW_MAX_PIDS) {
 			gb_err("bad --pid '%s': give a process id", arg);
@@ -111,6 +111,34 @@ int view_filter_opt(struct view_filter *f, int opt, const char *arg)
 		}
 		return 0;
 	}
+	return 2;
+}
+
+int view_filter_done(const struct view_filter *f)
+{
+	if (f->have_to && !f->to_ns) {
+		gb_err("--to 0 leaves no time to show: give seconds after the trace start, e.g. --to 1.5");
+		return 2;
+	}
+	if (f->have_from && f->have_to && f->to_ns <= f->from_ns) {
+		gb_err("empty window: --to %.9g is not after --from %.9g; give a --to later than --from",
+		       f->to_ns / 1e9, f->from_ns / 1e9);
+		return 2;
+	}
+	return 0;
+}
+
+int view_filter_check_span(const struct view_filter *f, const struct sbt_info *in, char *msg, size_t len)
+{
+	uint64_t span;
+
+	if (!f->have_from || !in->events || in->last_ts < in->first_ts)
+		return 0;
+	span = in->last_ts - in->first_ts;
+	if (f->from_ns <= span)
+		return 0;
+	snprintf(msg, len, "--from %.9g is past the trace's end: the trace spans 0.000" GB_EN_DASH
+		 "%.3f s; give a time inside it", f->from_ns / 1e9, span / 1e9);
 	return 2;
 }
 
@@ -300,6 +328,7 @@ int cmd_view(int argc, char **argv)
 	struct sbt_reader *r = NULL;
 	struct gb_names *names = NULL;
 	struct gb_buf b = { 0 };
+	char msg[256];
 	struct gb_event ev;
 	bool json = false;
 	uint64_t t0;
@@ -336,8 +365,15 @@ int cmd_view(int argc, char **argv)
 		gb_err("give one trace file: gpubpf view TRACE.sbt");
 		return 2;
 	}
+	if (view_filter_done(&f))
+		return 2;
 	if (view_open(argv[optind], &r))
 		return 1;
+	if (view_filter_check_span(&f, sbt_reader_info(r), msg, sizeof(msg))) {
+		gb_err("%s", msg);
+		ret = 2;
+		goto cleanup;
+	}
 	if (json || stacks) {
 		sy = symbolizer_new(symfs);
 		if (!sy) {

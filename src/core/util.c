@@ -4,6 +4,7 @@
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -190,6 +191,31 @@ int gb_parse_u64(const char *s, uint64_t *out)
 	if (errno || *end)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+int gb_parse_num(const char *s, double *out)
+{
+	char *end;
+	double d;
+
+	if (!s || !*s || strpbrk(s, "xX"))	/* decimal only: strtod reads hex too */
+		return -1;
+	errno = 0;
+	d = strtod(s, &end);
+	if (end == s || *end || !isfinite(d) || (errno == ERANGE && d != 0))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+int gb_parse_secs(const char *s, uint64_t *ns)
+{
+	double d;
+
+	if (gb_parse_num(s, &d) || d < 0 || d > 1e9)
+		return -1;
+	*ns = (uint64_t)(d * 1e9 + 0.5);
 	return 0;
 }
 

@@ -52,6 +52,15 @@ void gb_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Parse a non-negative integer / duration ("10", "1.5s", "500ms"); -1 on error */
 int gb_parse_u64(const char *s, uint64_t *out);
+/*
+ * The one parser of decimal numbers on the command line: the whole string,
+ * decimal, finite (strtod takes "nan", "inf", "1e999" and hex, which no
+ * option means).
+ * -1 on error; callers check their range and name the option.
+ */
+int gb_parse_num(const char *s, double *out);
+/* seconds, 0 up to 1e9 s (no overflow as ns), into ns; -1 on error */
+int gb_parse_secs(const char *s, uint64_t *ns);
 /* loading BPF tracing programs is allowed: root (CAP_SYS_ADMIN) or CAP_BPF with
  * CAP_PERFMON in the effective set; 1 yes, 0 no, -1 cannot tell */
 int gb_bpf_privileged(void);

@@ -209,6 +209,35 @@ static void test_names_disp(void **state)
 	gb_names_free(NULL);
 }
 
+/* the one number parser: whole, decimal, finite; seconds in range */
+static void test_parse_num(void **state)
+{
+	static const char *const bad[] = { "", "nan", "NaN", "-nan", "inf", "-inf", "infinity", "1e999",
+					   "0x10", "1.5s", " ", "1 2", "--1", "." };
+	uint64_t ns;
+	double d;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(gb_parse_num(bad[i], &d), -1);
+		assert_int_equal(gb_parse_secs(bad[i], &ns), -1);
+	}
+	assert_int_equal(gb_parse_num(NULL, &d), -1);
+	assert_int_equal(gb_parse_num("-2.5", &d), 0);
+	assert_true(d == -2.5);
+	assert_int_equal(gb_parse_num("1e3", &d), 0);
+	assert_true(d == 1000);
+	assert_int_equal(gb_parse_secs("-1", &ns), -1);	/* seconds are not negative */
+	assert_int_equal(gb_parse_secs("1e10", &ns), -1);	/* past 1e9 s */
+	assert_int_equal(gb_parse_secs("0", &ns), 0);
+	assert_int_equal(ns, 0);
+	assert_int_equal(gb_parse_secs("0.1", &ns), 0);
+	assert_int_equal(ns, 100000000);
+	assert_int_equal(gb_parse_secs("1.000000001", &ns), 0);
+	assert_int_equal(ns, 1000000001);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_intern),
 		cmocka_unit_test(test_shorten_middle),
 		cmocka_unit_test(test_names_disp),
+		cmocka_unit_test(test_parse_num),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
