@@ -47,12 +47,9 @@ int cmd_dump(int argc, char **argv)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-		char *end;
-
 		switch (c) {
 		case 't':
-			timeout = strtod(optarg, &end);
-			if (end == optarg || *end || !(timeout > 0) || timeout > 86400) {
+			if (gb_parse_num(optarg, &timeout) || !(timeout > 0) || timeout > 86400) {
 				gb_err("bad --timeout '%s': give seconds, e.g. --timeout 120", optarg);
 				return 2;
 			}

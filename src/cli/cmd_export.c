@@ -54,6 +54,7 @@ static const char usage_text[] =
 "      --from SECS    only events at or after SECS seconds from the trace start\n"
 "                     (the reader seeks there: a window of a big trace is cheap)\n"
 "      --to SECS      only events before SECS seconds from the trace start\n"
+"                     (a window that cannot hold an event is refused, exit 2)\n"
 "                     (reading stops there)\n"
 "      --pid PID      only this process (repeatable)\n"
 "      --type NAME    only this function (cuLaunchKernel) or category (launch,\n"
@@ -113,6 +114,22 @@ const struct gb_export_names gb_cli_names = {
 	.stack_text = stack_namer_text,
 	.frame_name = stack_namer_frame,
 };
+
+/* a --from past the trace's end is refused before anything is written (view_filter_check_span) */
+static bool span_refused(const struct view_filter *f, const char *in, char *err, size_t errlen)
+{
+	struct sbt_reader *r;
+	bool no;
+
+	err[0] = 0;
+	if (!f->have_from || sbt_reader_open(&r, in, err, errlen)) {
+		err[0] = 0;	/* an unreadable trace is the export's to report */
+		return false;
+	}
+	no = view_filter_check_span(f, sbt_reader_info(r), err, errlen) != 0;
+	sbt_reader_close(r);
+	return no;
+}
 
 static bool keep_event(void *f, const struct gb_event *ev, uint64_t t0)
 {
@@ -226,8 +243,10 @@ int cmd_export(int argc, char **argv)
 		q.from_ns = f.from_ns;
 		q.to_ns = f.to_ns;
 	}
-	if (gb_export_check(&q, err, sizeof(err))) {
-		gb_err("%s", err);
+	err[0] = 0;
+	if (gb_export_check(&q, err, sizeof(err)) || view_filter_done(&f) || span_refused(&f, q.in, err, sizeof(err))) {
+		if (err[0])
+			gb_err("%s", err);
 		rc = 2;
 		goto out;
 	}

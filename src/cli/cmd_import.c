@@ -112,7 +112,7 @@ static int dump_one(void *ctx, const struct gb_event *ev, unsigned src)
 	struct gb_buf *b = ctx;
 
 	gb_buf_reset(b);
-	gb_event_json(b, ev);
+	gb_event_json(b, ev, NULL);
 	gb_buf_putc(b, '\n');
 	return fwrite(b->p, 1, b->len, stdout) == b->len ? 0 : -EIO;
 }

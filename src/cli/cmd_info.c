@@ -32,7 +32,7 @@ struct proc_stat {
 };
 
 struct kern_stat {
-	const char *name;
+	const char *name, *disp;	/* as recorded, as shown (demangled) */
 	uint64_t launches;
 };
 
@@ -40,6 +40,7 @@ struct info_acc {
 	struct hmap procs;	/* pid -> proc_stat */
 	struct hmap kerns;	/* name pointer -> kern_stat (reader strings are unique) */
 	struct intern *names;	/* copies: reader strings may not outlive a block */
+	struct gb_names *disp;	/* kernels as every output names them */
 	uint64_t by_type[GB_T__COUNT];
 	uint64_t by_api[GB_API__COUNT];
 	uint64_t events;
@@ -115,6 +116,7 @@ static int count_kernel(struct info_acc *a, const char *kname)
 			return -1;
 		}
 		k->name = name;
+		k->disp = gb_names_disp(a->disp, name);
 	}
 	k->launches++;
 	return 0;
@@ -284,7 +286,8 @@ static void print_ops_text(struct info_acc *a)
 		printf("  %8" PRIu64 " %12.3f %10" PRIu64 "  %s\n", v[i]->calls, v[i]->ns / 1e6, v[i]->launches,
 		       v[i]->label);
 		for (k = 0; k < v[i]->nkern; k++)
-			printf("  %8s %12s %10" PRIu64 "    %s\n", "", "", v[i]->kern_n[k], v[i]->kern[k]);
+			printf("  %8s %12s %10" PRIu64 "    %s\n", "", "", v[i]->kern_n[k],
+			       gb_names_disp(a->disp, v[i]->kern[k]));
 	}
 	free(v);
 }
@@ -306,7 +309,7 @@ static void print_ops_json(struct gb_json *j, struct info_acc *a)
 		gb_json_name(j, "kernels");
 		gb_json_start_object(j);
 		for (k = 0; k < v[i]->nkern; k++)
-			gb_json_uint_field(j, v[i]->kern[k], v[i]->kern_n[k]);
+			gb_json_uint_field(j, gb_names_disp(a->disp, v[i]->kern[k]), v[i]->kern_n[k]);
 		gb_json_end_object(j);
 		gb_json_end_object(j);
 	}
@@ -383,7 +386,7 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 	if (a->kerns.n) {
 		printf("\ntop kernels (%zu distinct; graph launches count each kernel node):\n  %12s  %s\n", a->kerns.n, "LAUNCHES", "KERNEL");
 		for (i = 0; ks && ks[i] && i < TOP_N; i++)
-			printf("  %12" PRIu64 "  %s\n", ks[i]->launches, ks[i]->name);
+			printf("  %12" PRIu64 "  %s\n", ks[i]->launches, ks[i]->disp);
 	}
 	print_coll_text(a);
 	print_ops_text(a);
@@ -521,7 +524,9 @@ static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc
 	gb_json_start_array(j);
 	for (i = 0; ks && ks[i]; i++) {
 		gb_json_start_object(j);
-		gb_json_string_field(j, "kernel", ks[i]->name);
+		gb_json_string_field(j, "kernel", ks[i]->disp);
+		if (ks[i]->disp != ks[i]->name)
+			gb_json_string_field(j, "kernel_raw", ks[i]->name);
 		gb_json_uint_field(j, "launches", ks[i]->launches);
 		gb_json_end_object(j);
 	}
@@ -557,6 +562,7 @@ static void acc_free(struct info_acc *a)
 	hmap_free(&a->procs);
 	hmap_free(&a->kerns);
 	intern_free(a->names);
+	gb_names_free(a->disp);
 	coll_skew_free(a->skew);
 	gb_opstats_free(&a->ops);
 }
@@ -593,6 +599,7 @@ int cmd_info(int argc, char **argv)
 	if (view_open(argv[optind], &r))
 		return 1;
 	a.names = intern_new();
+	a.disp = gb_names_new();
 	a.skew = coll_skew_new();
 	gb_opstats_init(&a.ops);
 	if (!a.names || !a.skew)

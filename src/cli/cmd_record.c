@@ -200,10 +200,9 @@ static const struct option long_opts[] = {
 
 static int parse_secs(const char *arg, uint64_t *ns, const char *opt, const char *example)
 {
-	char *end;
-	double d = strtod(arg, &end);
+	double d;
 
-	if (end == arg || *end || !(d > 0) || d > 86400 * 365) {
+	if (gb_parse_num(arg, &d) || !(d > 0) || d > 86400 * 365) {
 		gb_err("bad %s '%s': give seconds, e.g. %s", opt, arg, example);
 		return -1;
 	}
@@ -266,10 +265,9 @@ static int parse_args(struct record_opts *o, struct open_opts *op, int argc, cha
 			o->output = optarg;
 			break;
 		case 'd': {
-			char *end;
-			double d = strtod(optarg, &end);
+			double d;
 
-			if (*end || d <= 0) {
+			if (gb_parse_num(optarg, &d) || !(d > 0) || d > 86400 * 365) {
 				gb_err("bad duration '%s': give seconds, e.g. -d 30", optarg);
 				return -1;
 			}

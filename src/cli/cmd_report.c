@@ -23,13 +23,15 @@ static const char usage_text[] =
 "kernels at once; with device timing).\n"
 "\n"
 "  -j, --json          one JSON object: findings, api, kernels, copies, processes, devices\n"
-"      --csv           the tables as CSV, one section per table (\"# name\" first)\n"
+"      --csv           the tables as CSV, one section per table (\"# name\" first;\n"
+"                      not with --json)\n"
 "      --baseline OLD  compare with an older trace: the tables as changes (+-),\n"
 "                      NEW and GONE functions and kernels\n"
 "      --pid PID       only this process (repeatable)\n"
 "      --type NAME     only this function or category (as in gpubpf view)\n"
 "      --from SECS     only events at or after SECS seconds from the trace start\n"
 "      --to SECS       only events before SECS seconds from the trace start\n"
+"                      (a window that cannot hold an event is refused, exit 2)\n"
 "      --idle-ms MS    gpu-idle: gaps between kernels longer than MS (default 1)\n"
 "      --jit-ms MS     jit-stall: JIT calls longer than MS (default 100)\n"
 "      --symfs DIR     look for the traced binaries under DIR first (call sites)\n"
@@ -88,18 +90,29 @@ static void usage(void)
 	gb_buf_free(&b);
 }
 
-/* one trace through the filters into a finished report; NULL after a one-line error */
+/*
+ * one trace through the filters into a finished report; NULL after a
+ * one-line error (*refused: the window is outside this trace, exit 2);
+ * *qrc: SBT_EXIT_DAMAGED when the trace had damaged blocks
+ */
 static struct report *build(const char *path, const struct report_opts *ro, const struct view_filter *f,
-			    int *qrc)
+			    bool *refused, int *qrc)
 {
 	struct sbt_reader *rd;
 	struct report *r;
 	struct gb_event ev;
+	char msg[256];
 	uint64_t t0;
 	int n;
 
 	if (view_open(path, &rd))
 		return NULL;
+	if (refused && view_filter_check_span(f, sbt_reader_info(rd), msg, sizeof(msg))) {
+		gb_err("%s", msg);
+		*refused = true;
+		sbt_reader_close(rd);
+		return NULL;
+	}
 	r = report_new(ro);
 	if (!r) {
 		gb_err("out of memory");
@@ -132,16 +145,20 @@ int cmd_report(int argc, char **argv)
 	const char *base_path = NULL;
 	struct report *r = NULL, *base = NULL;
 	struct gb_buf b = { 0 };
+	bool refused = false;
 	int c, ret = 1, qrc = 0, bqrc = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			fmt = REPORT_JSON;
-			break;
 		case OPT_CSV:
-			fmt = REPORT_CSV;
+			/* the last would win: a script asking for both gets neither silently */
+			if (fmt != REPORT_TEXT && fmt != (c == 'j' ? REPORT_JSON : REPORT_CSV)) {
+				gb_err("--json and --csv both given: give one output format");
+				return 2;
+			}
+			fmt = c == 'j' ? REPORT_JSON : REPORT_CSV;
 			break;
 		case OPT_BASE:
 			base_path = optarg;
@@ -154,10 +171,9 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			break;
 		case OPT_IDLE: {
-			char *end;
-			double ms = strtod(optarg, &end);
+			double ms;
 
-			if (end == optarg || *end || !(ms > 0) || ms > 3.6e6) {
+			if (gb_parse_num(optarg, &ms) || !(ms > 0) || ms > 3.6e6) {
 				gb_err("bad --idle-ms '%s': give milliseconds, e.g. --idle-ms 5", optarg);
 				return 2;
 			}
@@ -165,10 +181,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		}
 		case OPT_JIT: {
-			char *end;
-			double ms = strtod(optarg, &end);
+			double ms;
 
-			if (end == optarg || *end || !(ms > 0) || ms > 3.6e6) {
+			if (gb_parse_num(optarg, &ms) || !(ms > 0) || ms > 3.6e6) {
 				gb_err("bad --jit-ms '%s': give milliseconds, e.g. --jit-ms 50", optarg);
 				return 2;
 			}
@@ -194,11 +209,16 @@ int cmd_report(int argc, char **argv)
 		gb_err("--csv prints one trace's tables: compare with --baseline in text or --json");
 		return 2;
 	}
-	if (base_path && !(base = build(base_path, &ro, &f, &bqrc)))
+	if (view_filter_done(&f))
+		return 2;
+	/* the window is checked against the trace reported on, not the baseline */
+	if (base_path && !(base = build(base_path, &ro, &f, NULL, &bqrc)))
 		return 1;
-	r = build(argv[optind], &ro, &f, &qrc);
-	if (!r)
+	r = build(argv[optind], &ro, &f, &refused, &qrc);
+	if (!r) {
+		ret = refused ? 2 : 1;
 		goto out;
+	}
 	report_print(&b, r, base, fmt);
 	/* checked by main at exit (gb_stdout_close), with every other stdout write */
 	gb_stdout_write(b.p, b.len);

@@ -83,7 +83,6 @@ static int parse_count(const char *what, const char *s, uint64_t max, uint64_t *
 static int parse_opt(struct top_opts *o, int c)
 {
 	uint64_t v;
-	char *end;
 
 	switch (c) {
 	case 'p':
@@ -96,8 +95,7 @@ static int parse_opt(struct top_opts *o, int c)
 		o->pids[o->npids++] = (pid_t)v;
 		return 0;
 	case 'i':
-		o->interval = strtod(optarg, &end);
-		if (*end || !(o->interval >= 0.05 && o->interval <= 3600)) {
+		if (gb_parse_num(optarg, &o->interval) || !(o->interval >= 0.05 && o->interval <= 3600)) {
 			gb_err("bad --interval '%s': give seconds from 0.05 to 3600, e.g. -i 2", optarg);
 			return -1;
 		}

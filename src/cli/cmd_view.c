@@ -21,12 +21,14 @@ static const char usage_text[] =
 "Print the events of a trace (gpubpf .sbt or TraceSmith SBT v0.1) in time order.\n"
 "\n"
 "  -j, --json          JSON Lines: one object per event with the keys type, api, ts_ns,\n"
-"                      dur_ns, pid, tid, comm, kernel, grid, block, shmem, stream,\n"
+"                      dur_ns, pid, tid, comm, kernel (demangled; kernel_raw the\n"
+"                      recorded symbol where it differs), grid, block, shmem, stream,\n"
 "                      bytes, kind, ptr, ret (where they apply); a call that had\n"
 "                      not returned has \"state\": \"in_flight\" and in_flight_ns, one\n"
 "                      found blocked when the tracer attached \"blocked_at_attach\"\n"
 "      --from SECS     only events at or after SECS seconds from the trace start\n"
 "      --to SECS       only events before SECS seconds from the trace start\n"
+"                      (a window that cannot hold an event is refused, exit 2)\n"
 "      --pid PID       only this process (repeatable)\n"
 "      --type NAME     only this function (cuLaunchKernel) or category (launch, copy,\n"
 "                      memset, alloc, free, sync, name, ioctl, func, mark, device); repeatable\n"
@@ -52,17 +54,6 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
-
-static int parse_secs(const char *s, uint64_t *ns)
-{
-	char *end;
-	double d = strtod(s, &end);
-
-	if (end == s || *end || d < 0)
-		return -1;
-	*ns = (uint64_t)(d * 1e9);
-	return 0;
-}
 
 static int parse_type(struct view_filter *f, const char *name)
 {
@@ -90,13 +81,23 @@ int view_filter_opt(struct view_filter *f, int opt, const char *arg)
 
 	switch (opt) {
 	case VIEW_OPT_FROM:
-	case VIEW_OPT_TO:
-		if (parse_secs(arg, opt == VIEW_OPT_FROM ? &f->from_ns : &f->to_ns)) {
-			gb_err("bad time '%s': give seconds from the trace start, e.g. --from 1.5", arg);
+	case VIEW_OPT_TO: {
+		const char *name = opt == VIEW_OPT_FROM ? "--from" : "--to";
+		bool *have = opt == VIEW_OPT_FROM ? &f->have_from : &f->have_to;
+
+		/* a second one would silently win: say so instead */
+		if (*have) {
+			gb_err("%s given twice: give one window, e.g. --from 1 --to 2", name);
 			return 2;
 		}
-		*(opt == VIEW_OPT_FROM ? &f->have_from : &f->have_to) = true;
+		if (gb_parse_secs(arg, opt == VIEW_OPT_FROM ? &f->from_ns : &f->to_ns)) {
+			gb_err("bad %s '%s': give a finite number of seconds from the trace start, e.g. %s 1.5",
+			       name, arg, name);
+			return 2;
+		}
+		*have = true;
 		return 0;
+	}
 	case VIEW_OPT_PID:
 		if (gb_parse_u64(arg, &v) || f->npids >= VIEW_MAX_PIDS) {
 			gb_err("bad --pid '%s': give a process id", arg);
@@ -111,6 +112,34 @@ int view_filter_opt(struct view_filter *f, int opt, const char *arg)
 		}
 		return 0;
 	}
+	return 2;
+}
+
+int view_filter_done(const struct view_filter *f)
+{
+	if (f->have_to && !f->to_ns) {
+		gb_err("--to 0 leaves no time to show: give seconds after the trace start, e.g. --to 1.5");
+		return 2;
+	}
+	if (f->have_from && f->have_to && f->to_ns <= f->from_ns) {
+		gb_err("empty window: --to %.9g is not after --from %.9g; give a --to later than --from",
+		       f->to_ns / 1e9, f->from_ns / 1e9);
+		return 2;
+	}
+	return 0;
+}
+
+int view_filter_check_span(const struct view_filter *f, const struct sbt_info *in, char *msg, size_t len)
+{
+	uint64_t span;
+
+	if (!f->have_from || !in->events || in->last_ts < in->first_ts)
+		return 0;
+	span = in->last_ts - in->first_ts;
+	if (f->from_ns <= span)
+		return 0;
+	snprintf(msg, len, "--from %.9g is past the trace's end: the trace spans 0.000" GB_EN_DASH
+		 "%.3f s; give a time inside it", f->from_ns / 1e9, span / 1e9);
 	return 2;
 }
 
@@ -172,7 +201,7 @@ static void coll_text(struct gb_buf *b, const struct gb_event *ev)
 		gb_buf_printf(b, " seq=%" PRIu64, gb_coll_seq(ev));
 }
 
-void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
+void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0, struct gb_names *names)
 {
 	uint64_t rel = ev->ts_ns >= t0 ? ev->ts_ns - t0 : 0;
 	unsigned cat = gb_event_cat(ev);
@@ -183,7 +212,7 @@ void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0)
 	if (ev->name)
 		gb_buf_printf(b, " %s=%s", cat == GB_CAT_FUNC ? "func" : cat == GB_CAT_LAUNCH ||
 			      cat == GB_CAT_NAME || ev->type == GB_T_gpu_kernel ? "kernel" : "name",
-			      ev->name);
+			      cat == GB_CAT_FUNC ? ev->name : gb_names_disp(names, ev->name));
 	if (ev->flags & GB_EF_GRID)
 		gb_buf_printf(b, " grid=%u,%u,%u block=%u,%u,%u shmem=%u", ev->grid[0], ev->grid[1],
 			      ev->grid[2], ev->block[0], ev->block[1], ev->block[2], ev->shmem);
@@ -261,7 +290,7 @@ static const struct gb_frame *event_stack(struct sbt_reader *r, struct symbolize
 
 /* one JSON object: the event's members, then its stack as "stack" */
 static void event_json(struct gb_buf *b, struct sbt_reader *r, struct symbolizer *sy,
-		       const struct gb_event *ev)
+		       const struct gb_event *ev, struct gb_names *names)
 {
 	const struct gb_frame *f;
 	struct gb_json j;
@@ -269,7 +298,7 @@ static void event_json(struct gb_buf *b, struct sbt_reader *r, struct symbolizer
 
 	gb_json_init(&j, b);
 	gb_json_start_object(&j);
-	gb_event_json_fields(&j, ev);
+	gb_event_json_fields(&j, ev, names);
 	if ((f = event_stack(r, sy, ev, &n))) {
 		gb_json_name(&j, "stack");
 		symbolize_stack_json(sy, &j, f, n);
@@ -298,7 +327,9 @@ int cmd_view(int argc, char **argv)
 	bool stacks = false;
 	struct view_filter f = { 0 };
 	struct sbt_reader *r = NULL;
+	struct gb_names *names = NULL;
 	struct gb_buf b = { 0 };
+	char msg[256];
 	struct gb_event ev;
 	bool json = false;
 	uint64_t t0;
@@ -335,8 +366,15 @@ int cmd_view(int argc, char **argv)
 		gb_err("give one trace file: gpubpf view TRACE.sbt");
 		return 2;
 	}
+	if (view_filter_done(&f))
+		return 2;
 	if (view_open(argv[optind], &r))
 		return 1;
+	if (view_filter_check_span(&f, sbt_reader_info(r), msg, sizeof(msg))) {
+		gb_err("%s", msg);
+		ret = 2;
+		goto cleanup;
+	}
 	if (json || stacks) {
 		sy = symbolizer_new(symfs);
 		if (!sy) {
@@ -344,6 +382,7 @@ int cmd_view(int argc, char **argv)
 			goto cleanup;
 		}
 	}
+	names = gb_names_new();
 	t0 = sbt_reader_info(r)->first_ts;
 	if (f.have_from)
 		sbt_reader_seek(r, t0 + f.from_ns);
@@ -354,9 +393,9 @@ int cmd_view(int argc, char **argv)
 			continue;
 		gb_buf_reset(&b);
 		if (json) {
-			event_json(&b, r, sy, &ev);
+			event_json(&b, r, sy, &ev, names);
 		} else {
-			view_event_text(&b, &ev, t0);
+			view_event_text(&b, &ev, t0, names);
 			if (stacks)
 				add_stack_text(&b, r, sy, &ev);
 		}
@@ -374,6 +413,7 @@ int cmd_view(int argc, char **argv)
 	ret = sbt_quality_finish(r, 0);
 cleanup:
 	gb_buf_free(&b);
+	gb_names_free(names);
 	symbolizer_free(sy);
 	sbt_reader_close(r);
 	return ret;

@@ -3,6 +3,7 @@
 #ifndef GB_VIEW_H
 #define GB_VIEW_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "core/event.h"
 #include "core/util.h"
@@ -31,12 +32,23 @@ enum { VIEW_OPT_FROM = 0x1000, VIEW_OPT_TO, VIEW_OPT_PID, VIEW_OPT_TYPE };
 	{ "pid", required_argument, NULL, VIEW_OPT_PID }, \
 	{ "type", required_argument, NULL, VIEW_OPT_TYPE }
 int view_filter_opt(struct view_filter *f, int opt, const char *arg);
+/* after the options: 0, or 2 after one line (--to 0, --to not after --from) */
+int view_filter_done(const struct view_filter *f);
+/*
+ * The window against the trace it reads: 0, or 2 with msg saying why
+ * nothing can match (--from past the last event, with the trace's span).
+ */
+struct sbt_info;
+int view_filter_check_span(const struct view_filter *f, const struct sbt_info *in, char *msg, size_t len);
+#define GB_EN_DASH "\xe2\x80\x93"	/* "–" between the ends of a span */
 /* anything set beyond an empty filter */
 bool view_filter_active(const struct view_filter *f);
 
 struct sbt_reader;
 bool view_filter_match(const struct view_filter *f, const struct gb_event *ev, uint64_t t0);
-void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0);
+/* names: kernels demangled as every output shows them (core/names.h) */
+struct gb_names;
+void view_event_text(struct gb_buf *b, const struct gb_event *ev, uint64_t t0, struct gb_names *names);
 /* open a trace, printing the reader's one-line error on failure */
 int view_open(const char *path, struct sbt_reader **r);
 #endif

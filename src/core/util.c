@@ -4,11 +4,13 @@
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "hmap.h"
 #include "util.h"
 #include "varint.h"
 #include "vec.h"
@@ -192,6 +194,31 @@ int gb_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+int gb_parse_num(const char *s, double *out)
+{
+	char *end;
+	double d;
+
+	if (!s || !*s || strpbrk(s, "xX"))	/* decimal only: strtod reads hex too */
+		return -1;
+	errno = 0;
+	d = strtod(s, &end);
+	if (end == s || *end || !isfinite(d) || (errno == ERANGE && d != 0))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+int gb_parse_secs(const char *s, uint64_t *ns)
+{
+	double d;
+
+	if (gb_parse_num(s, &d) || d < 0 || d > 1e9)
+		return -1;
+	*ns = (uint64_t)(d * 1e9 + 0.5);
+	return 0;
+}
+
 int gb_parse_size(const char *s, uint64_t *out)
 {
 	char *end;
@@ -337,4 +364,138 @@ bool gb_have_cap(int cap)
 	uint64_t eff;
 
 	return !effective_caps(&eff) && (eff & (1ull << cap));
+}
+
+/* --- kernel names as every output shows them (util.h) --- */
+
+struct gb_names {
+	struct intern *raw;	/* raw name -> dense id */
+	const char **disp;	/* [id]: malloc'd demangled name, or the interned raw */
+	size_t n, cap;
+};
+
+struct gb_names *gb_names_new(void)
+{
+	struct gb_names *t = calloc(1, sizeof(*t));
+
+	if (!t || !(t->raw = intern_new()))
+		gb_oom();
+	return t;
+}
+
+const char *gb_names_disp(struct gb_names *t, const char *raw)
+{
+	const char *in;
+	uint32_t id;
+	char *d;
+
+	if (!raw)
+		return NULL;
+	if (strncmp(raw, "_Z", 2))
+		return raw;	/* not a C++ symbol: no lookup at all */
+	id = intern_id(t->raw, raw, strlen(raw));
+	if (id == INTERN_NONE)
+		gb_oom();
+	if (id < t->n)
+		return t->disp[id] == intern_at(t->raw, id) ? raw : t->disp[id];
+	GB_GROW_OR_DIE(t->disp, t->cap, t->n + 1);
+	in = intern_at(t->raw, id);
+	d = gb_demangle(raw);
+	t->disp[t->n++] = d ? d : in;
+	return d ? d : raw;
+}
+
+void gb_names_free(struct gb_names *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->n; i++)
+		if (t->disp[i] != intern_at(t->raw, (uint32_t)i))
+			free((char *)t->disp[i]);
+	free(t->disp);
+	intern_free(t->raw);
+	free(t);
+}
+
+/* bytes of the first n characters of s (UTF-8; a stray byte is one character) */
+static size_t head_bytes(const char *s, size_t bytes, unsigned n)
+{
+	size_t i = 0;
+
+	while (i < bytes && n) {
+		i++;
+		while (i < bytes && ((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+		n--;
+	}
+	return i;
+}
+
+/* start of the last n characters of s */
+static size_t tail_start(const char *s, size_t bytes, unsigned n)
+{
+	size_t i = bytes;
+
+	while (i > 0 && n) {
+		i--;
+		while (i > 0 && ((unsigned char)s[i] & 0xc0) == 0x80)
+			i--;
+		n--;
+	}
+	return i;
+}
+
+static unsigned columns(const char *s, size_t bytes)
+{
+	unsigned c = 0;
+	size_t i;
+
+	for (i = 0; i < bytes; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			c++;
+	return c;
+}
+
+unsigned gb_shorten_middle(char *out, size_t len, const char *s, unsigned max)
+{
+	size_t bytes = strlen(s), h, t;
+	unsigned cols = columns(s, bytes), keep;
+
+	if (!len)
+		return 0;
+	if (cols <= max && bytes < len) {
+		memcpy(out, s, bytes + 1);
+		return cols;
+	}
+	if (max < 2) {		/* no room for a character and the ellipsis */
+		h = head_bytes(s, bytes, max);
+		if (h >= len)
+			h = 0;
+		memcpy(out, s, h);
+		out[h] = 0;
+		return columns(out, h);
+	}
+	/* the output buffer may be the tighter bound: one byte a column at worst */
+	keep = max - 1;
+	if (len < keep + sizeof(GB_ELLIPSIS))
+		keep = len > sizeof(GB_ELLIPSIS) ? (unsigned)(len - sizeof(GB_ELLIPSIS)) : 0;
+	if (keep >= cols)
+		keep = cols - 1;	/* it fit the columns but not the buffer */
+	for (;;) {
+		h = head_bytes(s, bytes, (keep + 1) / 2);
+		t = tail_start(s, bytes, keep / 2);
+		if (h + sizeof(GB_ELLIPSIS) - 1 + (bytes - t) < len || !keep)
+			break;
+		keep--;		/* multi-byte characters: fewer fit */
+	}
+	if (h + sizeof(GB_ELLIPSIS) - 1 + (bytes - t) >= len) {
+		out[0] = 0;
+		return 0;
+	}
+	memcpy(out, s, h);
+	memcpy(out + h, GB_ELLIPSIS, sizeof(GB_ELLIPSIS) - 1);
+	memcpy(out + h + sizeof(GB_ELLIPSIS) - 1, s + t, bytes - t + 1);
+	return (keep + 1) / 2 + 1 + keep / 2;
 }

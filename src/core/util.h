@@ -52,6 +52,15 @@ void gb_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Parse a non-negative integer / duration ("10", "1.5s", "500ms"); -1 on error */
 int gb_parse_u64(const char *s, uint64_t *out);
+/*
+ * The one parser of decimal numbers on the command line: the whole string,
+ * decimal, finite (strtod takes "nan", "inf", "1e999" and hex, which no
+ * option means).
+ * -1 on error; callers check their range and name the option.
+ */
+int gb_parse_num(const char *s, double *out);
+/* seconds, 0 up to 1e9 s (no overflow as ns), into ns; -1 on error */
+int gb_parse_secs(const char *s, uint64_t *ns);
 /* loading BPF tracing programs is allowed: root (CAP_SYS_ADMIN) or CAP_BPF with
  * CAP_PERFMON in the effective set; 1 yes, 0 no, -1 cannot tell */
 int gb_bpf_privileged(void);
@@ -61,6 +70,33 @@ int gb_parse_size(const char *s, uint64_t *out);	/* "4M", "64K", "1G" */
 
 /* Demangle a C++ (Itanium) name; returns malloc'd string or NULL */
 char *gb_demangle(const char *sym);
+
+/*
+ * What every output calls a kernel: one rule, so view, report, pprof, top
+ * and the Perfetto/JSON exports name the same kernel alike. A name is shown
+ * demangled when it is a C++ symbol (gb_demangle), and shortened, where a
+ * column is narrow, in the middle: the namespace at the start and the
+ * parameters at the end both tell kernels apart, a cut at the end would
+ * make two template instances look the same.
+ *
+ * gb_names: demangled names by content (demangling costs microseconds and a
+ * trace repeats a few names millions of times); the strings returned live
+ * as long as the table.
+ */
+struct gb_names;
+struct gb_names *gb_names_new(void);		/* aborts when out of memory */
+/* raw demangled, else raw itself (compare pointers to see which); NULL -> NULL */
+const char *gb_names_disp(struct gb_names *t, const char *raw);
+void gb_names_free(struct gb_names *t);
+
+#define GB_ELLIPSIS "\xe2\x80\xa6"	/* U+2026 "…": one column, three bytes */
+/*
+ * s fitted into max columns (one a UTF-8 character) as out (len bytes):
+ * unchanged when it fits, else its head and tail with "…" between, the
+ * head the longer by one when the split is odd. Returns the columns out
+ * takes, for padding (printf's widths count bytes).
+ */
+unsigned gb_shorten_middle(char *out, size_t len, const char *s, unsigned max);
 
 /*
  * Open an output file the safe way: no symlink followed, created 0600,

@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "core/event.h"
 #include "core/json.h"
 #include "core/util.h"
@@ -26,10 +27,11 @@ static void coll_json(struct gb_json *j, const struct gb_event *ev, unsigned cat
 {
 	const char *s;
 
-	gb_json_uint_field(j, "comm", ev->handle);
+	/* "comm" is the process name in every output; the ncclComm_t is its handle */
+	gb_json_uint_field(j, "comm_handle", ev->handle);
 	if (gb_type_info(ev->type)->shape == GB_SH_NCCL_SPLIT) {
 		gb_json_int_field(j, "color", (int64_t)ev->arg);
-		gb_json_uint_field(j, "new_comm", ev->src);
+		gb_json_uint_field(j, "new_comm_handle", ev->src);
 	}
 	if (cat == GB_CAT_COLL) {
 		gb_json_string_field(j, "op", gb_type_name(ev->type) + 4);	/* "AllReduce" */
@@ -143,8 +145,31 @@ static void op_json(struct gb_json *j, const struct gb_event *ev)
 	}
 }
 
+/* a kernel's name as every output shows it, and the recorded one where they differ */
+static void kernel_json(struct gb_json *j, const char *key, const char *raw, struct gb_names *names)
+{
+	char *own = NULL, rkey[32];
+	const char *disp;
+
+	if (names) {
+		disp = gb_names_disp(names, raw);
+	} else {
+		own = gb_demangle(raw);
+		disp = own ? own : raw;
+	}
+	if (key)
+		gb_json_string_field(j, key, disp);
+	else
+		gb_json_string(j, disp);
+	if (key && disp != raw) {
+		snprintf(rkey, sizeof(rkey), "%s_raw", key);
+		gb_json_string_field(j, rkey, raw);
+	}
+	free(own);
+}
+
 /* a graph event (see event.c): its graph, kernel nodes and their names */
-static void graph_json(struct gb_json *j, const struct gb_event *ev)
+static void graph_json(struct gb_json *j, const struct gb_event *ev, struct gb_names *names)
 {
 	const char *pos = NULL;
 	char name[GB_NAME_MAX];
@@ -157,11 +182,11 @@ static void graph_json(struct gb_json *j, const struct gb_event *ev)
 	gb_json_name(j, "node_kernels");
 	gb_json_start_array(j);
 	while (gb_graph_nodes_next(ev, &pos, name, sizeof(name)))
-		gb_json_string(j, name);
+		kernel_json(j, NULL, name, names);
 	gb_json_end_array(j);
 }
 
-void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
+void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev, struct gb_names *names)
 {
 	unsigned cat = gb_event_cat(ev);
 
@@ -187,7 +212,7 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 		gb_json_string_field(j, "comm", ev->comm);
 	if (ev->name) {
 		if (cat == GB_CAT_LAUNCH || ev->type == GB_T_gpu_kernel || cat == GB_CAT_NAME)
-			gb_json_string_field(j, "kernel", ev->name);
+			kernel_json(j, "kernel", ev->name, names);
 		else if (cat == GB_CAT_FUNC)
 			gb_json_string_field(j, "func", ev->name);
 		else
@@ -198,7 +223,7 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 		if (ev->flags & GB_EF_ARG)
 			gb_json_uint_field(j, "arg", ev->arg);
 	} else if (gb_type_graph(ev->type)) {
-		graph_json(j, ev);
+		graph_json(j, ev, names);
 	} else if ((ev->flags & GB_EF_ARG) && cat != GB_CAT_IOCTL && cat != GB_CAT_MARK &&
 		   cat != GB_CAT_OP) {
 		gb_json_uint_field(j, "arg", ev->arg);	/* flags, device, advice, offset ... */
@@ -251,12 +276,12 @@ void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev)
 		op_json(j, ev);
 }
 
-void gb_event_json(struct gb_buf *b, const struct gb_event *ev)
+void gb_event_json(struct gb_buf *b, const struct gb_event *ev, struct gb_names *names)
 {
 	struct gb_json j;
 
 	gb_json_init(&j, b);
 	gb_json_start_object(&j);
-	gb_event_json_fields(&j, ev);
+	gb_event_json_fields(&j, ev, names);
 	gb_json_end_object(&j);
 }

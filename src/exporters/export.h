@@ -218,12 +218,18 @@ int gb_export_run(const struct gb_export_req *q, struct gb_export_stats *st,
 int gb_export_file(const char *sbt_path, const char *format, const char *out_path,
 		   const struct gb_export_names *names, char *err, size_t errlen);
 
-/* one event as one JSON object, no newline (view --json, import --json) */
+/*
+ * one event as one JSON object, no newline (view --json, import --json).
+ * Kernels are named as every output names them (core/names.h): "kernel"
+ * demangled, "kernel_raw" the recorded symbol where it differs. names
+ * caches the demangling; NULL demangles each time.
+ */
 struct gb_buf;
-void gb_event_json(struct gb_buf *b, const struct gb_event *ev);
+struct gb_names;
+void gb_event_json(struct gb_buf *b, const struct gb_event *ev, struct gb_names *names);
 /* the same object's members, into an object the writer has open */
 struct gb_json;
-void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev);
+void gb_event_json_fields(struct gb_json *j, const struct gb_event *ev, struct gb_names *names);
 
 /* the trace as TraceSmith SBT v0.1 at path (clean finish only, as that format requires); 0 or -errno with err set */
 struct sbt_reader;

@@ -247,6 +247,19 @@ static void arg_s(struct gb_exporter *ex, struct args *a, const char *k, const c
 	put_str(a->b, gbx_strpool_get(&ex->pool, v), false);
 }
 
+/* the kernel as every output names it, and as recorded where that differs */
+static void kernel_args(struct gb_exporter *ex, struct args *a, const char *name)
+{
+	const struct gb_str *s = gbx_strpool_get(&ex->pool, name);
+
+	key(a, "kernel");
+	put_str(a->b, s, true);
+	if (s->disp != s->s) {
+		key(a, "kernel_raw");
+		put_str(a->b, s, false);
+	}
+}
+
 /* Drops: the recorder counts in bytes (ring records lost), CUPTI in aux[] */
 static void drops_args(struct gb_exporter *ex, struct args *a, const struct gb_event *ev)
 {
@@ -276,7 +289,7 @@ static void coll_args(struct gb_exporter *ex, struct args *a, const struct gb_ev
 	if (gb_coll_peer(ev) >= 0)
 		arg_u(a, ev->type == GB_T_ncclSend || ev->type == GB_T_ncclRecv ? "peer" : "root",
 		      (uint64_t)gb_coll_peer(ev));
-	arg_hex(a, "comm", ev->handle);
+	arg_hex(a, "comm_handle", ev->handle);
 	if (gb_coll_comm_id(ev))
 		arg_hex(a, "comm_id", gb_coll_comm_id(ev));
 	if (gb_coll_nranks(ev)) {
@@ -298,7 +311,7 @@ static void args(struct gb_exporter *ex, const struct gb_event *ev, const struct
 		return;
 	}
 	if (ev->name && (cat == GB_CAT_LAUNCH || cat == GB_CAT_NAME || cat == GB_CAT_DEVICE))
-		arg_s(ex, &a, "kernel", ev->name);
+		kernel_args(ex, &a, ev->name);
 	if (cat == GB_CAT_FUNC)
 		arg_u(&a, "func_id", ev->handle);
 	if (cat == GB_CAT_OP) {

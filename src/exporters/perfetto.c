@@ -87,16 +87,18 @@ enum ann {
 	A_KIND, A_PTR, A_SRC, A_HANDLE, A_CORR_ID, A_TIMING, A_DETAIL, A_DEVICE,
 	A_PID, A_RET, A_ARG_FAULT, A_STACK_ID, A_COUNT, A_CPU, A_CUPTI_DROPPED,
 	A_RATE_LIMITED, A_STACK, A_STATE, A_IN_FLIGHT_NS,
-	A_DATATYPE, A_REDOP, A_ROOT, A_PEER, A_COMM, A_COMM_ID, A_RANK, A_NRANKS, A_SEQ,
-	A_SHAPE, A_NAME, A_CAPTURED, A_GRAPH, A_NODES, A_NODE_KERNELS, A_ARRIVAL_SKEW_NS, A_LAST_RANK, A__N
+	A_DATATYPE, A_REDOP, A_ROOT, A_PEER, A_COMM_HANDLE, A_COMM_ID, A_RANK, A_NRANKS, A_SEQ,
+	A_SHAPE, A_NAME, A_CAPTURED, A_GRAPH, A_NODES, A_NODE_KERNELS, A_ARRIVAL_SKEW_NS, A_LAST_RANK,
+	A_KERNEL_RAW, A__N
 };
 static const char *const ann_names[A__N] = {
 	"kernel", "func_id", "arg", "grid", "block", "shmem", "stream", "bytes",
 	"kind", "ptr", "src", "handle", "corr_id", "timing", "detail", "device",
 	"pid", "ret", "arg_fault", "stack_id", "count", "cpu", "cupti_dropped",
 	"rate_limited", "stack", "state", "in_flight_ns",
-	"datatype", "redop", "root", "peer", "comm", "comm_id", "rank", "nranks", "seq",
+	"datatype", "redop", "root", "peer", "comm_handle", "comm_id", "rank", "nranks", "seq",
 	"shape", "name", "captured", "graph", "nodes", "node_kernels", "arrival_skew_ns", "last_to_arrive",
+	"kernel_raw",
 };
 
 struct pf {
@@ -314,6 +316,17 @@ static void da_istr(struct gb_exporter *ex, struct pf *pf, enum ann a, const cha
 	pb_end(&pf->te, o);
 }
 
+/* the kernel as every output names it, and as recorded where that differs */
+static void da_kernel(struct gb_exporter *ex, struct pf *pf, const char *name)
+{
+	const struct gb_str *p = gbx_strpool_get(&ex->pool, name);
+
+	/* string values are interned as given: the demangled name is a string of its own */
+	da_istr(ex, pf, A_KERNEL, p->disp);
+	if (p->disp != p->s)
+		da_istr(ex, pf, A_KERNEL_RAW, name);
+}
+
 /* "x,y,z" without printf: this runs for every launch */
 static const char *dim3(char *b, const uint32_t v[3])
 {
@@ -363,7 +376,7 @@ static void annotate_coll(struct gb_exporter *ex, struct pf *pf, const struct gb
 	if (gb_coll_peer(ev) >= 0)
 		da_u(ex, pf, ev->type == GB_T_ncclSend || ev->type == GB_T_ncclRecv ? A_PEER : A_ROOT,
 		     DA_INT, (uint64_t)(int64_t)gb_coll_peer(ev));
-	da_u(ex, pf, A_COMM, DA_POINTER, ev->handle);
+	da_u(ex, pf, A_COMM_HANDLE, DA_POINTER, ev->handle);
 	if (gb_coll_comm_id(ev))
 		da_u(ex, pf, A_COMM_ID, DA_POINTER, gb_coll_comm_id(ev));
 	if (gb_coll_nranks(ev)) {
@@ -408,7 +421,7 @@ static void annotate(struct gb_exporter *ex, struct pf *pf, const struct gb_even
 		return;
 	}
 	if (ev->name && (cat == GB_CAT_LAUNCH || cat == GB_CAT_NAME || cat == GB_CAT_DEVICE))
-		da_istr(ex, pf, A_KERNEL, ev->name);
+		da_kernel(ex, pf, ev->name);
 	if (cat == GB_CAT_FUNC)
 		da_u(ex, pf, A_FUNC_ID, DA_UINT, ev->handle);
 	if (cat == GB_CAT_OP) {

@@ -4,7 +4,9 @@
  * github.com/google/pprof/proto/profile.proto): the call stacks behind the
  * GPU API calls, for `go tool pprof` and flame graphs.
  *
- * A sample is one (stack, pid, comm, call, kernel[, host]) with four values:
+ * A sample is one (stack, pid, comm, call, kernel[, host]) with four values
+ * (the kernel label demangled as in every output, kernel_raw the recorded
+ * symbol where that differs):
  *   calls      the API calls made there (library calls: CUDA driver and
  *              runtime, HIP, HSA; ioctls, XRay functions and NVTX ranges
  *              are not API calls and are left out)
@@ -76,6 +78,7 @@ struct pp_sample {
 	uint32_t stack;			/* index into stacks[] */
 	uint32_t pid;			/* host-local pid */
 	uint32_t comm, api, call, kernel, host;	/* string ids, 0: no label */
+	uint32_t kernel_raw;		/* the recorded symbol, where "kernel" is demangled */
 	uint64_t v[V__N];		/* wrap, never overflow: sizes may be anything */
 };
 
@@ -90,6 +93,7 @@ struct pp {
 	struct gb_out file;		/* the output, when not given a FILE */
 	const struct gb_export_opts *o;
 	struct intern *strs;		/* the string table: ids in order of first use, "" = 0 */
+	struct gb_names *names;		/* kernels as every output names them */
 	int err;
 	bool stacked;			/* the last sample_of used stored frames */
 	uint64_t timed;			/* API calls with a measured host time */
@@ -316,6 +320,14 @@ static uint32_t sample_of(struct pp *p, const struct gb_event *ev)
 	*sm = (struct pp_sample){ .stack = stack, .pid = pid, .comm = comm, .kernel = kernel,
 				  .host = host, .call = str_id(p, gb_type_name(ev->type)),
 				  .api = str_id(p, gb_api_name(ti ? ti->api : ev->api)) };
+	if (kernel) {	/* keyed by the recorded name, labelled as shown */
+		const char *disp = gb_names_disp(p->names, ev->name);
+
+		if (disp != ev->name) {
+			sm->kernel_raw = kernel;
+			sm->kernel = str_id(p, disp);
+		}
+	}
 	*s = p->nsmp;
 	return (uint32_t)p->nsmp++;
 }
@@ -493,6 +505,7 @@ static void put_sample(struct pp *p, const struct pp_sample *s, const uint32_t *
 	put_label(b, keys[3], s->call);
 	put_label(b, keys[4], s->kernel);
 	put_label(b, keys[5], s->host);
+	put_label(b, keys[6], s->kernel_raw);
 	pb_end(b, o);
 }
 
@@ -554,10 +567,10 @@ static uint64_t real_time_of(const struct sbt_info *info, uint64_t mono)
 
 static int put_profile(struct pp *p)
 {
-	static const char *const lkeys[] = { "pid", "comm", "api", "call", "kernel", "host" };
+	static const char *const lkeys[] = { "pid", "comm", "api", "call", "kernel", "host", "kernel_raw" };
 	const struct sbt_info *info = p->r ? sbt_reader_info(p->r) : NULL;
 	struct gb_buf *b = &p->out;
-	uint32_t keys[6], types[V__N], i;
+	uint32_t keys[7], types[V__N], i;
 	uint64_t t;
 	size_t n;
 
@@ -565,7 +578,7 @@ static int put_profile(struct pp *p)
 		types[i] = str_id(p, vnames[i][0]);
 		put_value_type(b, P_SAMPLE_TYPE, types[i], str_id(p, vnames[i][1]));
 	}
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 7; i++)
 		keys[i] = str_id(p, lkeys[i]);
 	for (n = 0; n < p->nsmp && !p->err; n++) {
 		put_sample(p, &p->smp[n], keys);
@@ -625,6 +638,7 @@ static void pp_free(struct pp *p)
 	free(p->zbuf);
 	gb_buf_free(&p->out);
 	intern_free(p->strs);
+	gb_names_free(p->names);
 	xmap_free(&p->ksmp);
 	xmap_free(&p->kstk);
 	xmap_free(&p->kloc);
@@ -675,6 +689,7 @@ static int pp_init(struct pp *p, struct sbt_reader *r, const struct gb_export_op
 	p->r = r;
 	p->o = o;
 	p->strs = intern_new();
+	p->names = gb_names_new();
 	p->zbuf = malloc(ZBUF);
 	if (!p->strs || !p->zbuf || intern_id(p->strs, "", 0) != 0)
 		return -ENOMEM;

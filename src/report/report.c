@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/hmap.h"
+#include "core/util.h"
 #include "core/vec.h"
 #include "coll/coll_skew.h"
 #include "report_int.h"
@@ -127,9 +128,11 @@ struct report *report_new(const struct report_opts *o)
 		r->o.jit_ns = 100000000;
 	gb_opstats_init(&r->ops);
 	r->strs = intern_new();
+	r->names = gb_names_new();
 	r->skew = coll_skew_new();
 	if (!r->strs || !r->skew) {
 		intern_free(r->strs);
+		gb_names_free(r->names);
 		coll_skew_free(r->skew);
 		free(r);
 		return NULL;
@@ -174,6 +177,7 @@ static struct rep_kern *kern_of(struct report *r, const char *name)
 		return NULL;
 	}
 	kn->name = intern_str(r->strs, name);
+	kn->disp = gb_names_disp(r->names, kn->name);
 	r->klist[r->nk++] = kn;
 	return kn;
 }
@@ -791,5 +795,6 @@ void report_free(struct report *r)
 	coll_skew_free(r->skew);
 	gb_opstats_free(&r->ops);
 	intern_free(r->strs);
+	gb_names_free(r->names);
 	free(r);
 }

@@ -18,7 +18,8 @@ struct rep_stat {		/* one API function */
 };
 
 struct rep_kern {
-	const char *name;
+	const char *name;	/* as recorded: the key, also across a baseline */
+	const char *disp;	/* as every output shows it (core/names.h) */
 	uint64_t launches, host_timed, host_ns;	/* host_ns: over the host_timed launches timed */
 	uint64_t device_n, device_ns;
 };
@@ -127,6 +128,7 @@ struct report {
 	struct sbt_quality quality;	/* what the trace lost: findings' counts are then lower bounds */
 	struct coll_skew *skew;		/* collectives matched across ranks */
 	struct intern *strs;
+	struct gb_names *names;	/* kernels demangled, once each */
 	uint64_t events, first, last;
 	struct rep_stat api[GB_T__COUNT];
 	struct rep_copy copies[REP_NKINDS];

@@ -102,6 +102,16 @@ static int cmp_kern(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* KERNELS' first column: the shown name, cut in the middle to 40 columns */
+#define KERN_COLS 40
+static void kern_cell(struct gb_buf *b, const char *name)
+{
+	char cell[4 * KERN_COLS + 4];
+	unsigned w = gb_shorten_middle(cell, sizeof(cell), name, KERN_COLS);
+
+	gb_buf_printf(b, "  %s%*s", cell, (int)(KERN_COLS - w), "");
+}
+
 static const struct rep_kern *find_kern(const struct report *r, const char *name)
 {
 	size_t i;
@@ -292,7 +302,8 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 			const struct rep_kern *kn = ks[i], *o = base ? find_kern(base, kn->name) : NULL;
 
 			sampled |= kn->host_timed < kn->launches;
-			gb_buf_printf(b, "  %-40.40s %10" PRIu64 " %8" PRIu64, kn->name, kn->launches, kn->host_timed);
+			kern_cell(b, kn->disp);
+			gb_buf_printf(b, " %10" PRIu64 " %8" PRIu64, kn->launches, kn->host_timed);
 			put_ms(b, 12, kn->launches, kn->host_timed, kn->host_ns);
 			gb_buf_printf(b, " %10" PRIu64 " %12.3f", kn->device_n, kn->device_ns / 1e6);
 			if (base && !o)
@@ -303,9 +314,11 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 			gb_buf_putc(b, '\n');
 		}
 		for (i = 0; base && i < base->nk; i++)
-			if (!find_kern(r, base->klist[i]->name))
-				gb_buf_printf(b, "  %-40.40s GONE (%" PRIu64 " launches in the baseline)\n",
-					      base->klist[i]->name, base->klist[i]->launches);
+			if (!find_kern(r, base->klist[i]->name)) {
+				kern_cell(b, base->klist[i]->disp);
+				gb_buf_printf(b, " GONE (%" PRIu64 " launches in the baseline)\n",
+					      base->klist[i]->launches);
+			}
 	}
 	free(ks);
 	ops = op_rows(r);
@@ -317,7 +330,7 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 				      ops[i]->launches, ops[i]->label);
 			for (k = 0; k < ops[i]->nkern; k++)
 				gb_buf_printf(b, "  %8s %12s %10" PRIu64 "    %s\n", "", "", ops[i]->kern_n[k],
-					      ops[i]->kern[k]);
+					      gb_names_disp(r->names, ops[i]->kern[k]));
 		}
 		free(ops);
 	}
@@ -383,6 +396,14 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 }
 
 /* --- JSON --- */
+
+/* "name" as shown, "name_raw" the recorded symbol where they differ */
+static void jkern_name(struct gb_json *j, const struct rep_kern *kn)
+{
+	gb_json_string_field(j, "name", kn->disp);
+	if (kn->disp != kn->name)
+		gb_json_string_field(j, "name_raw", kn->name);
+}
 
 static void jfinding(struct gb_json *j, const struct rep_finding *f, bool lossy)
 {
@@ -516,7 +537,7 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 		const struct rep_kern *kn = r->klist[i], *o = base ? find_kern(base, kn->name) : NULL;
 
 		gb_json_start_object(&j);
-		gb_json_string_field(&j, "name", kn->name);
+		jkern_name(&j, kn);
 		gb_json_uint_field(&j, "launches", kn->launches);
 		jtimed(&j, kn->launches, kn->host_timed, kn->host_ns);
 		gb_json_uint_field(&j, "device_launches", kn->device_n);
@@ -529,7 +550,7 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 	for (i = 0; base && i < base->nk; i++)
 		if (!find_kern(r, base->klist[i]->name)) {
 			gb_json_start_object(&j);
-			gb_json_string_field(&j, "name", base->klist[i]->name);
+			jkern_name(&j, base->klist[i]);
 			gb_json_uint_field(&j, "launches", 0);
 			gb_json_string_field(&j, "change", "gone");
 			gb_json_end_object(&j);
@@ -550,7 +571,7 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 			gb_json_name(&j, "kernels");
 			gb_json_start_object(&j);
 			for (k = 0; k < ops[i]->nkern; k++)
-				gb_json_uint_field(&j, ops[i]->kern[k], ops[i]->kern_n[k]);
+				gb_json_uint_field(&j, gb_names_disp(r->names, ops[i]->kern[k]), ops[i]->kern_n[k]);
 			gb_json_end_object(&j);
 			gb_json_end_object(&j);
 		}
@@ -717,15 +738,18 @@ static void csv(struct gb_buf *b, const struct report *r)
 		else
 			gb_buf_puts(b, ",,,,\n");
 	}
-	gb_buf_puts(b, "\n# kernels\nname,launches,timed,host_ns_measured,host_ns_estimated,device_launches,device_ns\n");
+	gb_buf_puts(b, "\n# kernels\nname,launches,timed,host_ns_measured,host_ns_estimated,device_launches,device_ns,name_raw\n");
 	for (i = 0; i < r->nk; i++) {
 		const struct rep_kern *kn = r->klist[i];
 
-		csv_str(b, kn->name);
+		csv_str(b, kn->disp);
 		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", kn->launches, kn->host_timed, kn->host_ns);
 		if (kn->host_timed)
 			gb_buf_printf(b, "%" PRIu64, kern_host(kn));
-		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 "\n", kn->device_n, kn->device_ns);
+		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",", kn->device_n, kn->device_ns);
+		if (kn->disp != kn->name)
+			csv_str(b, kn->name);
+		gb_buf_putc(b, '\n');
 	}
 	{
 		struct gb_opstat **ops = op_rows(r);
@@ -737,7 +761,8 @@ static void csv(struct gb_buf *b, const struct report *r)
 			gb_buf_printf(b, ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",\"", gb_type_name(ops[i]->type),
 				      ops[i]->calls, ops[i]->ns, ops[i]->launches);
 			for (k = 0; k < ops[i]->nkern; k++)
-				gb_buf_printf(b, "%s%s=%" PRIu64, k ? " " : "", ops[i]->kern[k], ops[i]->kern_n[k]);
+				gb_buf_printf(b, "%s%s=%" PRIu64, k ? " " : "", gb_names_disp(r->names, ops[i]->kern[k]),
+					      ops[i]->kern_n[k]);
 			gb_buf_puts(b, "\"\n");
 		}
 		free(ops);

@@ -50,12 +50,26 @@ static void fmt_totals(struct gb_buf *b, const struct top_model *m)
 #define PROC_HDR "    PID COMM             LAUNCH/s BUSIEST KERNEL         COPY MB/s COLL MB/s  SYNC%    DEV MEM   API P50   API P99"
 #define KERN_HDR "    PID KERNEL                           LAUNCH/s    GRIDxBLOCK  LNCH P50  LNCH P99"
 
+/* a kernel name in a column of cols characters: cut in the middle, padded */
+static const char *kern_cell(char *cell, size_t len, const char *name, unsigned cols)
+{
+	unsigned w = gb_shorten_middle(cell, len, name, cols), n = (unsigned)strlen(cell);
+
+	while (w < cols && n + 1 < len) {
+		cell[n++] = ' ';
+		w++;
+	}
+	cell[n] = 0;
+	return cell;
+}
+
 static void fmt_proc(struct gb_buf *b, const struct top_proc *p)
 {
-	char mem[32], p50[16], p99[16];
+	char mem[32], p50[16], p99[16], kc[4 * 22 + 4];
 
-	gb_buf_printf(b, "%7u %-16.16s %9.1f %-22.22s %9.2f %9.2f %5.1f%% %10s %9s %9s", p->pid,
-		      p->comm[0] ? p->comm : "?", p->launches_s, p->busiest ? p->busiest : "-",
+	gb_buf_printf(b, "%7u %-16.16s %9.1f %s %9.2f %9.2f %5.1f%% %10s %9s %9s", p->pid,
+		      p->comm[0] ? p->comm : "?", p->launches_s,
+		      kern_cell(kc, sizeof(kc), p->busiest ? p->busiest : "-", 22),
 		      p->copy_Bps / 1e6, p->coll_Bps / 1e6, p->sync_share * 100, top_fmt_bytes(mem, sizeof(mem), (double)p->mem_live),
 		      top_fmt_ns(p50, sizeof(p50), p->p50_ns), top_fmt_ns(p99, sizeof(p99), p->p99_ns));
 }
@@ -72,10 +86,11 @@ static bool fmt_stuck(struct gb_buf *b, const struct top_proc *p)
 
 static void fmt_kern(struct gb_buf *b, const struct top_kern *k)
 {
-	char gb[32], p50[16], p99[16];
+	char gb[32], p50[16], p99[16], kc[4 * 32 + 4];
 
 	snprintf(gb, sizeof(gb), "%.0fx%.0f", k->grid_mean, k->block_mean);
-	gb_buf_printf(b, "%7u %-32.32s %9.1f %13s %9s %9s", k->key.pid, top_kern_name(k), k->launches_s, gb,
+	gb_buf_printf(b, "%7u %s %9.1f %13s %9s %9s", k->key.pid, kern_cell(kc, sizeof(kc), top_kern_name(k), 32),
+		      k->launches_s, gb,
 		      top_fmt_ns(p50, sizeof(p50), k->p50_ns), top_fmt_ns(p99, sizeof(p99), k->p99_ns));
 }
 

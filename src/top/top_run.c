@@ -48,6 +48,7 @@ struct top_ctx {
 	struct top_view v;
 	struct top_prom *prom;
 	const char *name_out;	/* set by the collector sink while resolving */
+	struct gb_names *names;	/* kernels demangled, as every output shows them */
 	uint32_t exited[MAX_EXITED];
 	unsigned nexited;
 	unsigned ncpu;
@@ -101,7 +102,7 @@ static const char *resolve_name(void *ctx, const struct top_kern_key *k)
 	r.a[0] = k->handle;
 	t->name_out = NULL;
 	collector_handle(t->col, &r, sizeof(r));
-	return t->name_out;
+	return gb_names_disp(t->names, t->name_out);
 }
 
 /* exit notices reach the collector; we also need them to forget the process */
@@ -404,6 +405,7 @@ int top_run(const struct top_opts *o)
 	t.v.interval_s = o->interval;
 	t.v.limit = o->limit;
 	top_model_init(&t.m, resolve_name, &t);
+	t.names = gb_names_new();
 	/* flags only: the loop restores the terminal on the way out */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -446,5 +448,6 @@ cleanup:
 	top_prom_free(t.prom);
 	top_bpf__destroy(t.skel);
 	top_model_free(&t.m);
+	gb_names_free(t.names);
 	return ret;
 }

@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ioctl_event_json(&j, &ev);
 		gb_json_end_object(&j);
 		b.len = 0;
-		gb_event_json(&b, &ev);
+		gb_event_json(&b, &ev, NULL);
 	}
 	ioctl_decoder_devmem(dec, dm, sizeof(dm));
 	free(rec);

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!xray_import_build(&imp, &log, NULL, &ref)) {
 		while (xray_import_next(&imp, &ev) == 1) {
 			gb_buf_reset(&b);
-			gb_event_json(&b, &ev);
+			gb_event_json(&b, &ev, NULL);
 		}
 		xray_import_free(&imp);
 	}

@@ -41,7 +41,8 @@ kern = [e for e in ev if e["type"] == "gpu_kernel"]
 launch = sorted((e for e in ev if e["type"] == "cuLaunchKernel"), key=lambda e: e["ts_ns"])
 c.eq("5 device kernel slices", 5, len(kern))
 c.true("device slices are 50 us, named, on the launching thread",
-       all(e.get("dur_ns") == 50000 and e.get("kernel") == "_Z9gb_kernelPf" and e["tid"] == pid
+       all(e.get("dur_ns") == 50000 and e.get("kernel") == "gb_kernel(float*)"
+           and e.get("kernel_raw") == "_Z9gb_kernelPf" and e["tid"] == pid
            for e in kern), str(kern[:1]))
 c.eq("6 host launches", 6, len(launch))
 c.eq("launches carry correlation ids 1000..1005", list(range(1000, 1006)),

@@ -34,16 +34,16 @@ for r in range(4):
     ev = [e for e in evs if e["pid"] == p.get("pid")]
     init = [e for e in ev if e["type"] == "ncclCommInitRank"]
     c.true(f"rank {r}: init recorded once with rank {r} of 4 and a communicator",
-           len(init) == 1 and init[0].get("rank") == r and init[0].get("nranks") == 4 and init[0].get("comm")
+           len(init) == 1 and init[0].get("rank") == r and init[0].get("nranks") == 4 and init[0].get("comm_handle")
            and init[0].get("ret") == 0, str(init))
-    coll = sorted((e for e in ev if e.get("op") and init and e.get("comm") == init[0].get("comm")),
+    coll = sorted((e for e in ev if e.get("op") and init and e.get("comm_handle") == init[0].get("comm_handle")),
                   key=lambda e: e["ts_ns"])
     sp = [e for e in ev if e["type"] == "ncclCommSplit"]
     c.true(f"rank {r}: ncclCommSplit once, color {r % 2}, a new communicator named",
-           len(sp) == 1 and sp[0].get("color") == r % 2 and sp[0].get("new_comm") and sp[0].get("comm_id")
+           len(sp) == 1 and sp[0].get("color") == r % 2 and sp[0].get("new_comm_handle") and sp[0].get("comm_id")
            and sp[0].get("ret") == 0, str(sp))
     if sp:
-        cc = [e for e in ev if e.get("op") and e.get("comm") == sp[0].get("new_comm")]
+        cc = [e for e in ev if e.get("op") and e.get("comm_handle") == sp[0].get("new_comm_handle")]
         c.true(f"rank {r}: the child's AllReduce carries its id, seq 1",
                len(cc) == 1 and cc[0].get("comm_id") == sp[0].get("comm_id") and cc[0].get("seq") == 1
                and cc[0].get("datatype") == "float64" and cc[0].get("redop") == "min", str(cc))
@@ -55,7 +55,7 @@ for r in range(4):
         good = (e["type"] == t and e.get("count") == cnt and e.get("datatype") == dt and e.get("bytes") == b
                 and e.get("redop") == op and e.get("root") == root and e.get("rank") == r
                 and e.get("nranks") == 4 and e.get("seq") == i + 1 and e.get("ret") == 0
-                and e.get("comm") == init[0].get("comm") and "dur_ns" in e and "state" not in e)
+                and e.get("comm_handle") == init[0].get("comm_handle") and "dur_ns" in e and "state" not in e)
         if not good:
             ok = False
             c.true(f"rank {r}: collective {i + 1} as made", False, str(e))

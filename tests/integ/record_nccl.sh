@@ -54,7 +54,7 @@ for t, (k, n, dt, b, op, rk, rv) in want.items():
         c.true(f"{t}: redop {op}", e.get("redop") == op, str(e))
     if rk:
         c.true(f"{t}: {rk} {rv}", e.get(rk) == rv, str(e))
-    c.true(f"{t}: null communicator, op name", e.get("comm") == 0 and e.get("op") == t[4:], str(e))
+    c.true(f"{t}: null communicator, op name", e.get("comm_handle") == 0 and e.get("op") == t[4:], str(e))
 for t, k in (("ncclGroupStart", "groupstart"), ("ncclGroupEnd", "groupend"), ("ncclCommInitRank", "init")):
     mine = [e for e in ev if e["type"] == t]
     c.true(f"{t}: recorded exactly once, ret {p[k]}", len(mine) == 1 and mine[0].get("ret") == p[k], str(mine))

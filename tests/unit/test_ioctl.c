@@ -145,7 +145,7 @@ static void decode_rm_alloc(void **state)
 	assert_int_equal(field(&ev, "hObjectNew"), 0xcafe0001);
 	assert_int_equal(field(&ev, "hClass"), 0x40);
 	assert_int_equal(field(&ev, "paramsSize"), 16);
-	gb_event_json(&b, &ev);
+	gb_event_json(&b, &ev, NULL);
 	gb_buf_putc(&b, 0);
 	assert_non_null(strstr(b.p, "\"hObjectNew\":3405643777"));
 	assert_non_null(strstr(b.p, "\"hClass_name\":\"NV01_MEMORY_LOCAL_USER\""));

@@ -2,7 +2,8 @@
 /*
  * test_toolkit.c - the core toolkit: GB_GROW (growth and its overflow
  * checks), the LEB128 varint (round trips and bounds), FNV-1a and the
- * mixer (known values), and the string table (dense, stable ids).
+ * mixer (known values), the string table (dense, stable ids), and kernel
+ * names as outputs show them (demangled once, shortened in the middle).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include "core/hash.h"
 #include "core/hmap.h"
+#include "core/util.h"
 #include "core/varint.h"
 #include "core/vec.h"
 
@@ -154,6 +156,88 @@ static void test_intern(void **state)
 	intern_free(NULL);
 }
 
+/* head and tail kept, "…" between, never more than max columns */
+static void test_shorten_middle(void **state)
+{
+	const char *ns = "void cutlass::Kernel<cutlass::gemm::kernel::GemmUniversal<float, 128>>(Params)";
+	char out[64], tiny[8];
+
+	(void)state;
+	/* fits: unchanged */
+	assert_int_equal(gb_shorten_middle(out, sizeof(out), "gemm", 40), 4);
+	assert_string_equal(out, "gemm");
+	assert_int_equal(gb_shorten_middle(out, sizeof(out), "0123456789", 10), 10);
+	assert_string_equal(out, "0123456789");
+	/* one too long: 5 + "…" + 4 */
+	assert_int_equal(gb_shorten_middle(out, sizeof(out), "0123456789A", 10), 10);
+	assert_string_equal(out, "01234" GB_ELLIPSIS "789A");
+	/* both ends of a long C++ name survive */
+	assert_int_equal(gb_shorten_middle(out, sizeof(out), ns, 40), 40);
+	assert_string_equal(out, "void cutlass::Kernel" GB_ELLIPSIS "loat, 128>>(Params)");
+	/* multi-byte characters count as one column and are never split */
+	assert_int_equal(gb_shorten_middle(out, sizeof(out), "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 5), 5);
+	assert_string_equal(out, "\xc3\xa9\xc3\xa9" GB_ELLIPSIS "\xc3\xa9\xc3\xa9");
+	/* a small buffer bounds the result before max does */
+	gb_shorten_middle(tiny, sizeof(tiny), "0123456789", 40);
+	assert_true(strlen(tiny) < sizeof(tiny));
+	assert_non_null(strstr(tiny, GB_ELLIPSIS));
+	assert_int_equal(tiny[0], '0');
+	assert_int_equal(tiny[strlen(tiny) - 1], '9');
+	/* degenerate widths */
+	assert_int_equal(gb_shorten_middle(out, sizeof(out), "abc", 1), 1);
+	assert_string_equal(out, "a");
+	assert_int_equal(gb_shorten_middle(out, sizeof(out), "abc", 0), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(gb_shorten_middle(out, 0, "abc", 2), 0);
+}
+
+/* demangled once, the raw pointer back when there is nothing to demangle */
+static void test_names_disp(void **state)
+{
+	struct gb_names *t = gb_names_new();
+	const char *raw = "_ZN4vllm6kernelEv", *c = "plain_kernel", *bad = "_Zgarbage", *d;
+
+	(void)state;
+	d = gb_names_disp(t, raw);
+	assert_string_equal(d, "vllm::kernel()");
+	assert_ptr_equal(gb_names_disp(t, raw), d);		/* cached */
+	assert_ptr_equal(gb_names_disp(t, c), c);
+	assert_ptr_equal(gb_names_disp(t, bad), bad);		/* not demangled: itself */
+	assert_ptr_equal(gb_names_disp(t, bad), bad);
+	assert_null(gb_names_disp(t, NULL));
+	gb_names_free(t);
+	gb_names_free(NULL);
+}
+
+/* the one number parser: whole, decimal, finite; seconds in range */
+static void test_parse_num(void **state)
+{
+	static const char *const bad[] = { "", "nan", "NaN", "-nan", "inf", "-inf", "infinity", "1e999",
+					   "0x10", "1.5s", " ", "1 2", "--1", "." };
+	uint64_t ns;
+	double d;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(gb_parse_num(bad[i], &d), -1);
+		assert_int_equal(gb_parse_secs(bad[i], &ns), -1);
+	}
+	assert_int_equal(gb_parse_num(NULL, &d), -1);
+	assert_int_equal(gb_parse_num("-2.5", &d), 0);
+	assert_true(d == -2.5);
+	assert_int_equal(gb_parse_num("1e3", &d), 0);
+	assert_true(d == 1000);
+	assert_int_equal(gb_parse_secs("-1", &ns), -1);	/* seconds are not negative */
+	assert_int_equal(gb_parse_secs("1e10", &ns), -1);	/* past 1e9 s */
+	assert_int_equal(gb_parse_secs("0", &ns), 0);
+	assert_int_equal(ns, 0);
+	assert_int_equal(gb_parse_secs("0.1", &ns), 0);
+	assert_int_equal(ns, 100000000);
+	assert_int_equal(gb_parse_secs("1.000000001", &ns), 0);
+	assert_int_equal(ns, 1000000001);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +245,9 @@ int main(void)
 		cmocka_unit_test(test_varint),
 		cmocka_unit_test(test_hash),
 		cmocka_unit_test(test_intern),
+		cmocka_unit_test(test_shorten_middle),
+		cmocka_unit_test(test_names_disp),
+		cmocka_unit_test(test_parse_num),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
