@@ -8,8 +8,9 @@
  * (the kernel label demangled as in every output, kernel_raw the recorded
  * symbol where that differs):
  *   calls      the API calls made there (library calls: CUDA driver and
- *              runtime, HIP, HSA; ioctls, XRay functions and NVTX ranges
- *              are not API calls and are left out)
+ *              runtime, HIP, HSA, NCCL, cuBLAS(Lt), cuDNN, NVRTC, nvJitLink;
+ *              ioctls, XRay functions and NVTX ranges are not API calls and
+ *              are left out)
  *   host_ns    their measured durations (a call still running at the end:
  *              the time it had run); launches are timed 1 in 64 unless
  *              recorded with --launch-returns, so this is the sum over
@@ -281,12 +282,12 @@ static uint32_t stack_of(struct pp *p, const struct gb_event *ev)
 
 /* --- samples -------------------------------------------------------------- */
 
+/* a call into a GPU library: CUDA, HIP, HSA, NCCL, cuBLAS(Lt), cuDNN, NVRTC, nvJitLink */
 static bool is_api_call(unsigned type)
 {
 	const struct gb_type_info *ti = gb_type_info(type);
 
-	return ti && (ti->api == GB_API_CUDA_DRV || ti->api == GB_API_CUDA_RT ||
-		      ti->api == GB_API_HIP || ti->api == GB_API_HSA);
+	return ti && gb_api_is_library(ti->api);
 }
 
 static uint32_t sample_of(struct pp *p, const struct gb_event *ev)

@@ -26,7 +26,7 @@ pprof() { go tool pprof -symbolize=none "$@"; }
 # python3 - EVENTS.jsonl RAW.txt
 cat >"$T/totals.py" <<'EOF'
 import json, re, sys
-API = {"cuda-driver", "cuda-runtime", "hip", "hsa"}
+API = {"cuda-driver", "cuda-runtime", "hip", "hsa", "nccl", "cublas", "cublaslt", "cudnn", "nvrtc", "nvjitlink"}
 DEVICE = {"gpu_kernel", "gpu_memcpy", "gpu_memset"}
 want = {"calls": 0, "host_ns": 0, "device_ns": 0, "bytes": 0}
 kern = {}

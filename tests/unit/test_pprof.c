@@ -352,8 +352,7 @@ static void test_random_events_totals(void **state)
 					want[2] += e->dur_ns;
 				continue;
 			}
-			if (ti->api != GB_API_CUDA_DRV && ti->api != GB_API_CUDA_RT &&
-			    ti->api != GB_API_HIP && ti->api != GB_API_HSA)
+			if (!gb_api_is_library(ti->api))	/* calls into a GPU library only */
 				continue;
 			want[0]++;	/* gen_random never sets GB_EF_NESTED */
 			if (e->flags & (GB_EF_DUR | GB_EF_INFLIGHT))
