@@ -8,20 +8,17 @@ import os
 import sys
 import tempfile
 
+from gpucommon import cuda_torch
+
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--iters", type=int, default=20)
     a = p.parse_args()
-    try:
-        import torch
-        import torch.distributed as dist
-    except Exception as e:
-        print(f"SKIP: no torch: {e}", file=sys.stderr)
+    torch = cuda_torch()
+    if torch is None:
         return 77
-    if not torch.cuda.is_available():
-        print("SKIP: torch sees no GPU", file=sys.stderr)
-        return 77
+    import torch.distributed as dist
     if not dist.is_available() or not dist.is_nccl_available():
         print("SKIP: this torch has no NCCL backend", file=sys.stderr)
         return 77

@@ -7,7 +7,22 @@ ts_ns, so launches are put in steps by their host time; REAL is
 CLOCK_REALTIME, the clock of `date +%s%N` in run_h100.sh's windows.
 """
 import os
+import sys
 import time
+
+
+def cuda_torch():
+    """torch with a GPU it can use, or None after one SKIP line (the caller
+    exits 77: what run_h100.sh reports as SKIP with the reason)."""
+    try:
+        import torch
+    except Exception as e:
+        print(f"SKIP: no torch: {e}", file=sys.stderr)
+        return None
+    if not torch.cuda.is_available():
+        print("SKIP: torch sees no GPU", file=sys.stderr)
+        return None
+    return torch
 
 
 def touch(path):

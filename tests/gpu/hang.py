@@ -13,7 +13,7 @@ import argparse
 import ctypes
 import sys
 
-from gpucommon import touch, write_pid
+from gpucommon import cuda_torch, touch, write_pid
 
 
 def wait_for_gpu(torch, waiting_file):
@@ -30,13 +30,8 @@ def main():
     p.add_argument("--blocking-sync", action="store_true")
     a = p.parse_args()
     write_pid(a.pid_file)
-    try:
-        import torch
-    except Exception as e:
-        print(f"SKIP: no torch: {e}", file=sys.stderr)
-        return 77
-    if not torch.cuda.is_available():
-        print("SKIP: torch sees no GPU", file=sys.stderr)
+    torch = cuda_torch()
+    if torch is None:
         return 77
     if a.blocking_sync:
         rt = ctypes.CDLL("libcudart.so.13")	# the one torch loaded (same soname)

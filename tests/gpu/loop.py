@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from gpucommon import touch, write_pid
+from gpucommon import cuda_torch, touch, write_pid
 
 
 def main():
@@ -32,13 +32,8 @@ def main():
     p.add_argument("--stop-file")
     a = p.parse_args()
     write_pid(a.pid_file)
-    try:
-        import torch
-    except Exception as e:
-        print(f"SKIP: no torch: {e}", file=sys.stderr)
-        return 77
-    if not torch.cuda.is_available():
-        print("SKIP: torch sees no GPU", file=sys.stderr)
+    torch = cuda_torch()
+    if torch is None:
         return 77
     if a.mode == "launch":
         x = torch.zeros(1, device="cuda")

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from gpucommon import StepLog, touch, write_pid
+from gpucommon import cuda_torch, StepLog, touch, write_pid
 
 
 def build(torch):
@@ -103,13 +103,8 @@ def main():
     p.add_argument("--prof-trace")
     a = p.parse_args()
     write_pid(a.pid_file)
-    try:
-        import torch
-    except Exception as e:
-        print(f"SKIP: no torch: {e}", file=sys.stderr)
-        return 77
-    if not torch.cuda.is_available():
-        print("SKIP: torch sees no GPU", file=sys.stderr)
+    torch = cuda_torch()
+    if torch is None:
         return 77
     torch.backends.cudnn.benchmark = False
     model, opt, x, y = build(torch)
