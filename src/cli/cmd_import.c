@@ -18,7 +18,7 @@
 
 struct import_args {
 	const char *out, *into, *binary;
-	bool dump, quiet;
+	bool dump, quiet, partial;
 	struct xray_clock_ref ref;
 	char **logs;
 	unsigned nlogs;
@@ -38,6 +38,9 @@ static void usage(FILE *f)
 		"                      imported ones, in time order, into OUT\n"
 		"      --offset NS     place the log's time at converted TSC + NS on\n"
 		"                      CLOCK_MONOTONIC (overrides every other reference)\n"
+		"      --partial       a damaged log still gives a trace: the events before\n"
+		"                      the fault (exit 1 all the same); without it a failed\n"
+		"                      import writes no file\n"
 		"  -q, --quiet         no warnings\n"
 		"  -h, --help\n\n"
 		"Basic-mode logs have no clock anchor of their own: they are placed with\n"
@@ -57,6 +60,7 @@ static int parse_args(struct import_args *a, int argc, char **argv)
 		{ "offset", required_argument, NULL, 'O' },
 		{ "dump", no_argument, NULL, 'D' },	/* hidden: JSON Lines to stdout */
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "partial", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -72,6 +76,7 @@ static int parse_args(struct import_args *a, int argc, char **argv)
 		case 'i': a->into = optarg; break;
 		case 'D': a->dump = true; break;
 		case 'q': a->quiet = true; break;
+		case 'P': a->partial = true; break;
 		case 'O':
 			errno = 0;
 			a->ref.offset_ns = strtoll(optarg, &end, 0);
@@ -229,6 +234,8 @@ int cmd_import(int argc, char **argv)
 	}
 	if (a.dump)
 		ret = dump(srcs, n);
+	else if (status && !a.partial)	/* the failure was named above: nothing half-made is left */
+		ret = 0;
 	else
 		ret = write_trace(&a, srcs, n, rec, argc, argv);
 	if (ret)
