@@ -26,30 +26,34 @@ else
 fi
 # a call record lost every 997th thread-state lookup: drops, counted
 GPUBPF_TEST_FAIL_STORAGE=997 start_record -a -o "$T/t.sbt" "${LIBS[@]}" || { fail "record started"; exit 0; }
-"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 20000 -t 2 >"$T/cuda.out"	# > 16384 events: several blocks
 "$WL/rt_work" 50 >"$T/rt.out" 2>&1
 "$WL/hip_work" "$WL/libamdhip64.so.5" 40 >"$T/hip.out"
 FAKE_NCCL_DIR=$T "$WL/nccl_work" 0 1 "$T/ncid" 10 >"$T/nccl.out" 2>&1
 "$WL/blas_work" -n 4 -e 3 >"$T/blas.out"
 [ -n "$REAL" ] && LD_LIBRARY_PATH="$(dirname "$NCCL")" "$T/vendor_nccl" >"$T/vnccl.out" 2>&1
+# last: > 2 x 16384 events, so the trace's last blocks hold cuda_work's alone
+"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 40000 -t 2 >"$T/cuda.out"
 stop_record
 check_eq "record exits 0" 0 "$REC_RC"
 nb=$("$GPUBPF" info --json "$T/t.sbt" | python3 -c 'import json, sys; print(json.load(sys.stdin)["blocks"])')
 check_true "the trace has several blocks ($nb)" [ "${nb:-0}" -ge 2 ]
-# damage the biggest block (launches of cuda_work alone): its events are
-# lost, every other family survives, and what remains must agree everywhere
+# damage the block that starts last (cuda_work's launches alone, the last
+# workload): its events are lost, every other family survives, and what
+# remains must agree everywhere
 python3 - "$T/t.sbt" <<'PY'
 import sys
 p = sys.argv[1]
 d = bytearray(open(p, "rb").read())
-i, best = 0, None
+i, last = 0, None
 while (i := d.find(b"GBRK", i)) >= 0:
-    if d[i + 4] == 3:
-        plen = int.from_bytes(d[i + 8:i + 12], "little")
-        if not best or plen > best[1]:
-            best = (i, plen)
+    if d[i + 4] == 3:	# BLOCK: its plain head starts with u64 min_ts, u64 max_ts, u32 count
+        min_ts = int.from_bytes(d[i + 24:i + 32], "little")
+        count = int.from_bytes(d[i + 40:i + 44], "little")
+        if count >= 1000 and (not last or min_ts > last[1]):
+            last = (i, min_ts)
     i += 4
-d[best[0] + 24 + best[1] // 2] ^= 0xFF
+plen = int.from_bytes(d[last[0] + 8:last[0] + 12], "little")
+d[last[0] + 24 + plen - 8] ^= 0xFF	# in the compressed body, past the head
 open(p, "wb").write(d)
 PY
 run() {	# NAME CMD...: stdout in $T/NAME.out, stderr in $T/NAME.err, exit status in $T/NAME.rc
