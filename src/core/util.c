@@ -10,7 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "hmap.h"
 #include "util.h"
 #include "varint.h"
 #include "vec.h"
@@ -364,59 +363,6 @@ bool gb_have_cap(int cap)
 	uint64_t eff;
 
 	return !effective_caps(&eff) && (eff & (1ull << cap));
-}
-
-/* --- kernel names as every output shows them (util.h) --- */
-
-struct gb_names {
-	struct intern *raw;	/* raw name -> dense id */
-	const char **disp;	/* [id]: malloc'd demangled name, or the interned raw */
-	size_t n, cap;
-};
-
-struct gb_names *gb_names_new(void)
-{
-	struct gb_names *t = calloc(1, sizeof(*t));
-
-	if (!t || !(t->raw = intern_new()))
-		gb_oom();
-	return t;
-}
-
-const char *gb_names_disp(struct gb_names *t, const char *raw)
-{
-	const char *in;
-	uint32_t id;
-	char *d;
-
-	if (!raw)
-		return NULL;
-	if (strncmp(raw, "_Z", 2))
-		return raw;	/* not a C++ symbol: no lookup at all */
-	id = intern_id(t->raw, raw, strlen(raw));
-	if (id == INTERN_NONE)
-		gb_oom();
-	if (id < t->n)
-		return t->disp[id] == intern_at(t->raw, id) ? raw : t->disp[id];
-	GB_GROW_OR_DIE(t->disp, t->cap, t->n + 1);
-	in = intern_at(t->raw, id);
-	d = gb_demangle(raw);
-	t->disp[t->n++] = d ? d : in;
-	return d ? d : raw;
-}
-
-void gb_names_free(struct gb_names *t)
-{
-	size_t i;
-
-	if (!t)
-		return;
-	for (i = 0; i < t->n; i++)
-		if (t->disp[i] != intern_at(t->raw, (uint32_t)i))
-			free((char *)t->disp[i]);
-	free(t->disp);
-	intern_free(t->raw);
-	free(t);
 }
 
 /* bytes of the first n characters of s (UTF-8; a stray byte is one character) */

@@ -50,7 +50,7 @@ import json, sys
 k = json.load(sys.stdin)["kernels"]
 print(" ".join(sorted(x["name"] for x in k)) + "|" + " ".join(x["name_raw"] for x in k if "name_raw" in x))')"
 check_true "report --csv: the kernel row has both names" \
-	grep -qF "\"$DEM\",6000,15000000,3000,25000000,\"$RAW\"" <("$GPUBPF" report --csv "$M")
+	grep -qF "\"$DEM\",6000,6000,15000000,15000000,3000,25000000,\"$RAW\"" <("$GPUBPF" report --csv "$M")
 check_true "no output above prints the raw symbol as the name" \
 	bash -c "! grep -q '$RAW' '$T/view.txt' '$T/info.txt' '$T/report.txt'"
 
