@@ -5,7 +5,7 @@
  * split from detail), seek, iterate; every event through the library-op
  * label and kernels-by-op tables.
  */
-// FUZZ_SRCS: src/sbt/sbt_read.c src/sbt/sbt_reader.c src/sbt/sbt_index.c src/sbt/sbt_codec.c src/sbt/sbt_schema.c src/sbt/sbt_quality.c src/sbt/sbt_tracesmith.c src/sbt/sbt_write.c src/core/util.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/core/json.c src/core/libop.c
+// FUZZ_SRCS: src/sbt/sbt_read.c src/sbt/sbt_reader.c src/sbt/sbt_index.c src/sbt/sbt_codec.c src/sbt/sbt_schema.c src/sbt/sbt_quality.c src/sbt/sbt_tracesmith.c src/sbt/sbt_write.c src/core/util.c src/core/outfile.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/core/json.c src/core/libop.c
 // FUZZ_LIBS: -lzstd -lz -lstdc++
 #include <stddef.h>
 #include <stdint.h>
