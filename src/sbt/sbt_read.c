@@ -495,9 +495,9 @@ static int stack_rule(struct sbt_reader *r)
 /* what the file's numbers mean (sbt_schema.h), once the notes and the index are in */
 static int load_schema(struct sbt_reader *r)
 {
-	const char *types = note(r, "sbt.types");
-	int e = sbt_schema_init(&r->schema, types, types ? NULL : pick_v0(r), note(r, "sbt.apis"),
-				note(r, "sbt.kinds"), note(r, "sbt.prov"));
+	const char *types = note(r, NOTE_TYPES);
+	int e = sbt_schema_init(&r->schema, types, types ? NULL : pick_v0(r), note(r, NOTE_APIS),
+				note(r, NOTE_KINDS), note(r, NOTE_PROV));
 
 	if (e)
 		return e;

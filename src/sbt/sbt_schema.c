@@ -13,13 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/util.h"
-#include "core/vec.h"
 #include "sbt_schema.h"
 
-#define NOTE_TYPES	"sbt.types"
-#define NOTE_APIS	"sbt.apis"
-#define NOTE_KINDS	"sbt.kinds"
-#define NOTE_PROV	"sbt.prov"
 #define SMALL_MAX	64	/* apis, kinds, provenances: numbers that can have a name */
 
 typedef const char *(*name_fn)(unsigned);

@@ -35,6 +35,12 @@ struct sbt_schema {
 	char source[64];	/* "sbt.types", "v0 main", "v0 graphs", ... */
 };
 
+/* the notes that name a trace's numbers */
+#define NOTE_TYPES	"sbt.types"
+#define NOTE_APIS	"sbt.apis"
+#define NOTE_KINDS	"sbt.kinds"
+#define NOTE_PROV	"sbt.prov"
+
 #define SBT_SCHEMA_V0_MAX	8	/* old tables a trace can be matched against */
 
 /* The i-th note naming this build's numbers: its key, and its value (free() it); NULL past the last */
