@@ -27,5 +27,13 @@ if [ -x tests/fuzz/smoke.sh ] || [ -f tests/fuzz/smoke.sh ]; then
 	bash tests/fuzz/smoke.sh build/fuzz-results; add build/fuzz-results
 fi
 rm -f build-test.log
+# the failures again, last, so that a log cut to its tail still names them
+if [ "$F" -gt 0 ]; then
+	echo "----- failed -----"
+	for d in build build/asan build/fuzz-results; do
+		[ -f "$d/test.log" ] && grep -h '^FAIL' "$d/test.log" | sed "s|^|[$d] |"
+	done
+	true
+fi
 echo "$P passed, $F failed, $S skipped"
 [ "$F" -eq 0 ]
