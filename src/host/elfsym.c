@@ -55,7 +55,7 @@ static int add_name(struct elf_syms *s, const char *name, size_t *at)
 	return 0;
 }
 
-static int load_symtab(struct elf_syms *s, Elf *e, Elf_Scn *scn, GElf_Shdr *sh, size_t *cap)
+static int load_symtab(struct elf_syms *s, Elf *e, Elf_Scn *scn, GElf_Shdr *sh, size_t *cap, int type)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
 	size_t i, n;
@@ -69,7 +69,7 @@ static int load_symtab(struct elf_syms *s, Elf *e, Elf_Scn *scn, GElf_Shdr *sh, 
 		uint64_t off;
 		size_t at;
 
-		if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != type ||
 		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
@@ -130,7 +130,7 @@ static int cmp_off(const void *a, const void *b)
 	return 0;
 }
 
-struct elf_syms *elf_syms_open(const char *path)
+static struct elf_syms *open_syms(const char *path, int type)
 {
 	struct elf_syms *s = NULL;
 	Elf_Scn *scn = NULL;
@@ -157,7 +157,7 @@ struct elf_syms *elf_syms_open(const char *path)
 	while ((scn = elf_nextscn(e, scn))) {
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
-		if (load_symtab(s, e, scn, &sh, &cap)) {
+		if (load_symtab(s, e, scn, &sh, &cap, type)) {
 			err = ENOMEM;
 			goto cleanup;
 		}
@@ -179,17 +179,34 @@ cleanup:
 	return s;
 }
 
-int elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *file_off)
+struct elf_syms *elf_syms_open(const char *path)
+{
+	return open_syms(path, STT_FUNC);
+}
+
+struct elf_syms *elf_syms_open_objects(const char *path)
+{
+	return open_syms(path, STT_OBJECT);
+}
+
+int elf_syms_range(const struct elf_syms *s, const char *name, uint64_t *file_off, uint64_t *size)
 {
 	unsigned i;
 
 	for (i = 0; i < s->n; i++) {
 		if (!strcmp(s->v[i].name, name)) {
 			*file_off = s->v[i].off;
+			if (size)
+				*size = s->v[i].size;
 			return 0;
 		}
 	}
 	return -ENOENT;
+}
+
+int elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *file_off)
+{
+	return elf_syms_range(s, name, file_off, NULL);
 }
 
 unsigned elf_syms_find_all(const struct elf_syms *s, const char *name, uint64_t *file_off, unsigned max)

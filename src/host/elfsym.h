@@ -8,8 +8,12 @@ struct elf_syms;
 
 /* Load FUNC symbols of .symtab and .dynsym. NULL + errno on failure */
 struct elf_syms *elf_syms_open(const char *path);
+/* The same for data objects (STT_OBJECT): a variable's file offset, in .data */
+struct elf_syms *elf_syms_open_objects(const char *path);
 /* File offset of a function's first instruction; 0 or -ENOENT */
 int elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *file_off);
+/* ... and its size (0: unknown; size may be NULL) */
+int elf_syms_range(const struct elf_syms *s, const char *name, uint64_t *file_off, uint64_t *size);
 /*
  * Every distinct file offset a name has (a library exporting several
  * versions of one name, cuFoo@V1 and cuFoo@@V2, has one per version; the
