@@ -109,7 +109,7 @@ $(BUILD)/libgpubpf.a: $(LIB_OBJS)
 $(BUILD)/gpubpf: $(BUILD)/obj/src/cli/main.o $(BUILD)/libgpubpf.a
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/src/cli/main.o -Wl,--whole-archive $(BUILD)/libgpubpf.a -Wl,--no-whole-archive $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgpubpf.a $(HDRS) $(wildcard tests/unit/*.h)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgpubpf.a $(HDRS) $(wildcard tests/unit/*.h) tests/workloads/keep_vec.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(BUILD)/libgpubpf.a -lcmocka $(LDLIBS)
 

@@ -12,9 +12,14 @@
  *
  * A process that is already running gets the library from gpubpf record
  * -p PID --cupti (src/cupti/inject.c): dlopen, then gpubpf_cupti_attach()
- * on a thread stopped at a syscall boundary; at the end
- * gpubpf_cupti_detach() flushes, switches everything off and calls
- * cuptiFinalize. Both answer in a buffer, never on the target's stderr.
+ * on a thread stopped at a syscall boundary. From then on gpubpf only
+ * writes the control block (gpubpf_cupti_ctl.h): it renews a lease, and
+ * at the end asks to switch off. The library switches off at a safe point
+ * -- the exit of a driver API call, never on a thread stopped elsewhere --
+ * or, when the job makes no call, from its own watch thread: flush,
+ * activity and callbacks off, unsubscribe, cuptiFinalize. A lease that
+ * runs out (gpubpf killed or stopped) switches it off the same way. The
+ * answers go to buffers, never to the target's stderr.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,19 +28,33 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <cuda.h>
 #include <cupti.h>
 #include "emit.h"
+#include "gpubpf_cupti_ctl.h"
 
 #define GB_EXPORT __attribute__((visibility("default")))
 #define BUF_SIZE (1u << 20)
 #define BUF_ALIGN 8
+#define DEV_BUF_SIZE (8u << 20)	/* CUPTI's buffers on the device: bounded, in a GPU the job has filled */
+#define DEV_BUF_POOL 2
+#define FLUSH_PERIOD_MS 1000
+#define WATCH_MS 100		/* the watch thread looks at the control block this often */
+#define SAFE_POINT_MS 1000	/* and waits this long for an API exit before switching off itself */
+
+GB_EXPORT struct gb_cupti_ctl gpubpf_cupti_ctl = { .magic = GB_CTL_MAGIC, .version = GB_CTL_VERSION };
+#define CTL gpubpf_cupti_ctl
 
 static CUpti_SubscriberHandle subscriber;
 static uint64_t cupti_dropped;
 /* subscribed with activity on; attach/detach/exit serialised by the lock */
-static bool active, atexit_done;
+static bool active, atexit_done, watching;
+static pid_t owner;		/* the process that subscribed: a forked child does not flush */
+static pthread_t watcher;
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static void switch_off_locked(const char *where);
+static bool off_wanted(bool *by_lease);
 
 static const char *res_str(CUptiResult res)
 {
@@ -105,8 +124,22 @@ static void CUPTIAPI api_cb(void *ud, CUpti_CallbackDomain domain, CUpti_Callbac
 {
 	const CUpti_CallbackData *cb = data;
 	uint64_t f, s;
+	bool lease;
 
-	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || cb->callbackSite != CUPTI_API_ENTER)
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
+		return;
+	/* the safe point to switch off: the exit of a call, on the job's own thread */
+	if (cb->callbackSite == CUPTI_API_EXIT) {
+		if (off_wanted(&lease) && !pthread_mutex_trylock(&state_lock)) {
+			if (active && off_wanted(&lease)) {
+				CTL.offs_lease += lease;
+				switch_off_locked("at the exit of a driver call");
+			}
+			pthread_mutex_unlock(&state_lock);
+		}
+		return;
+	}
+	if (cb->callbackSite != CUPTI_API_ENTER)
 		return;
 	launch_args(cbid, cb->functionParams, &f, &s);
 	gb_emit_launch(domain, cbid, cb->correlationId, f, s);
@@ -173,7 +206,7 @@ static void at_exit(void)
 	uint64_t limited;
 
 	pthread_mutex_lock(&state_lock);
-	if (!active) {
+	if (!active || getpid() != owner) {	/* a forked child: CUPTI is not its own */
 		pthread_mutex_unlock(&state_lock);
 		return;
 	}
@@ -195,6 +228,16 @@ static void setup_clock(void)
 		return;
 	if (cuptiGetTimestamp(&t) == CUPTI_SUCCESS)
 		gb_emit_set_clock_offset((int64_t)(mono_ns() - t));
+}
+
+/* CUPTI's device buffers bounded, and a flush period: memory the job can count on */
+static void bound_buffers(void)
+{
+	size_t sz = DEV_BUF_SIZE, pool = DEV_BUF_POOL;
+
+	cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &(size_t){ sizeof(sz) }, &sz);
+	cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &(size_t){ sizeof(pool) }, &pool);
+	cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
 }
 
 static const CUpti_ActivityKind kinds[] = {
@@ -250,8 +293,10 @@ static int setup_cupti(char *out, size_t len)
 		cuptiUnsubscribe(subscriber);
 		return -EIO;
 	}
+	bound_buffers();
 	n = enable_kinds(out, len);
 	active = true;
+	owner = getpid();
 	if (!atexit_done) {
 		atexit_done = true;
 		atexit(at_exit);
@@ -277,8 +322,11 @@ GB_EXPORT int InitializeInjection(void)
 	pthread_mutex_lock(&state_lock);
 	if (setup_cupti(msg, sizeof(msg)))
 		fputs(msg, stderr);
-	else if (strstr(msg, "not enabled"))
-		fputs(msg, stderr);
+	else {
+		__atomic_store_n(&CTL.state, GB_CTL_ON, __ATOMIC_RELEASE);	/* no lease: on for good */
+		if (strstr(msg, "not enabled"))
+			fputs(msg, stderr);
+	}
 	pthread_mutex_unlock(&state_lock);
 	return 1;
 }
@@ -295,11 +343,90 @@ static void one_line(char *msg)
 			*p = p[1] ? ';' : 0;
 }
 
+static uint64_t now_ns(void)
+{
+	return mono_ns();
+}
+
+/* gpubpf asked to switch off, or its lease ran out (*by_lease) */
+static bool off_wanted(bool *by_lease)
+{
+	uint64_t lease = __atomic_load_n(&CTL.lease_ns, __ATOMIC_ACQUIRE);
+
+	*by_lease = lease && now_ns() > lease;
+	return __atomic_load_n(&CTL.want_off, __ATOMIC_ACQUIRE) || *by_lease;
+}
+
+/* flush, activity and callbacks off, unsubscribe, cuptiFinalize; state_lock held */
+static void switch_off_locked(const char *where)
+{
+	CUptiResult res;
+	size_t i;
+
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	for (i = 0; i < NKINDS; i++)
+		cuptiActivityDisable(kinds[i]);
+	cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+	cuptiUnsubscribe(subscriber);
+	res = cuptiFinalize();
+	active = false;
+	gb_emit_report_lost(__atomic_load_n(&cupti_dropped, __ATOMIC_RELAXED));
+	snprintf(CTL.answer, sizeof(CTL.answer), "flushed, activity and callbacks off, cuptiFinalize: %s (%s)",
+		 res_str(res), where);
+	CTL.offs++;
+	__atomic_store_n(&CTL.lease_ns, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&CTL.want_off, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&CTL.state, GB_CTL_OFF, __ATOMIC_RELEASE);
+}
+
+/*
+ * The watch thread: while on, it looks at the control block; when gpubpf
+ * wants off or its lease ran out, it gives the job's own threads
+ * SAFE_POINT_MS to reach an API exit, then switches off itself (a job
+ * that makes no driver call has nothing in flight through CUPTI's
+ * callbacks). It ends when the library is off.
+ */
+static void *watch(void *arg)
+{
+	uint64_t since = 0;
+	bool lease, done = false;
+
+	while (!done) {
+		struct timespec ts = { 0, WATCH_MS * 1000000L };
+
+		nanosleep(&ts, NULL);
+		if (!off_wanted(&lease)) {
+			since = 0;
+			pthread_mutex_lock(&state_lock);
+			done = !active;
+			if (done)
+				watching = false;
+			pthread_mutex_unlock(&state_lock);
+			continue;
+		}
+		if (!since)
+			since = now_ns();
+		pthread_mutex_lock(&state_lock);
+		if (active && now_ns() - since >= SAFE_POINT_MS * 1000000ull) {
+			CTL.offs_lease += lease;
+			CTL.offs_watch++;
+			switch_off_locked(lease ? "the lease ran out; no driver call came" :
+					  "asked; no driver call came");
+		}
+		done = !active;
+		if (done)
+			watching = false;
+		pthread_mutex_unlock(&state_lock);
+	}
+	return arg;
+}
+
 /*
  * Attach to a process that is already running (gpubpf record -p PID
  * --cupti): src/cupti/inject.c makes one of its threads call this, stopped
- * at a syscall boundary, after dlopen. Nothing is printed in the target:
- * CUPTI's answer goes to msg for the trace's notes. 0: device timing on.
+ * at a syscall boundary, after dlopen; it wrote the lease into the control
+ * block first. Nothing is printed in the target: CUPTI's answer goes to
+ * msg for the trace's notes. 0: device timing on.
  */
 GB_EXPORT int gpubpf_cupti_attach(char *msg, size_t len)
 {
@@ -310,25 +437,33 @@ GB_EXPORT int gpubpf_cupti_attach(char *msg, size_t len)
 	*msg = 0;
 	gb_emit_env_once();
 	pthread_mutex_lock(&state_lock);
-	if (active)
+	if (active) {
 		snprintf(msg, len, "already subscribed, activity on (left on at the end)");
-	else
+	} else {
+		__atomic_store_n(&CTL.want_off, 0, __ATOMIC_RELEASE);
 		ret = setup_cupti(msg, len);
+		if (!ret) {
+			CTL.attaches++;
+			__atomic_store_n(&CTL.state, GB_CTL_ON, __ATOMIC_RELEASE);
+			/* with a lease, a thread that ends it when gpubpf cannot */
+			if (CTL.lease_ns && !watching && !pthread_create(&watcher, NULL, watch, NULL)) {
+				pthread_detach(watcher);
+				watching = true;
+			}
+		}
+	}
 	pthread_mutex_unlock(&state_lock);
 	one_line(msg);
+	snprintf(CTL.answer, sizeof(CTL.answer), "%s", msg);
 	return ret;
 }
 
 /*
- * The end of a recording: flush what CUPTI holds, disable activity and the
- * callbacks, unsubscribe and cuptiFinalize. The library stays mapped but
- * inert (no callback, no probe fires) until the next attach.
+ * Switch off now, on the calling thread (gpubpf before the control block
+ * existed; tests). gpubpf asks through the control block instead.
  */
 GB_EXPORT int gpubpf_cupti_detach(char *msg, size_t len)
 {
-	CUptiResult res;
-	size_t i;
-
 	if (!msg || len < 2)
 		return -EINVAL;
 	*msg = 0;
@@ -338,15 +473,8 @@ GB_EXPORT int gpubpf_cupti_detach(char *msg, size_t len)
 		snprintf(msg, len, "was not subscribed: nothing to undo");
 		return 0;
 	}
-	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	for (i = 0; i < NKINDS; i++)
-		cuptiActivityDisable(kinds[i]);
-	cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
-	cuptiUnsubscribe(subscriber);
-	res = cuptiFinalize();
-	active = false;
+	switch_off_locked("on request");
+	snprintf(msg, len, "%s", CTL.answer);
 	pthread_mutex_unlock(&state_lock);
-	gb_emit_report_lost(__atomic_load_n(&cupti_dropped, __ATOMIC_RELAXED));
-	snprintf(msg, len, "flushed, activity and callbacks off, cuptiFinalize: %s", res_str(res));
-	return res == CUPTI_SUCCESS ? 0 : -EIO;
+	return strstr(msg, "CUPTI_SUCCESS") ? 0 : -EIO;
 }

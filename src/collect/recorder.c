@@ -766,6 +766,7 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 		if (!backlog)
 			collector_reap(r->col, now, 2000000000ull);
 		if (now - last_flush >= 1000000000ull) {
+			inject_rec_renew(r->inj);
 			note_drops(r);
 			if ((r->write_err = sbt_writer_flush(r->w)))
 				break;
@@ -823,6 +824,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);	/* the terminal gone: the trace is still written whole */
 	if (o->flight_ns) {
 		struct sigaction su = { .sa_handler = on_usr1 };
 

@@ -11,35 +11,56 @@
  * link of the container leads outside it (cupti_inject_stage). Then, through one thread stopped at a
  * syscall boundary (inject_call.c): errno saved, dlopen(lib, RTLD_NOW) of
  * the target's own loader (libc's dlopen, glibc 2.34+, else libdl's), the
- * library's gpubpf_cupti_attach() for CUPTI's answer, everything restored.
+ * library's gpubpf_cupti_attach() for CUPTI's answer; the thread restores
+ * itself after each call, whatever becomes of gpubpf.
+ *
+ * Before that, the library's control block (cupti/gpubpf_cupti_ctl.h)
+ * gets gpubpf's lease; the recorder renews it every second
+ * (cupti_inject_renew), and the switching off at the end is a request in
+ * that block -- no thread is stopped for it -- which the library carries
+ * out at the exit of the job's next driver call, or from its own thread.
+ * Killed, stopped or gone, gpubpf stops renewing, and the library switches
+ * itself off when the lease runs out.
+ *
+ * Refused before anything is touched: a seccomp filter that would kill or
+ * trap one of the syscalls the load makes (inject_seccomp.c), shadow
+ * stacks (CET), another major version of CUPTI already mapped.
  */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "core/util.h"
 #include "host/elfsym.h"
 #include "host/procmaps.h"
+#include "cupti/gpubpf_cupti_ctl.h"
 #include "inject.h"
 #include "inject_int.h"
 
 #define SAFE_WAIT_MS	2000	/* for a thread to reach a syscall boundary */
-#define MAX_AVOID	64
+#define OFF_WAIT_MS	5000	/* for the library to switch off when asked */
+#define INJECT_LEASE_MS	10000	/* the library's lease on us, renewed every second */
+#define MAX_AVOID	160
 #define MSG_OFF		2048	/* the answer's place in the scratch area */
 #define RTLD_NOW_	2
 
 struct target {
 	pid_t pid;
 	struct gb_maps maps;
-	const struct gb_map *libc, *libdl, *ours;
+	const struct gb_map *libc, *libdl, *ours, *ldso;
 	struct rcall_range avoid[MAX_AVOID];
 	unsigned navoid;
-	bool cuda, cupti_other;
+	bool cuda, cupti_other, python_exe;
+	const struct gb_map *cupti;	/* a libcupti mapped, NULL if none */
+	bool seccomp;		/* a seccomp filter: no call at a syscall entry */
 };
 
 static const char *base_name(const char *p)
@@ -131,6 +152,46 @@ static int check_ptrace(pid_t pid, char *why, size_t len)
 	if (tracer) {
 		snprintf(why, len, "already traced by pid %llu (a debugger?)", tracer);
 		return -EBUSY;
+	}
+	return 0;
+}
+
+/* a word in a line of /proc/PID/status ("x86_Thread_features: shstk wrss") */
+static bool status_has(const char *path, const char *key, const char *word)
+{
+	char line[512];
+	size_t kl = strlen(key);
+	bool has = false;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':') {
+			has = strstr(line + kl + 1, word) != NULL;
+			break;
+		}
+	fclose(f);
+	return has;
+}
+
+/* seccomp strict mode, shadow stacks: the call cannot be made safely */
+static int check_status(struct target *t, char *why, size_t len)
+{
+	char path[64];
+	unsigned long long mode;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)t->pid);
+	mode = status_field(path, "Seccomp", 10);
+	if (mode == 1) {
+		snprintf(why, len, "it runs in seccomp strict mode: only read, write and exit are allowed");
+		return -EPERM;
+	}
+	t->seccomp = mode == 2;
+	if (status_has(path, "x86_Thread_features", "shstk")) {
+		snprintf(why, len, "it runs with shadow stacks (CET): the injected call's return would fault; "
+			 "start it with CUDA_INJECTION64_PATH for device timing");
+		return -EPERM;
 	}
 	return 0;
 }
@@ -235,22 +296,72 @@ static int check_environ(pid_t pid, const char *lib, char *why, size_t len)
 	return err;
 }
 
-static void add_avoid(struct target *t, const struct gb_map *m)
+static void add_avoid(struct target *t, const struct gb_map *m, bool needed)
 {
 	if (m->exec && t->navoid < MAX_AVOID)
-		t->avoid[t->navoid++] = (struct rcall_range){ m->start, m->end };
+		t->avoid[t->navoid++] = (struct rcall_range){ m->start, m->end, needed };
+}
+
+/*
+ * libc's functions that hold a lock dlopen or malloc could want while
+ * they sit in a syscall: the allocator's slow path (brk, mmap, madvise
+ * under an arena lock), fork (every arena lock), the dl* functions (the
+ * loader lock), the environment and thread-creation locks.
+ */
+static const char *const libc_locked[] = {
+	"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
+	"aligned_alloc", "valloc", "pvalloc", "malloc_trim", "malloc_info", "malloc_stats",
+	"mallinfo", "mallinfo2", "mallopt", "fork", "vfork", "_Fork", "system", "popen",
+	"posix_spawn", "posix_spawnp", "dlopen", "dlmopen", "dlclose", "dlsym", "dlvsym", "dladdr",
+	"dladdr1", "dlinfo", "dlerror", "dl_iterate_phdr", "__libc_dlopen_mode", "pthread_create",
+	"exit", "setenv", "putenv", "unsetenv", "clearenv", "backtrace",
+};
+
+/* libc's locked functions, as ranges in pid */
+static void avoid_libc(struct target *t)
+{
+	char path[4200];
+	struct elf_syms *s;
+	uint64_t off, size;
+	unsigned i, j;
+
+	if (!t->libc || procmaps_reach(t->pid, t->libc, path, sizeof(path)) || !(s = elf_syms_open(path)))
+		return;
+	for (i = 0; i < sizeof(libc_locked) / sizeof(libc_locked[0]) && t->navoid < MAX_AVOID; i++) {
+		if (elf_syms_range(s, libc_locked[i], &off, &size) || !size)
+			continue;
+		for (j = 0; j < t->maps.n; j++) {
+			const struct gb_map *x = &t->maps.v[j];
+
+			if (x->exec && x->inode == t->libc->inode && off >= x->offset &&
+			    off < x->offset + (x->end - x->start)) {
+				t->avoid[t->navoid++] = (struct rcall_range){ x->start + off - x->offset,
+									       x->start + off - x->offset + size, true };
+				break;
+			}
+		}
+	}
+	elf_syms_close(s);
 }
 
 static int scan_maps(struct target *t, const char *lib)
 {
+	char exe[4200], link[64];
+	ssize_t n;
 	unsigned i;
 	int err;
 
 	procmaps_free(&t->maps);
 	memset(&t->maps, 0, sizeof(t->maps));
-	t->libc = t->libdl = t->ours = NULL;
+	t->libc = t->libdl = t->ours = t->ldso = NULL;
 	t->navoid = 0;
 	t->cuda = t->cupti_other = false;
+	t->cupti = NULL;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)t->pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	/* Debian's python3 has the interpreter in the executable: its frames may hold the GIL */
+	t->python_exe = !strncmp(base_name(exe), "python", 6);
 	err = procmaps_read(t->pid, &t->maps);
 	if (err)
 		return err;
@@ -266,17 +377,55 @@ static int scan_maps(struct target *t, const char *lib)
 			t->libdl = m;
 		if (name_is(m, "libcuda.so") || name_is(m, "libcudart.so"))
 			t->cuda = true;
-		if (name_is(m, "libcupti.so"))
+		if (name_is(m, "libcupti.so")) {
 			t->cupti_other = true;
+			t->cupti = m;
+		}
+		if (name_is(m, "ld-linux") && (!t->ldso || m->exec))
+			t->ldso = m;
+		/* code whose frames may hold a lock: the driver, NCCL's proxy, Python's GIL; the loader's
+		 * lock (and libc's below) the load itself would wait for */
 		if (mine || name_is(m, "libcuda") || name_is(m, "libcupti") || name_is(m, "libnvidia") ||
-		    name_is(m, "libnvcuda"))
-			add_avoid(t, m);
+		    name_is(m, "libnvcuda") || name_is(m, "libnccl") || name_is(m, "libpython") ||
+		    (t->python_exe && m->path && !strcmp(m->path, exe)))
+			add_avoid(t, m, false);
+		if (name_is(m, "ld-linux"))
+			add_avoid(t, m, true);
 	}
+	avoid_libc(t);
 	return 0;
 }
 
-/* the address of name in the file that m maps, in pid */
-static int remote_sym(const struct target *t, const struct gb_map *m, const char *name, uint64_t *addr)
+/*
+ * The first libcupti.so.N named in a file: what our library links (its
+ * DT_NEEDED), or what a CUPTI is (its SONAME; the file itself may be
+ * called libcupti.so.2024.1.1)
+ */
+static void linked_cupti(const char *lib, char *out, size_t len)
+{
+	static const char key[] = "libcupti.so.";
+	char *buf = malloc(1 << 20);
+	const char *p;
+	ssize_t n = -1;
+	size_t k;
+	int fd = open(lib, O_RDONLY | O_CLOEXEC);
+
+	out[0] = 0;
+	if (fd >= 0 && buf)
+		n = read(fd, buf, 1 << 20);
+	if (fd >= 0)
+		close(fd);
+	p = n > 0 ? memmem(buf, (size_t)n, key, sizeof(key) - 1) : NULL;
+	for (k = 0; p && k + 1 < len && p + k < buf + n && p[k]; k++)
+		out[k] = p[k];
+	if (p)
+		out[k] = 0;
+	free(buf);
+}
+
+/* the address of function (or, object: variable) name in the file that m maps, in pid */
+static int remote_sym_kind(const struct target *t, const struct gb_map *m, const char *name, bool object,
+			   uint64_t *addr)
 {
 	char path[4200];
 	struct elf_syms *s;
@@ -286,7 +435,7 @@ static int remote_sym(const struct target *t, const struct gb_map *m, const char
 
 	if (!m || procmaps_reach(t->pid, m, path, sizeof(path)))
 		return -ENOENT;
-	s = elf_syms_open(path);
+	s = object ? elf_syms_open_objects(path) : elf_syms_open(path);
 	if (!s)
 		return -errno;
 	err = elf_syms_find(s, name, &off);
@@ -303,6 +452,11 @@ static int remote_sym(const struct target *t, const struct gb_map *m, const char
 		}
 	}
 	return -ENOENT;
+}
+
+static int remote_sym(const struct target *t, const struct gb_map *m, const char *name, uint64_t *addr)
+{
+	return remote_sym_kind(t, m, name, false, addr);
 }
 
 /* openat2's RESOLVE_IN_ROOT: symlinks in the container resolve inside it, never on the host */
@@ -410,7 +564,8 @@ static int inspect(struct target *t, const char *lib, bool attach, char *why, si
 		snprintf(why, len, "the library path %s is not absolute", lib);
 		return -EINVAL;
 	}
-	if ((err = check_ptrace(t->pid, why, len)) || (err = check_exe(t->pid, why, len)))
+	if ((err = check_ptrace(t->pid, why, len)) || (err = check_exe(t->pid, why, len)) ||
+	    (err = check_status(t, why, len)))
 		return err;
 	if (scan_maps(t, lib)) {
 		snprintf(why, len, "cannot read /proc/%d/maps: the process is gone or not ours", (int)t->pid);
@@ -428,6 +583,19 @@ static int inspect(struct target *t, const char *lib, bool attach, char *why, si
 	}
 	if (!t->ours && (err = check_environ(t->pid, lib, why, len)))
 		return err;
+	if (!t->ours && t->cupti) {
+		char linked[64], mapped[64], path[4200];
+
+		linked_cupti(lib, linked, sizeof(linked));
+		mapped[0] = 0;
+		if (!procmaps_reach(t->pid, t->cupti, path, sizeof(path)))
+			linked_cupti(path, mapped, sizeof(mapped));
+		if (linked[0] && mapped[0] && strcmp(linked, mapped)) {
+			snprintf(why, len, "%s is already mapped and the library links %s: two CUPTI versions in one "
+				 "process would both hook the driver", mapped, linked);
+			return -EBUSY;
+		}
+	}
 	return 0;
 }
 
@@ -504,15 +672,248 @@ static int call_lib(struct target *t, struct rcall *c, const char *lib, const ch
 	return 0;
 }
 
+int inject_slack(const void *buf, size_t n, uint64_t map_off, uint64_t map_len, size_t need, uint64_t *at)
+{
+	const unsigned char *p = buf;
+	uint64_t off, size, end;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	unsigned i;
+
+	if (!buf || n < sizeof(eh) || memcmp(p, ELFMAG, SELFMAG))
+		return -ENOENT;
+	memcpy(&eh, p, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize < sizeof(ph))
+		return -ENOENT;
+	for (i = 0; i < eh.e_phnum; i++) {
+		off = eh.e_phoff + (uint64_t)i * eh.e_phentsize;
+		if (off < eh.e_phoff || off > n || n - off < sizeof(ph))
+			break;
+		memcpy(&ph, p + off, sizeof(ph));
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || (ph.p_offset & ~0xfffull) != map_off)
+			continue;
+		size = ph.p_filesz > ph.p_memsz ? ph.p_filesz : ph.p_memsz;
+		if (size > map_len)
+			continue;
+		end = (ph.p_offset - map_off + size + 15) & ~15ull;
+		if (end < map_len && map_len - end >= need) {
+			*at = end;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* the trampoline: in the padding after libc's code, else the loader's, else any file's */
+static int place_tramp(struct target *t, struct rcall *c, char *why, size_t len)
+{
+	const struct gb_map *order[3] = { t->libc, t->ldso, NULL };
+	char path[4200];
+	unsigned char *head = malloc(EXE_HEAD);
+	unsigned k;
+	uint64_t at;
+	int fd, err = -ENOENT;
+	ssize_t n;
+
+	for (k = 0; head && k < 3 + t->maps.n && err; k++) {
+		const struct gb_map *m = k < 3 ? order[k] : &t->maps.v[k - 3];
+
+		if (!m || !m->exec || !m->path || (k >= 3 && (m == t->libc || m == t->ldso)) ||
+		    procmaps_reach(t->pid, m, path, sizeof(path)))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? pread(fd, head, EXE_HEAD, 0) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0 || inject_slack(head, (size_t)n, m->offset, m->end - m->start, RCALL_TRAMP_LEN, &at))
+			continue;
+		err = rcall_tramp(c, m->start + at);
+	}
+	free(head);
+	if (err)
+		snprintf(why, len, "no place for the return trampoline (zero padding after a code segment): %s",
+			 strerror(-err));
+	return err;
+}
+
+int inject_tramp(struct rcall *c, char *why, size_t len)
+{
+	struct target t = { .pid = c->pid };
+	int err = scan_maps(&t, "/nonexistent");
+
+	if (!err)
+		err = place_tramp(&t, c, why, len);
+	else
+		snprintf(why, len, "cannot read /proc/%d/maps", (int)c->pid);
+	procmaps_free(&t.maps);
+	return err;
+}
+
+/* --- the control block (cupti/gpubpf_cupti_ctl.h) --- */
+
+static uint64_t lease_ms(void)
+{
+	const char *e = getenv("GPUBPF_TEST_LEASE_MS");
+
+	return e && atoi(e) > 0 ? (uint64_t)atoi(e) : INJECT_LEASE_MS;
+}
+
+static int ctl_read(pid_t pid, uint64_t addr, struct gb_cupti_ctl *ctl)
+{
+	struct iovec l = { ctl, sizeof(*ctl) }, r = { (void *)(uintptr_t)addr, sizeof(*ctl) };
+
+	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof(*ctl))
+		return -errno;
+	ctl->answer[sizeof(ctl->answer) - 1] = 0;
+	return ctl->magic == GB_CTL_MAGIC ? 0 : -EPROTO;
+}
+
+static int ctl_write(pid_t pid, uint64_t addr, size_t field, const void *v, size_t n)
+{
+	struct iovec l = { (void *)v, n }, r = { (void *)(uintptr_t)(addr + field), n };
+
+	return process_vm_writev(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -errno;
+}
+
+/* the lease: until now + lease_ms(), held by us */
+static int ctl_lease(pid_t pid, uint64_t addr)
+{
+	uint64_t until = gb_now_mono_ns() + lease_ms() * 1000000ull;
+	int32_t me = (int32_t)getpid();
+
+	if (ctl_write(pid, addr, offsetof(struct gb_cupti_ctl, holder), &me, sizeof(me)))
+		return -EFAULT;
+	return ctl_write(pid, addr, offsetof(struct gb_cupti_ctl, lease_ns), &until, sizeof(until));
+}
+
+/* running (a zombie that was gpubpf holds nothing) */
+static bool alive(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* wait (bounded) until the library says off; 0, or -ETIMEDOUT */
+static int ctl_wait_off(pid_t pid, uint64_t addr, struct gb_cupti_ctl *ctl, unsigned ms)
+{
+	uint64_t end = gb_now_mono_ns() + ms * 1000000ull;
+
+	for (;;) {
+		if (ctl_read(pid, addr, ctl))
+			return -ESRCH;
+		if (ctl->state == GB_CTL_OFF)
+			return 0;
+		if (gb_now_mono_ns() >= end)
+			return -ETIMEDOUT;
+		usleep(5000);
+	}
+}
+
+/*
+ * Before an attach to a library already loaded: on for good (it came with
+ * CUDA_INJECTION64_PATH), held by another live gpubpf, or switching off
+ * (wait for it). 1 with the answer in msg and *res set, 0: go on.
+ */
+static int ctl_before_attach(pid_t pid, uint64_t addr, enum inject_result *res, char *msg, size_t len)
+{
+	struct gb_cupti_ctl ctl;
+
+	if (ctl_read(pid, addr, &ctl) || ctl.state != GB_CTL_ON)
+		return 0;
+	if (!ctl.lease_ns) {
+		snprintf(msg, len, "already subscribed, activity on (left on at the end)");
+		*res = INJECT_ON;
+		return 1;
+	}
+	if (!ctl.want_off && gb_now_mono_ns() < ctl.lease_ns && ctl.holder != getpid() && alive(ctl.holder)) {
+		snprintf(msg, len, "device timing in it is held by another gpubpf recording (pid %d) until it ends",
+			 (int)ctl.holder);
+		*res = INJECT_REFUSED;
+		return 1;
+	}
+	/* ours from before, or a lease that ran out: it switches off; then on again */
+	ctl_write(pid, addr, offsetof(struct gb_cupti_ctl, want_off), &(uint32_t){ 1 }, sizeof(uint32_t));
+	if (ctl_wait_off(pid, addr, &ctl, OFF_WAIT_MS)) {
+		snprintf(msg, len, "the library did not finish switching off within %d ms", OFF_WAIT_MS);
+		*res = INJECT_FAILED;
+		return 1;
+	}
+	return 0;
+}
+
+/* the end of a recording: ask, wait (bounded) for the answer; no thread is stopped */
+static enum inject_result ctl_detach(pid_t pid, uint64_t addr, char *msg, size_t len)
+{
+	struct gb_cupti_ctl ctl;
+	uint32_t offs;
+	int err;
+
+	if (ctl_read(pid, addr, &ctl)) {
+		snprintf(msg, len, "cannot read the library's control block: the process is gone");
+		return INJECT_FAILED;
+	}
+	if (ctl.state != GB_CTL_ON) {
+		/* CUPTI said no at the attach, or the lease ran out meanwhile (gpubpf stalled): its last words */
+		snprintf(msg, len, "was off already%s%s", ctl.answer[0] ? ": " : "", ctl.answer);
+		return strstr(ctl.answer, "lease ran out") ? INJECT_CUPTI_OFF : INJECT_ON;
+	}
+	offs = ctl.offs;
+	ctl_write(pid, addr, offsetof(struct gb_cupti_ctl, want_off), &(uint32_t){ 1 }, sizeof(uint32_t));
+	err = ctl_wait_off(pid, addr, &ctl, OFF_WAIT_MS);
+	if (err) {
+		snprintf(msg, len, "asked to switch off; not done within %d ms (it will when its lease runs out, "
+			 "within %llu s)", OFF_WAIT_MS, (unsigned long long)lease_ms() / 1000);
+		return INJECT_FAILED;
+	}
+	snprintf(msg, len, "%s", ctl.offs > offs ? ctl.answer : "switched off");
+	return strstr(msg, "CUPTI_SUCCESS") ? INJECT_ON : INJECT_CUPTI_OFF;
+}
+
+static int ctl_find(struct target *t, const char *lib, uint64_t *addr)
+{
+	if (scan_maps(t, lib) || !t->ours)
+		return -ENOENT;
+	return remote_sym_kind(t, t->ours, GB_CTL_SYMBOL, true, addr);
+}
+
+/* job-control and hang-up signals wait while a thread of the target is ours */
+static void block_stops(sigset_t *old)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGHUP);
+	sigaddset(&s, SIGQUIT);
+	sigaddset(&s, SIGTSTP);
+	sigaddset(&s, SIGTTIN);
+	sigaddset(&s, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &s, old);
+}
+
 static enum inject_result run(pid_t pid, const char *lib, bool attach, inject_copy_cb on_copy, void *ctx,
 			      char *msg, size_t len)
 {
 	struct target t = { .pid = pid };
 	char why[512], host[4200], ns[4200];
-	struct rcall c;
+	struct rcall c = { 0 };
+	struct rcall_opts ro = { .timeout_ms = SAFE_WAIT_MS };
 	enum inject_result res = INJECT_FAILED;
-	uint64_t t0;
+	uint64_t t0, ctl = 0;
 	int answer = 0;
+	bool held = false;
 
 	if (inspect(&t, lib, attach, msg, len)) {
 		procmaps_free(&t.maps);
@@ -538,15 +939,40 @@ static enum inject_result run(pid_t pid, const char *lib, bool attach, inject_co
 		procmaps_free(&t.maps);
 		return INJECT_REFUSED;
 	}
-	if (rcall_begin(&c, pid, t.avoid, t.navoid, SAFE_WAIT_MS, why, sizeof(why))) {
+	if (t.ours && !ctl_find(&t, lib, &ctl)) {
+		if (!attach || ctl_before_attach(pid, ctl, &res, msg, len)) {
+			if (!attach)
+				res = ctl_detach(pid, ctl, msg, len);
+			procmaps_free(&t.maps);
+			return res;
+		}
+	}
+	ro.avoid = t.avoid;
+	ro.navoid = t.navoid;
+	ro.no_entry = t.seccomp;
+	if (rcall_begin(&c, pid, &ro, why, sizeof(why))) {
 		snprintf(msg, len, "gave up: %s", why);
 		procmaps_free(&t.maps);
 		return INJECT_REFUSED;
 	}
+	held = true;
 	t0 = gb_now_mono_ns();
+	if (t.seccomp && inject_seccomp_check(c.tid, msg, len)) {
+		res = INJECT_REFUSED;
+		goto out;
+	}
+	if (place_tramp(&t, &c, msg, len)) {
+		res = INJECT_REFUSED;
+		goto out;
+	}
 	save_errno(&t, &c);
 	if (attach && !t.ours && remote_dlopen(&t, &c, ns, msg, len))
 		goto out;
+	/* the lease first: from the call on, the library can switch itself off */
+	if (attach && !ctl_find(&t, lib, &ctl) && ctl_lease(pid, ctl)) {
+		snprintf(msg, len, "cannot write the library's control block");
+		goto out;
+	}
 	if (call_lib(&t, &c, lib, attach ? "gpubpf_cupti_attach" : "gpubpf_cupti_detach", &answer, msg, len))
 		goto out;
 	res = answer ? INJECT_CUPTI_OFF : INJECT_ON;
@@ -555,7 +981,7 @@ static enum inject_result run(pid_t pid, const char *lib, bool attach, inject_co
 	if (strlen(msg) + strlen(why) < len)
 		strcat(msg, why);
 out:
-	if ((answer = rcall_end(&c))) {
+	if (held && (answer = rcall_end(&c))) {
 		snprintf(msg, len, "could not restore thread %d: %s", (int)c.tid, strerror(-answer));
 		res = INJECT_FAILED;
 	}
@@ -563,20 +989,47 @@ out:
 	return res;
 }
 
+static enum inject_result run_blocked(pid_t pid, const char *lib, bool attach, inject_copy_cb on_copy,
+				      void *ctx, char *msg, size_t len)
+{
+	enum inject_result r;
+	sigset_t old;
+
+	block_stops(&old);
+	r = run(pid, lib, attach, on_copy, ctx, msg, len);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+int cupti_inject_renew(pid_t pid, const char *lib, uint64_t *ctl)
+{
+	struct target t = { .pid = pid };
+	char host[4200], ns[4200], why[256];
+	int err = 0;
+
+	if (!*ctl) {
+		if (cupti_inject_stage(pid, lib, host, sizeof(host), ns, sizeof(ns), why, sizeof(why)))
+			return -ENOENT;
+		err = ctl_find(&t, host, ctl);
+		procmaps_free(&t.maps);
+	}
+	return err ? err : ctl_lease(pid, *ctl);
+}
+
 enum inject_result cupti_inject_attach_cb(pid_t pid, const char *lib, inject_copy_cb on_copy, void *ctx,
 					  char *msg, size_t len)
 {
-	return run(pid, lib, true, on_copy, ctx, msg, len);
+	return run_blocked(pid, lib, true, on_copy, ctx, msg, len);
 }
 
 enum inject_result cupti_inject_attach(pid_t pid, const char *lib, char *msg, size_t len)
 {
-	return run(pid, lib, true, NULL, NULL, msg, len);
+	return run_blocked(pid, lib, true, NULL, NULL, msg, len);
 }
 
 enum inject_result cupti_inject_detach(pid_t pid, const char *lib, char *msg, size_t len)
 {
-	return run(pid, lib, false, NULL, NULL, msg, len);
+	return run_blocked(pid, lib, false, NULL, NULL, msg, len);
 }
 
 int cupti_inject_has_cuda(pid_t pid)

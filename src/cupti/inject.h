@@ -10,6 +10,7 @@
 #ifndef GB_CUPTI_INJECT_H
 #define GB_CUPTI_INJECT_H
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 enum inject_result {
@@ -33,7 +34,10 @@ enum inject_result cupti_inject_attach(pid_t pid, const char *lib, char *msg, si
 typedef int (*inject_copy_cb)(void *ctx, const char *host, const char *ns, char *msg, size_t len);
 enum inject_result cupti_inject_attach_cb(pid_t pid, const char *lib, inject_copy_cb on_copy, void *ctx,
 					  char *msg, size_t len);
-/* Ask the library in pid to flush, disable activity and cuptiFinalize */
+/*
+ * Ask the library in pid to flush, disable activity and cuptiFinalize at
+ * its next safe point (no thread is stopped), and wait for its answer
+ */
 enum inject_result cupti_inject_detach(pid_t pid, const char *lib, char *msg, size_t len);
 
 /*
@@ -45,6 +49,14 @@ enum inject_result cupti_inject_detach(pid_t pid, const char *lib, char *msg, si
  */
 int cupti_inject_stage(pid_t pid, const char *lib, char *host, size_t hostlen, char *ns, size_t nslen,
 		       char *why, size_t len);
+
+/*
+ * Renew gpubpf's lease on the library in pid (every second while
+ * recording): when renewals stop -- gpubpf killed or stopped -- the
+ * library switches CUPTI off by itself. *ctl: the control block's address
+ * in pid, found on the first call (0) and kept by the caller. 0 or -errno.
+ */
+int cupti_inject_renew(pid_t pid, const char *lib, uint64_t *ctl);
 
 /* -a --cupti: 1 when pid maps a CUDA driver or runtime library, else 0 */
 int cupti_inject_has_cuda(pid_t pid);

@@ -4,23 +4,30 @@
  * leave no trace of it (x86-64).
  *
  * The moment: a thread stopped with PTRACE_INTERRUPT while it sits in a
- * syscall (the kernel made it return -ERESTART*: restored as it was, the
- * kernel restarts the syscall when we detach, so the thread sees no EINTR),
- * or a running thread caught at its next syscall entry (the syscall has not
- * run: afterwards the thread is put back on its `syscall` instruction with
- * the number in rax, and runs it fresh). At a syscall boundary the thread
- * holds no lock of its own user-space code that dlopen or malloc could
- * want, unless it is inside the driver: threads whose stack holds return
- * addresses into the CUDA libraries are passed over.
+ * syscall (the kernel made it return -ERESTART*: afterwards it runs the
+ * syscall again, so the thread sees no EINTR), or a running thread caught
+ * at its next syscall entry (the syscall has not run: afterwards the
+ * thread is put back on its `syscall` instruction with the number in rax,
+ * and runs it fresh). A thread whose stack holds a return address into
+ * code that may hold a lock dlopen or malloc could want (the CUDA
+ * libraries, the loader, libc's allocator, fork and dl* functions, NCCL,
+ * Python: the caller's avoid ranges) is passed over, and so is one whose
+ * stack has little room below it (an alternate signal stack) or that
+ * sleeps with a timeout (its restart block could be overwritten).
  *
- * The call: registers as saved, orig_rax -1 (no syscall restart applies to
- * the call), rsp below the 128-byte red zone and a 4 KiB scratch area,
- * 16-byte aligned with a return address of 0 pushed; rip = the function.
- * Its return is a SIGSEGV at rip 0, seen in the signal-delivery-stop and
- * never delivered: signal handlers and mask are untouched (the mask is also
- * saved and set back with PTRACE_GETSIGMASK/SETSIGMASK; a thread that
- * blocks SIGSEGV, or a process that ignores it, is not used: the kernel
- * would reset those when it forces the fault).
+ * The call restores the thread by itself: its frame is a signal frame
+ * (struct rt_sigframe) holding the thread's registers as they must be
+ * resumed, its FPU/vector state, signal mask and an alternate-stack field
+ * the kernel ignores; the return address is a 34-byte trampoline placed in
+ * the zero padding after an executable segment of the target (in its
+ * private copy of that page), which stores rax in the frame, puts errno
+ * back and calls rt_sigreturn. So gpubpf's death at any instant -- the
+ * kernel then detaches and lets the thread run -- leaves the job as it
+ * was: the call finishes, the trampoline restores everything. No signal
+ * is involved (handlers, mask and SIGSEGV disposition untouched). gpubpf
+ * follows the call from syscall stop to syscall stop and reads the result
+ * when the trampoline's rt_sigreturn enters; a call that does not return
+ * within its deadline is left to finish on its own.
  */
 #include <dirent.h>
 #include <elf.h>
@@ -34,6 +41,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <libunwind-ptrace.h>
 #include "core/util.h"
 #include "inject_int.h"
 
@@ -41,6 +49,11 @@
 #define XSTATE_MAX	(64 * 1024)
 #define MAX_THREADS	256
 #define CALL_WARN_MS	10000
+#define CALL_MAX_MS	60000	/* then the call is left to finish by itself */
+#define LATE_STOP_MS	5000	/* for a thread told to stop to do so */
+#define STACK_ROOM	(128 * 1024)	/* below a thread's stack pointer, for the call */
+#define NR_RT_SIGRETURN	15
+#define NR_RESTART	219	/* restart_syscall */
 
 #define ERESTARTSYS		512
 #define ERESTARTNOINTR		513
@@ -92,14 +105,15 @@ static int wait_tid(pid_t tid, int *status, uint64_t deadline)
 	}
 }
 
-static bool in_ranges(uint64_t v, const struct rcall_range *r, unsigned n)
+/* the range that holds v, or NULL */
+static const struct rcall_range *in_ranges(uint64_t v, const struct rcall_range *r, unsigned n)
 {
 	unsigned i;
 
 	for (i = 0; i < n; i++)
 		if (v >= r[i].start && v < r[i].end)
-			return true;
-	return false;
+			return &r[i];
+	return NULL;
 }
 
 /*
@@ -121,43 +135,76 @@ static bool after_call(pid_t pid, uint64_t v)
 	       (b[1] == 0xff && (b[2] & 0x38) == 0x10);		/* call *disp32(%rip / %reg) */
 }
 
-/* a return address into the driver at pc or in the top of the stack */
-static bool in_driver(pid_t pid, uint64_t sp, uint64_t pc, const struct rcall_range *avoid, unsigned navoid)
+/*
+ * A return address into avoided code at pc or in the top of the stack:
+ * 0 none, 1 some, 2 in code holding a lock the load itself needs. The
+ * stack is read page by page: a read stops at the first unmapped one.
+ */
+static int in_locked(pid_t pid, uint64_t sp, uint64_t pc, const struct rcall_range *avoid, unsigned navoid)
 {
 	static uint64_t buf[STACK_SCAN / 8];
-	struct iovec l = { buf, sizeof(buf) }, r = { (void *)(uintptr_t)sp, sizeof(buf) };
+	struct iovec l = { buf, sizeof(buf) }, r[STACK_SCAN / 4096 + 1];
+	const struct rcall_range *hit;
+	uint64_t at = sp;
+	unsigned k;
 	ssize_t n;
 	size_t i;
+	int found = 0;
 
 	if (!navoid)
-		return false;
-	if (in_ranges(pc, avoid, navoid))
-		return true;
-	n = process_vm_readv(pid, &l, 1, &r, 1, 0);
-	for (i = 0; n > 0 && i < (size_t)n / 8; i++)
-		if (in_ranges(buf[i], avoid, navoid) && after_call(pid, buf[i]))
-			return true;
-	return false;
+		return 0;
+	if ((hit = in_ranges(pc, avoid, navoid)))
+		found = hit->needed ? 2 : 1;
+	for (k = 0; k < sizeof(r) / sizeof(r[0]); k++) {
+		uint64_t end = (at | 4095) + 1;
+
+		if (end > sp + STACK_SCAN)
+			end = sp + STACK_SCAN;
+		r[k] = (struct iovec){ (void *)(uintptr_t)at, end - at };
+		at = end;
+	}
+	n = process_vm_readv(pid, &l, 1, r, k, 0);
+	for (i = 0; n > 0 && i < (size_t)n / 8 && found < 2; i++)
+		if ((hit = in_ranges(buf[i], avoid, navoid)) && after_call(pid, buf[i]))
+			found = hit->needed ? 2 : 1;
+	return found;
 }
 
-/* SigBlk of a thread, SigIgn of its process: bit 10 is SIGSEGV */
-static bool segv_usable(pid_t pid, pid_t tid)
+/*
+ * The same from a real unwind (libunwind's ptrace accessors, the files'
+ * .eh_frame) of thread tid, stopped by us: its frames, not words that look
+ * like return addresses. -1 when it cannot be unwound.
+ */
+static int unwind_locked(pid_t tid, const struct rcall_range *avoid, unsigned navoid)
 {
-	char path[64], line[256];
-	unsigned long long v;
-	bool ok = true;
-	FILE *f;
+	const struct rcall_range *hit;
+	unw_addr_space_t as;
+	unw_cursor_t cur;
+	unw_word_t ip;
+	int found = 0, depth = 0, ok = -1;
+	void *ui;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if ((sscanf(line, "SigBlk: %llx", &v) == 1 || sscanf(line, "SigIgn: %llx", &v) == 1) &&
-		    (v & (1ull << (SIGSEGV - 1))))
-			ok = false;
-	fclose(f);
-	return ok;
+	as = unw_create_addr_space(&_UPT_accessors, 0);
+	if (!as)
+		return -1;
+	ui = _UPT_create(tid);
+	if (ui && !unw_init_remote(&cur, as, ui)) {
+		ok = 0;
+		do {
+			if (unw_get_reg(&cur, UNW_REG_IP, &ip) || !ip)
+				break;
+			/* a caller's frame: its return address is past its call */
+			if ((hit = in_ranges(depth ? ip - 1 : ip, avoid, navoid)))
+				found = found > 1 || hit->needed ? 2 : 1;
+			if (hit)
+				gb_dbg("cupti: thread %d: frame %d at 0x%llx in avoided code%s", (int)tid, depth,
+				       (unsigned long long)ip, hit->needed ? " (a lock the load needs)" : "");
+		} while (found < 2 && ++depth < 128 && unw_step(&cur) > 0);
+	}
+	if (ui)
+		_UPT_destroy(ui);
+	unw_destroy_addr_space(as);
+	return ok ? ok : found;
 }
 
 /* /proc/PID/task/TID/syscall: -2 running, -1 not in a syscall, else nr (and its sp, pc) */
@@ -190,11 +237,21 @@ static long thread_syscall(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
 	return nr;
 }
 
+/* let the thread go; a signal of its own that arrived at the last stop goes with it */
 static void release(struct rcall *c)
 {
 	if (c->seized)
-		ptrace(PTRACE_DETACH, c->tid, NULL, NULL);
+		ptrace(PTRACE_DETACH, c->tid, NULL, (void *)(uintptr_t)c->pending_sig);
 	c->seized = false;
+	c->pending_sig = 0;
+}
+
+/* the signal of a signal-delivery stop (0 for ptrace's own stops) */
+static int stop_signal(int st)
+{
+	if (!WIFSTOPPED(st) || st >> 16 || WSTOPSIG(st) == (SIGTRAP | 0x80))
+		return 0;
+	return WSTOPSIG(st);
 }
 
 /* seize and interrupt; wait for the interrupt's stop (the target's own signals pass) */
@@ -214,8 +271,8 @@ static int seize_stop(struct rcall *c, pid_t tid, uint64_t deadline)
 	for (;;) {
 		r = wait_tid(tid, &st, deadline);
 		if (r == 0) {
-			/* uninterruptible for long: it stops when it can; then let go */
-			if (wait_tid(tid, &st, 0) == 1 && WIFSTOPPED(st))
+			/* uninterruptible for long: it stops when it can (bounded); then let go */
+			if (wait_tid(tid, &st, now_ms() + LATE_STOP_MS) == 1 && WIFSTOPPED(st))
 				ptrace(PTRACE_DETACH, tid, NULL,
 				       (void *)(uintptr_t)(st >> 16 ? 0 : WSTOPSIG(st)));
 			c->seized = false;
@@ -250,10 +307,13 @@ static int to_syscall_entry(struct rcall *c, uint64_t deadline)
 		if (r < 0)
 			return r;
 		if (r == 0) {
-			/* no syscall in time: stop it where it is and let go */
+			/* no syscall in time: stop it where it is and let go (with a signal that came meanwhile) */
 			ptrace(PTRACE_INTERRUPT, c->tid, NULL, NULL);
-			if (wait_tid(c->tid, &st, 0) == 1 && !WIFSTOPPED(st))
-				c->seized = false;
+			if (wait_tid(c->tid, &st, now_ms() + LATE_STOP_MS) == 1) {
+				if (!WIFSTOPPED(st))
+					c->seized = false;
+				c->pending_sig = stop_signal(st);
+			}
 			return -ETIMEDOUT;
 		}
 		if (!WIFSTOPPED(st)) {
@@ -276,11 +336,35 @@ static int to_syscall_entry(struct rcall *c, uint64_t deadline)
 	}
 }
 
-/* is this stop a usable moment? fills c->saved, c->at_enter */
-static int stop_at_boundary(struct rcall *c, uint64_t deadline, const struct rcall_range *avoid,
-			    unsigned navoid)
+/*
+ * Bytes below sp in its mapping, from /proc/PID/maps; the main thread's
+ * [stack] grows on demand: unbounded.
+ */
+static uint64_t stack_room(pid_t pid, uint64_t sp)
 {
-	int err;
+	char path[64], line[512];
+	unsigned long long lo, hi;
+	uint64_t room = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && sp > lo && sp <= hi) {
+			room = strstr(line, "[stack]") ? UINT64_MAX : sp - lo;
+			break;
+		}
+	fclose(f);
+	return room;
+}
+
+/* is this stop a usable moment? fills c->saved, c->at_enter */
+static int stop_at_boundary(struct rcall *c, uint64_t deadline, const struct rcall_opts *o)
+{
+	long long rax;
+	int err, locked;
 
 	if (ptrace(PTRACE_GETREGS, c->tid, NULL, &c->saved))
 		return -errno;
@@ -288,13 +372,24 @@ static int stop_at_boundary(struct rcall *c, uint64_t deadline, const struct rca
 	if ((long long)c->saved.orig_rax >= 0 && getenv("GPUBPF_TEST_INJECT_RUNNING"))
 		return -EAGAIN;		/* tests: the syscall-entry moment only */
 	if ((long long)c->saved.orig_rax < 0) {
+		if (o->no_entry)
+			return -EAGAIN;
 		err = to_syscall_entry(c, deadline);
 		if (err)
 			return err;
 		c->at_enter = true;
 	}
-	if (in_driver(c->pid, c->saved.rsp, c->saved.rip, avoid, navoid))
+	rax = (long long)c->saved.rax;
+	/* a timed sleep resumes from its restart block, which a sleep inside the call could overwrite */
+	if (!c->at_enter && rax == -ERESTART_RESTARTBLOCK)
+		return -EAGAIN;
+	locked = unwind_locked(c->tid, o->avoid, o->navoid);
+	if (locked < 0)		/* no unwind information: the words on its stack decide */
+		locked = in_locked(c->pid, c->saved.rsp, c->saved.rip, o->avoid, o->navoid);
+	if (locked)
 		return -EDEADLK;
+	if (stack_room(c->pid, c->saved.rsp) < STACK_ROOM)
+		return -ENOSPC;
 	return 0;
 }
 
@@ -304,8 +399,7 @@ static void describe(struct rcall *c)
 
 	if (c->at_enter)
 		snprintf(c->where, sizeof(c->where), "thread %d at the entry of syscall %lld", (int)c->tid, nr);
-	else if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND ||
-		 rax == -ERESTART_RESTARTBLOCK)
+	else if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND)
 		snprintf(c->where, sizeof(c->where), "thread %d blocked in syscall %lld (restarted)", (int)c->tid, nr);
 	else
 		snprintf(c->where, sizeof(c->where), "thread %d at the exit of syscall %lld", (int)c->tid, nr);
@@ -327,24 +421,24 @@ static int save_state(struct rcall *c)
 		if (ptrace(PTRACE_GETFPREGS, c->tid, NULL, &c->fp))
 			return -errno;
 	}
-	c->have_mask = !ptrace(PTRACE_GETSIGMASK, c->tid, (void *)sizeof(c->sigmask), &c->sigmask);
+	/* the frame must carry the mask: rt_sigreturn sets it */
+	if (ptrace(PTRACE_GETSIGMASK, c->tid, (void *)sizeof(c->sigmask), &c->sigmask))
+		return -errno;
+	c->have_mask = true;
 	/* scratch below the red zone; the calls' stack below the scratch */
 	c->data = (c->saved.rsp - 128 - RCALL_DATA) & ~15ull;
 	return 0;
 }
 
 /* try one thread: 0 and stopped at a usable moment, else released */
-static int try_thread(struct rcall *c, pid_t tid, uint64_t deadline, const struct rcall_range *avoid,
-		      unsigned navoid)
+static int try_thread(struct rcall *c, pid_t tid, uint64_t deadline, const struct rcall_opts *o)
 {
 	int err;
 
-	if (!segv_usable(c->pid, tid))
-		return -EPERM;
 	err = seize_stop(c, tid, deadline);
 	if (err)
 		return err;
-	err = stop_at_boundary(c, deadline, avoid, navoid);
+	err = stop_at_boundary(c, deadline, o);
 	if (err) {
 		release(c);
 		return err;
@@ -374,27 +468,79 @@ static unsigned list_threads(pid_t pid, pid_t *tids, unsigned max)
 	return n;
 }
 
-int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_range *avoid, unsigned navoid,
-		int timeout_ms, char *why, size_t len)
+/*
+ * A thread blocked inside the loader, malloc's slow path or fork holds a
+ * lock the load would wait for, however safe the thread we borrow: its
+ * tid, else 0
+ */
+struct cleared {
+	pid_t tid;
+	uint64_t sp, pc;
+};
+
+static pid_t lock_holder(pid_t pid, const pid_t *tids, unsigned n, const struct rcall_opts *o,
+			 struct cleared *ok)
+{
+	struct rcall c = { .pid = pid };
+	uint64_t sp = 0, pc = 0;
+	unsigned i;
+	long nr;
+	int how;
+
+	for (i = 0; i < n; i++) {
+		nr = thread_syscall(pid, tids[i], &sp, &pc);
+		if (nr < 0 || in_locked(pid, sp, pc, o->avoid, o->navoid) != 2)
+			continue;
+		if (ok[i].tid == tids[i] && ok[i].sp == sp && ok[i].pc == pc)
+			continue;	/* unwound before, still where it was */
+		/* words on the stack say so (they may be stale): its unwind decides, when a stop costs it nothing */
+		if (eintr_prone(nr) || seize_stop(&c, tids[i], now_ms() + 500))
+			return tids[i];
+		how = unwind_locked(tids[i], o->avoid, o->navoid);
+		gb_dbg("cupti: thread %d: its stack's words point into the loader, malloc or fork; its unwind: %s",
+		       (int)tids[i], how < 0 ? "none" : how == 2 ? "so it is" : "not");
+		release(&c);
+		if (how == 2 || how < 0)
+			return tids[i];
+		ok[i] = (struct cleared){ tids[i], sp, pc };
+	}
+	return 0;
+}
+
+int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_opts *o, char *why, size_t len)
 {
 	static pid_t tids[MAX_THREADS];
-	uint64_t deadline = now_ms() + (uint64_t)timeout_ms, sp = 0, pc = 0;
-	unsigned n, i, pass, tried = 0, in_drv = 0, eintr = 0;
+	uint64_t deadline = now_ms() + (uint64_t)o->timeout_ms, sp = 0, pc = 0;
+	unsigned n, i, pass, tried = 0, locked = 0, eintr = 0, other = 0;
 	int err = -ESRCH, last = 0;
+	struct cleared *cleared;
+	pid_t holder = 0;
 	long nr;
 
 	memset(c, 0, sizeof(*c));
 	c->pid = pid;
 	n = list_threads(pid, tids, MAX_THREADS);
-	if (n && getenv("GPUBPF_TEST_INJECT_TID")) {	/* tests: this thread or none */
-		tids[0] = (pid_t)atoi(getenv("GPUBPF_TEST_INJECT_TID"));
-		n = 1;
-	}
 	if (!n) {
 		snprintf(why, len, "process %d is gone", (int)pid);
 		return -ESRCH;
 	}
-	/* first threads blocked in a syscall away from the driver, then running ones
+	/* nobody inside the loader, malloc or fork: the load would wait for them (bounded) */
+	cleared = calloc(n, sizeof(*cleared));
+	if (!cleared)
+		return -ENOMEM;
+	while ((holder = lock_holder(pid, tids, n, o, cleared)) && now_ms() < deadline)
+		usleep(50000);
+	free(cleared);
+	if (holder) {
+		snprintf(why, len, "thread %d stayed inside the loader, malloc or fork for %d ms, holding a lock "
+			 "loading the library needs", (int)holder, o->timeout_ms);
+		return -EDEADLK;
+	}
+	if (getenv("GPUBPF_TEST_INJECT_TID")) {	/* tests: this thread or none */
+		tids[0] = (pid_t)atoi(getenv("GPUBPF_TEST_INJECT_TID"));
+		n = 1;
+	}
+	/* first threads blocked in a syscall away from locks, then running ones
 	 * until the deadline (GPUBPF_TEST_INJECT_RUNNING: running ones only, for the tests) */
 	for (pass = getenv("GPUBPF_TEST_INJECT_RUNNING") ? 1 : 0; now_ms() < deadline; pass = 1) {
 		for (i = 0; i < n && now_ms() < deadline; i++) {
@@ -403,27 +549,35 @@ int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_range *avoid, uns
 				eintr += pass == 0;
 				continue;
 			}
-			if (pass == 0 && (nr < 0 || in_driver(pid, sp, pc, avoid, navoid))) {
-				in_drv += nr >= 0;
+			if (pass == 0 && (nr < 0 || in_locked(pid, sp, pc, o->avoid, o->navoid))) {
+				locked += nr >= 0;
 				continue;
 			}
-			if (pass == 1 && nr != -2)
+			if (pass == 1 && (nr != -2 || o->no_entry))
 				continue;
 			tried++;
-			err = try_thread(c, tids[i], deadline, avoid, navoid);
+			err = try_thread(c, tids[i], deadline, o);
 			gb_dbg("cupti: thread %d (syscall %ld): %s", (int)tids[i], nr, err ? strerror(-err) : "chosen");
 			if (!err)
 				return 0;
 			last = err;
 			if (err == -EDEADLK)
-				in_drv++;
+				locked++;
+			else if (err == -EAGAIN || err == -ENOSPC)
+				other++;
 		}
+		if (pass == 1 && o->no_entry)
+			break;
 		if (pass == 1)
 			usleep(1000);	/* none running now: look again */
 	}
-	if (last == -EPERM || last == -ESRCH || last == -EDEADLK || last == -ETIMEDOUT || !tried)
-		snprintf(why, len, "no thread of %u reached a safe moment within %d ms (seen in the CUDA driver "
-			 "%u times, in syscalls a stop would interrupt with EINTR %u times)", n, timeout_ms, in_drv, eintr);
+	if (last == -EPERM || last == -ESRCH || last == -EDEADLK || last == -ETIMEDOUT || last == -EAGAIN ||
+	    last == -ENOSPC || !tried)
+		snprintf(why, len, "no thread of %u reached a safe moment within %d ms (seen where a lock may be held "
+			 "-- CUDA, NCCL, Python -- %u times, in syscalls a stop would interrupt with EINTR %u times, "
+			 "in a timed sleep or on a small stack %u times)%s",
+			 n, o->timeout_ms, locked, eintr, other,
+			 o->no_entry ? "; threads at a syscall entry not used (seccomp filter)" : "");
 	else
 		snprintf(why, len, "ptrace: %s", strerror(-last));
 	return last ? last : -ETIMEDOUT;
@@ -443,86 +597,323 @@ int rcall_read(struct rcall *c, uint64_t addr, void *buf, size_t n)
 	return process_vm_readv(c->pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
 }
 
+/*
+ * mov %rax,-8(%rsp)		the result, in the frame's first word (the kernel ignores it)
+ * mov 0x1b0(%rsp),%rcx		errno's address (frame + 440), 0: unknown
+ * test %rcx,%rcx; je 1f
+ * mov 0x1b8(%rsp),%edx		errno's value (frame + 448)
+ * mov %edx,(%rcx)
+ * 1: mov $15,%eax; syscall	rt_sigreturn: the frame at rsp - 8 is the thread's context
+ */
+const uint8_t rcall_tramp_code[RCALL_TRAMP_LEN] = {
+	0x48, 0x89, 0x44, 0x24, 0xf8,
+	0x48, 0x8b, 0x8c, 0x24, 0xb0, 0x01, 0x00, 0x00,
+	0x48, 0x85, 0xc9,
+	0x74, 0x09,
+	0x8b, 0x94, 0x24, 0xb8, 0x01, 0x00, 0x00,
+	0x89, 0x11,
+	0xb8, 0x0f, 0x00, 0x00, 0x00,
+	0x0f, 0x05,
+};
+#define TRAMP_END	34	/* rip at the trampoline's rt_sigreturn */
+
+/* the kernel's x86-64 struct sigcontext and struct ucontext (uapi) */
+struct k_sigcontext {
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+	uint64_t di, si, bp, bx, dx, ax, cx, sp, ip, flags;
+	uint16_t cs, gs, fs, ss;
+	uint64_t err, trapno, oldmask, cr2, fpstate, reserved1[8];
+};
+struct k_ucontext {
+	uint64_t flags, link;
+	uint64_t ss_sp;
+	int32_t ss_flags, pad;
+	uint64_t ss_size;
+	struct k_sigcontext mc;
+	uint64_t sigmask;
+};
+_Static_assert(sizeof(struct k_sigcontext) == 256, "struct sigcontext is 256 bytes");
+_Static_assert(sizeof(struct k_ucontext) == 304, "struct ucontext is 304 bytes");
+#define UC_FP_XSTATE		0x1
+#define UC_SIGCONTEXT_SS	0x2
+#define UC_STRICT_RESTORE_SS	0x4
+#define FRAME_ERRNO	440	/* after pretcode, ucontext and siginfo (128) */
+#define FP_MAGIC1	0x46505853u
+#define FP_MAGIC2	0x46505845u
+
+void rcall_frame(uint8_t frame[RCALL_FRAME_LEN], uint64_t tramp, const struct user_regs_struct *r,
+		 uint64_t sigmask, uint64_t fp_addr, uint64_t errno_addr, int errno_val)
+{
+	struct k_ucontext uc = {
+		.flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS,
+		/* no valid mode: sigaltstack() refuses it and rt_sigreturn ignores that, so the
+		 * thread's alternate stack stays as it is */
+		.ss_flags = 3,
+		.mc = {
+			.r8 = r->r8, .r9 = r->r9, .r10 = r->r10, .r11 = r->r11,
+			.r12 = r->r12, .r13 = r->r13, .r14 = r->r14, .r15 = r->r15,
+			.di = r->rdi, .si = r->rsi, .bp = r->rbp, .bx = r->rbx, .dx = r->rdx,
+			.ax = r->rax, .cx = r->rcx, .sp = r->rsp, .ip = r->rip, .flags = r->eflags,
+			.cs = (uint16_t)r->cs, .ss = (uint16_t)r->ss, .fpstate = fp_addr,
+		},
+		.sigmask = sigmask,
+	};
+	uint64_t ev = (uint32_t)errno_val;
+
+	memset(frame, 0, RCALL_FRAME_LEN);
+	memcpy(frame, &tramp, 8);
+	memcpy(frame + 8, &uc, sizeof(uc));
+	memcpy(frame + FRAME_ERRNO, &errno_addr, 8);
+	memcpy(frame + FRAME_ERRNO + 8, &ev, 8);
+}
+
+int rcall_tramp(struct rcall *c, uint64_t addr)
+{
+	uint8_t have[RCALL_TRAMP_LEN], zero[RCALL_TRAMP_LEN] = { 0 };
+	uint64_t w;
+	unsigned i;
+
+	if (!c->seized || (addr & 7))
+		return -EINVAL;
+	for (i = 0; i < RCALL_TRAMP_LEN; i += 8) {
+		errno = 0;
+		w = (uint64_t)ptrace(PTRACE_PEEKTEXT, c->tid, (void *)(uintptr_t)(addr + i), NULL);
+		if (errno)
+			return -errno;
+		memcpy(have + i, &w, 8);
+	}
+	if (!memcmp(have, rcall_tramp_code, sizeof(have))) {
+		c->tramp = addr;
+		return 0;
+	}
+	if (memcmp(have, zero, sizeof(have)))
+		return -EEXIST;
+	/* PTRACE_POKETEXT writes through the page protection into the process's own copy */
+	for (i = 0; i < RCALL_TRAMP_LEN; i += 8) {
+		memcpy(&w, rcall_tramp_code + i, 8);
+		if (ptrace(PTRACE_POKETEXT, c->tid, (void *)(uintptr_t)(addr + i), (void *)(uintptr_t)w))
+			return -errno;
+	}
+	c->tramp = addr;
+	return 0;
+}
+
+/* how the thread resumes: its syscall run again where the kernel would have restarted it */
+static struct user_regs_struct resume_regs(const struct rcall *c)
+{
+	struct user_regs_struct r = c->saved;
+	long long rax = (long long)r.rax;
+
+	if (c->at_enter || rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND) {
+		r.rip -= 2;
+		r.rax = c->saved.orig_rax;
+	} else if (rax == -ERESTART_RESTARTBLOCK) {
+		r.rip -= 2;
+		r.rax = NR_RESTART;
+	}
+	r.orig_rax = -1;
+	return r;
+}
+
+/*
+ * The FP state as a signal frame holds it: ptrace's XSAVE image, whose
+ * software-reserved bytes carry the enabled-feature mask (XCR0), with the
+ * signal frame's header there instead (magic1, sizes, features) and magic2
+ * after it; without XSAVE, the FXSAVE image alone (no magic: legacy).
+ */
+static void *fp_image(const struct rcall *c, size_t *len)
+{
+	uint32_t magic1 = FP_MAGIC1, magic2 = FP_MAGIC2, ext, size;
+	uint64_t xcr0;
+	uint8_t *b;
+
+	if (!c->xstate || c->xlen < 576) {
+		b = malloc(sizeof(c->fp));
+		if (b)
+			memcpy(b, &c->fp, sizeof(c->fp));
+		*len = sizeof(c->fp);
+		return b;
+	}
+	b = calloc(1, c->xlen + 4);
+	if (!b)
+		return NULL;
+	memcpy(b, c->xstate, c->xlen);
+	memcpy(&xcr0, b + 464, 8);
+	size = (uint32_t)c->xlen;
+	ext = size + 4;
+	memset(b + 464, 0, 48);
+	memcpy(b + 464, &magic1, 4);
+	memcpy(b + 468, &ext, 4);
+	memcpy(b + 472, &xcr0, 8);
+	memcpy(b + 480, &size, 4);
+	memcpy(b + size, &magic2, 4);
+	*len = c->xlen + 4;
+	return b;
+}
+
+/* the signal frame, the FP state below the scratch area, the call's stack below: its address */
+static int write_frame(struct rcall *c, uint64_t *frame_at)
+{
+	struct user_regs_struct rr = resume_regs(c);
+	uint8_t frame[RCALL_FRAME_LEN];
+	size_t fplen = 0;
+	void *fp = fp_image(c, &fplen);
+	uint64_t fp_at, f;
+	int err = 0;
+
+	if (!fp)
+		return -ENOMEM;
+	fp_at = (c->data - fplen - 64) & ~63ull;	/* xrstor wants 64-byte alignment */
+	f = ((fp_at - RCALL_FRAME_LEN) & ~15ull) - 8;	/* rsp + 8 16-aligned at the function's entry */
+	if (rcall_write(c, fp_at, fp, fplen))
+		err = -EFAULT;
+	free(fp);
+	rcall_frame(frame, c->tramp, &rr, c->sigmask, fp_at, c->errno_addr, c->errno_val);
+	if (!err && rcall_write(c, f, frame, sizeof(frame)))
+		err = -EFAULT;
+	*frame_at = f;
+	return err;
+}
+
+static uint64_t call_limit_ms(void)
+{
+	const char *e = getenv("GPUBPF_TEST_INJECT_CALL_MS");
+
+	return e && atoi(e) > 0 ? (uint64_t)atoi(e) : CALL_MAX_MS;
+}
+
+/* the call did not come back in time: let the thread go on by itself (it restores itself) */
+static int abandon(struct rcall *c)
+{
+	int st;
+
+	ptrace(PTRACE_INTERRUPT, c->tid, NULL, NULL);
+	if (wait_tid(c->tid, &st, now_ms() + LATE_STOP_MS) == 1 && WIFSTOPPED(st))
+		ptrace(PTRACE_DETACH, c->tid, NULL, (void *)(uintptr_t)stop_signal(st));
+	c->seized = false;
+	c->in_call = false;
+	return -ETIMEDOUT;
+}
+
+/* a fault raised by the call itself (not a signal sent to the process) */
+static bool call_fault(struct rcall *c, int sig)
+{
+	siginfo_t si;
+
+	if (sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE)
+		return false;
+	return !ptrace(PTRACE_GETSIGINFO, c->tid, NULL, &si) && si.si_code > 0;
+}
+
 int rcall_call(struct rcall *c, uint64_t fn, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t *ret,
 	       char *why, size_t len)
 {
 	struct user_regs_struct r = c->saved;
-	uint64_t zero = 0, warn_at = now_ms() + CALL_WARN_MS;
+	struct __ptrace_syscall_info info;
+	uint64_t f, start = now_ms(), warn_at = start + CALL_WARN_MS, limit = start + call_limit_ms();
+	bool back = false;
 	int st, w, sig = 0;
 
-	r.rsp = c->data - 8;	/* 16-aligned + the pushed return address */
-	if (rcall_write(c, r.rsp, &zero, sizeof(zero))) {
+	if (!c->seized || !c->tramp) {
+		snprintf(why, len, "no thread held, or no trampoline placed");
+		return -EINVAL;
+	}
+	if (write_frame(c, &f)) {
 		snprintf(why, len, "cannot write the call's frame on thread %d's stack", (int)c->tid);
 		return -EFAULT;
 	}
+	r.rsp = f;
 	r.rip = fn;
 	r.rdi = a0;
 	r.rsi = a1;
 	r.rdx = a2;
 	r.rax = 0;
+	r.eflags &= ~0x400ull;	/* DF clear, as the ABI wants at a call */
 	r.orig_rax = -1;	/* not in a syscall: no restart logic for the call */
 	if (ptrace(PTRACE_SETREGS, c->tid, NULL, &r)) {
 		snprintf(why, len, "ptrace SETREGS: %s", strerror(errno));
 		return -errno;
 	}
+	c->in_call = true;
 	for (;;) {
-		if (ptrace(PTRACE_CONT, c->tid, NULL, (void *)(uintptr_t)sig)) {
-			snprintf(why, len, "ptrace CONT: %s", strerror(errno));
+		if (ptrace(PTRACE_SYSCALL, c->tid, NULL, (void *)(uintptr_t)sig)) {
+			snprintf(why, len, "ptrace SYSCALL: %s", strerror(errno));
 			return -errno;
 		}
 		sig = 0;
-		/* the call cannot be abandoned half way (locks, a return to 0): wait, say so */
-		while ((w = wait_tid(c->tid, &st, warn_at)) == 0) {
-			gb_warn("cupti: the call injected into thread %d has not returned for %d s; still waiting",
-				(int)c->tid, CALL_WARN_MS / 1000);
-			warn_at = 0;
+		while ((w = wait_tid(c->tid, &st, warn_at < limit ? warn_at : limit)) == 0) {
+			if (now_ms() >= limit) {
+				snprintf(why, len, "the call injected into thread %d did not return within %llu s: "
+					 "left to finish by itself (the thread restores itself)", (int)c->tid,
+					 (unsigned long long)(limit - start) / 1000);
+				return abandon(c);
+			}
+			gb_warn("cupti: the call injected into thread %d has not returned for %d s; still waiting "
+				"(up to %llu s; stopping gpubpf now is safe for the job)", (int)c->tid,
+				CALL_WARN_MS / 1000, (unsigned long long)(limit - start) / 1000);
+			warn_at = limit;
 		}
 		if (w < 0 || !WIFSTOPPED(st)) {
-			c->seized = false;
+			c->seized = c->in_call = false;
 			snprintf(why, len, "process %d ended during the injected call", (int)c->pid);
 			return -ESRCH;
 		}
 		if (st >> 16 == PTRACE_EVENT_STOP)
 			continue;		/* group stop: the call goes on */
-		if (WSTOPSIG(st) == SIGSEGV) {
-			if (ptrace(PTRACE_GETREGS, c->tid, NULL, &r))
-				return -errno;
-			if (r.rip == 0) {
-				*ret = r.rax;
-				return 0;
-			}
-			snprintf(why, len, "the injected call crashed at 0x%llx (SIGSEGV not delivered; thread restored)",
-				 (unsigned long long)r.rip);
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+			sig = WSTOPSIG(st);
+			if (!call_fault(c, sig))
+				continue;	/* the target's own signal: its handler runs as usual */
+			ptrace(PTRACE_GETREGS, c->tid, NULL, &r);
+			snprintf(why, len, "the injected call crashed at 0x%llx (signal %d not delivered; thread restored)",
+				 (unsigned long long)r.rip, sig);
 			return -EFAULT;
 		}
-		if (WSTOPSIG(st) != (SIGTRAP | 0x80))
-			sig = WSTOPSIG(st);	/* the target's own signal: its handler runs as usual */
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, c->tid, (void *)sizeof(info), &info) <= 0)
+			continue;
+		if (back && info.op == PTRACE_SYSCALL_INFO_EXIT) {
+			/* rt_sigreturn done: registers, FP state and mask are the thread's again */
+			c->in_call = false;
+			if (ptrace(PTRACE_GETREGS, c->tid, NULL, &r) == 0 && r.rip != resume_regs(c).rip) {
+				snprintf(why, len, "thread %d did not resume where it was (0x%llx)", (int)c->tid,
+					 (unsigned long long)r.rip);
+				return -EFAULT;
+			}
+			return 0;
+		}
+		if (info.op == PTRACE_SYSCALL_INFO_ENTRY && info.entry.nr == NR_RT_SIGRETURN &&
+		    info.instruction_pointer == c->tramp + TRAMP_END && !back) {
+			if (rcall_read(c, f, ret, sizeof(*ret))) {
+				snprintf(why, len, "cannot read the call's result");
+				return -EFAULT;
+			}
+			back = true;
+		}
 	}
 }
 
 int rcall_end(struct rcall *c)
 {
-	struct user_regs_struct r = c->saved;
+	struct user_regs_struct r;
 	struct iovec io = { c->xstate, c->xlen };
 	int err = 0;
 
 	if (!c->seized)
 		goto out;
-	if (c->at_enter) {
-		/* back onto the syscall instruction, number in rax: it runs as if never stopped */
-		r.rip -= 2;
-		r.rax = c->saved.orig_rax;
-		r.orig_rax = -1;
+	if (c->in_call) {
+		/* a call that crashed, held at its fault: put the thread back by hand */
+		r = resume_regs(c);
+		if (ptrace(PTRACE_SETREGS, c->tid, NULL, &r))
+			err = -errno;
+		if (c->xstate ? ptrace(PTRACE_SETREGSET, c->tid, (void *)NT_X86_XSTATE, &io) :
+				ptrace(PTRACE_SETFPREGS, c->tid, NULL, &c->fp))
+			err = err ? err : -errno;
+		if (c->have_mask && ptrace(PTRACE_SETSIGMASK, c->tid, (void *)sizeof(c->sigmask), &c->sigmask))
+			err = err ? err : -errno;
+		if (c->errno_addr && rcall_write(c, c->errno_addr, &c->errno_val, sizeof(c->errno_val)))
+			err = err ? err : -EFAULT;
+		c->in_call = false;
 	}
-	if (ptrace(PTRACE_SETREGS, c->tid, NULL, &r))
-		err = -errno;
-	if (c->xstate ? ptrace(PTRACE_SETREGSET, c->tid, (void *)NT_X86_XSTATE, &io) :
-			ptrace(PTRACE_SETFPREGS, c->tid, NULL, &c->fp))
-		err = err ? err : -errno;
-	if (c->have_mask && ptrace(PTRACE_SETSIGMASK, c->tid, (void *)sizeof(c->sigmask), &c->sigmask))
-		err = err ? err : -errno;
-	if (c->errno_addr && rcall_write(c, c->errno_addr, &c->errno_val, sizeof(c->errno_val)))
-		err = err ? err : -EFAULT;
 	release(c);
 out:
 	free(c->xstate);
@@ -530,8 +921,7 @@ out:
 	return err;
 }
 #else
-int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_range *avoid, unsigned navoid,
-		int timeout_ms, char *why, size_t len)
+int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_opts *o, char *why, size_t len)
 {
 	snprintf(why, len, "injection is implemented for x86-64 only");
 	return -ENOSYS;
@@ -544,4 +934,5 @@ int rcall_call(struct rcall *c, uint64_t fn, uint64_t a0, uint64_t a1, uint64_t 
 int rcall_write(struct rcall *c, uint64_t addr, const void *buf, size_t n) { return -ENOSYS; }
 int rcall_read(struct rcall *c, uint64_t addr, void *buf, size_t n) { return -ENOSYS; }
 int rcall_end(struct rcall *c) { return 0; }
+int rcall_tramp(struct rcall *c, uint64_t addr) { return -ENOSYS; }
 #endif

@@ -26,6 +26,7 @@ struct inject_rec {
 	unsigned nstaged;
 	pid_t pids[MAX_INJ];
 	bool loaded[MAX_INJ];	/* the library is in it: detach at the end */
+	uint64_t ctl[MAX_INJ];	/* its control block, for the lease (0: not found yet) */
 	unsigned n;
 	char *inject, *detach, *cycles;	/* the notes, "pid N: ...; pid M: ..." */
 };
@@ -168,6 +169,15 @@ struct inject_rec *inject_rec_start(const char *lib, struct cupti_attach *usdt, 
 	if (!ir->n && !ir->inject)
 		ir->inject = strdup("-a: no running process maps a CUDA library");
 	return ir;
+}
+
+void inject_rec_renew(struct inject_rec *ir)
+{
+	unsigned i;
+
+	for (i = 0; ir && i < ir->n; i++)
+		if (ir->loaded[i] && cupti_inject_renew(ir->pids[i], ir->lib, &ir->ctl[i]))
+			gb_dbg("cupti: pid %d: lease not renewed", (int)ir->pids[i]);
 }
 
 void inject_rec_stop(struct inject_rec *ir)

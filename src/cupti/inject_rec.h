@@ -20,6 +20,8 @@ struct cupti_attach;
  */
 struct inject_rec *inject_rec_start(const char *lib, struct cupti_attach *usdt, const pid_t *pids,
 				    unsigned npids, bool all);
+/* renew gpubpf's lease on each injected library (every second while recording) */
+void inject_rec_renew(struct inject_rec *ir);
 /* ask each injected library to flush and switch off (before the last drain) */
 void inject_rec_stop(struct inject_rec *ir);
 /* the note for key (cupti.inject, cupti.detach, cupti.test_cycles), NULL if none */
