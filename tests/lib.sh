@@ -36,6 +36,32 @@ need_bpf() {
 	if [ "$(id -u)" != 0 ]; then skip "$1" "needs root for BPF"; exit 0; fi
 	if [ ! -r /sys/kernel/btf/vmlinux ]; then skip "$1" "kernel has no BTF (/sys/kernel/btf/vmlinux)"; exit 0; fi
 }
+# need_inject NAME FILE...: what record -p --cupti tests need -- root and
+# BPF, x86-64 (the only architecture injection knows) and the files built
+# by make cupti / make workloads; else one SKIP line and exit
+need_inject() {
+	local name=$1 f
+	shift
+	need_bpf "$name"
+	if [ "$(uname -m)" != x86_64 ]; then skip "$name" "injection is implemented for x86-64 only"; exit 0; fi
+	for f in "$@"; do
+		[ -r "$f" ] || { skip "$name" "needs $f (make cupti, make workloads)"; exit 0; }
+	done
+}
+# inject_job_done LABEL PID OUT [CUPTI_LOG]: tests/workloads/inject_work (PID,
+# its stdout in OUT) told to stop has exited 0 with exact counts and every
+# register, errno and alternate stack kept; with the fake libcupti's log, no
+# callback was delivered after CUPTI was last switched off
+inject_job_done() {
+	wait "$2"
+	check_eq "$1: the job exits 0" 0 "$?"
+	check_true "$1: counts exact, no EINTR, errno, vector register and alternate stacks kept ($(tail -1 "$3"))" \
+		grep -Eq '^launches=([0-9]+) ok=\1 reads=1 eintr=0 errno_changed=0 vec_changed=0 alt_changed=0$' "$3"
+	[ -n "${4:-}" ] || return 0
+	check_eq "$1: no callback delivered after CUPTI was last switched off" \
+		"$(awk '$1 == "unsubscribe" { n = $2 } END { print n }' "$4")" \
+		"$(awk '$1 == "exit_delivered" { print $2 }' "$4")"
+}
 # wait_for FILE [secs]: until FILE exists
 wait_for() {
 	local i n=$(( ${2:-10} * 20 ))

@@ -49,7 +49,9 @@ for t in "$ROOT"/tests/integ/*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
 	if [ -n "${ONLY:-}" ] && [[ $name != *$ONLY* ]]; then continue; fi
-	out=$(timeout 600 bash "$t" 2>&1); rc=$?
+	# 600 s each, or what a "# TIMEOUT: S" line of the test asks for
+	tmo=$(sed -n 's/^# TIMEOUT: \([0-9][0-9]*\)$/\1/p' "$t" | head -1)
+	out=$(timeout "${tmo:-600}" bash "$t" 2>&1); rc=$?
 	echo "=== $name (rc $rc)" >>"$log"
 	count < <(echo "$out" | sed "s/^\(PASS\|FAIL\|SKIP\): /\1: $name: /")
 	if [ $rc -ne 0 ] && ! echo "$out" | grep -q '^FAIL'; then

@@ -9,16 +9,8 @@
 # the process is untouched (nothing loaded, signal state the same, still
 # running). A stopped process is refused too.
 source "$(dirname "$0")/../lib.sh"
-need_bpf "record -p --cupti refusals"
 LIB=$ROOT/build/cupti/libgpubpf_cupti.so
-if [ "$(uname -m)" != x86_64 ]; then
-	skip "record -p --cupti refusals" "injection is implemented for x86-64 only"
-	exit 0
-fi
-if [ ! -r "$LIB" ] || [ ! -x "$WL/inject_work" ] || [ ! -x "$WL/static_work" ]; then
-	skip "record -p --cupti refusals" "needs $LIB (make cupti) and $WL/inject_work, static_work (make workloads)"
-	exit 0
-fi
+need_inject "record -p --cupti refusals" "$LIB" "$WL/inject_work" "$WL/static_work"
 export FAKE_CUDA_RELEASE=$T/release
 
 sigs() { cat /proc/$1/task/*/status 2>/dev/null | grep -E '^(SigPnd|ShdPnd|SigBlk|SigIgn|SigCgt):'; }
@@ -139,4 +131,4 @@ touch "$T/stop" "$T/release"
 wait "$J2"
 check_eq "the job recorded beside the refusals exits 0, untouched" 0 "$?"
 check_true "its counts are exact, no EINTR ($(cat "$T/j2.out"))" \
-	grep -Eq '^launches=([0-9]+) ok=\1 reads=1 eintr=0 errno_changed=0$' "$T/j2.out"
+	grep -Eq '^launches=([0-9]+) ok=\1 reads=1 eintr=0 errno_changed=0 vec_changed=0 alt_changed=0$' "$T/j2.out"

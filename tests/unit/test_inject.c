@@ -18,11 +18,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cupti/inject.h"
 #include "cupti/inject_int.h"
+#include "../workloads/keep_vec.h"
 
 static pid_t kid;	/* the forked child: killed if a test fails half way */
 
@@ -146,7 +152,8 @@ static void test_call_blocked_read(void **state)
 	}
 	kid = child;
 	assert_true(child_in(child, SYS_read));
-	assert_int_equal(0, rcall_begin(&c, child, NULL, 0, 2000, why, sizeof(why)));
+	assert_int_equal(0, rcall_begin(&c, child, &(struct rcall_opts){ .timeout_ms = 2000 }, why, sizeof(why)));
+	assert_int_equal(0, inject_tramp(&c, why, sizeof(why)));
 	assert_false(c.at_enter);
 	assert_non_null(strstr(c.where, "blocked in syscall 0 (restarted)"));
 	remote_calls(&c, child);
@@ -186,8 +193,9 @@ static void test_call_running(void **state)
 	kid = child;
 	assert_true(child_in(child, -2));
 	setenv("GPUBPF_TEST_INJECT_RUNNING", "1", 1);
-	assert_int_equal(0, rcall_begin(&c, child, NULL, 0, 2000, why, sizeof(why)));
+	assert_int_equal(0, rcall_begin(&c, child, &(struct rcall_opts){ .timeout_ms = 2000 }, why, sizeof(why)));
 	unsetenv("GPUBPF_TEST_INJECT_RUNNING");
+	assert_int_equal(0, inject_tramp(&c, why, sizeof(why)));
 	assert_true(c.at_enter);
 	remote_calls(&c, child);
 	assert_int_equal(0, rcall_end(&c));
@@ -227,6 +235,285 @@ static void test_refuse_no_cuda(void **state)
 	close(p[1]);
 }
 
+/* --- our death at any instant: the thread restores itself --- */
+
+static int marker_fd = -1;
+static int vec_width;	/* keep_vec_width(): 64, 32 or 16 bytes */
+
+/* the injected call: says it started, clobbers xmm8/ymm8, errno and the mask, sleeps */
+static uint64_t slow_call(uint64_t ms)
+{
+	sigset_t s;
+	char ch = 'c';
+
+	if (write(marker_fd, &ch, 1) != 1)
+		return 0;
+	if (vec_width == 64)
+		__asm__ volatile("vpternlogd $0xff, %%zmm8, %%zmm8, %%zmm8" ::: "xmm8");
+	else if (vec_width == 32)
+		__asm__ volatile("vpcmpeqd %%ymm8, %%ymm8, %%ymm8" ::: "xmm8");
+	else
+		__asm__ volatile("pcmpeqd %%xmm8, %%xmm8" ::: "xmm8");
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+	errno = 77;
+	usleep((useconds_t)ms * 1000);
+	return 1234;
+}
+
+/* the target: blocked in read with state to keep; 0 when all of it is as it was */
+static int kept_state_child(int fd)
+{
+	unsigned long pat[8] = { 0x1122334455667788ul, 0x99aabbccddeeff00ul, 0x0123456789abcdeful,
+				 0xfedcba9876543210ul, 0x0f1e2d3c4b5a6978ul, 0x8796a5b4c3d2e1f0ul,
+				 0x13579bdf02468aceul, 0xeca86420fdb97531ul }, out[8] = { 0 };
+	sigset_t s, now;
+	char ch = 0;
+	long n;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR2);
+	sigprocmask(SIG_SETMASK, &s, NULL);
+	errno = 4242;
+	n = read_keep_vec(fd, &ch, pat, out, vec_width);
+	if (n != 1 || ch != 'x')
+		return n == -EINTR ? 3 : 4;
+	if (memcmp(pat, out, (size_t)vec_width))
+		return 5;
+	if (errno != 4242)
+		return 6;
+	sigprocmask(SIG_SETMASK, NULL, &now);
+	if (!sigismember(&now, SIGUSR2) || sigismember(&now, SIGUSR1))
+		return 7;
+	return 0;
+}
+
+/* the tracer: errno noted, then slow_call(ms) in the target */
+static void tracer(pid_t target, unsigned ms)
+{
+	struct rcall c;
+	uint64_t ret = 0, addr = 0;
+	char why[256];
+
+	if (rcall_begin(&c, target, &(struct rcall_opts){ .timeout_ms = 2000 }, why, sizeof(why)))
+		_exit(10);
+	if (inject_tramp(&c, why, sizeof(why)))
+		_exit(11);
+	if (!rcall_call(&c, (uint64_t)(uintptr_t)__errno_location, 0, 0, 0, &addr, why, sizeof(why)) &&
+	    !rcall_read(&c, addr, &c.errno_val, sizeof(c.errno_val)))
+		c.errno_addr = addr;
+	if (rcall_call(&c, (uint64_t)(uintptr_t)slow_call, ms, 0, 0, &ret, why, sizeof(why)) || ret != 1234)
+		_exit(12);
+	_exit(rcall_end(&c) ? 13 : 0);
+}
+
+static long tracer_pid_of(pid_t pid)
+{
+	char path[64], line[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %ld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/*
+ * 40 rounds: a target blocked in read with a vector register, errno and a
+ * mask to keep; a tracer that makes it call slow_call; the tracer
+ * SIGKILLed at a random instant -- before it stopped the thread, while it
+ * placed the trampoline, during the call, after it. The target must come
+ * back to its read and find everything as it was.
+ */
+static void test_kill_tracer_anywhere(void **state)
+{
+	unsigned round, killed_in_call = 0;
+	int p[2], m[2], st;
+	pid_t child, tr;
+
+	vec_width = keep_vec_width();
+	srand((unsigned)getpid());
+	for (round = 0; round < 40; round++) {
+		struct pollfd pf;
+		char ch;
+
+		assert_int_equal(0, pipe(p));
+		assert_int_equal(0, pipe2(m, O_NONBLOCK));
+		marker_fd = m[1];
+		child = fork();
+		if (child == 0)
+			_exit(kept_state_child(p[0]));
+		kid = child;
+		assert_true(child_in(child, SYS_read));
+		tr = fork();
+		if (tr == 0)
+			tracer(child, 30);
+		if (round % 2) {
+			/* during the call: after it said so, 0-35 ms in */
+			pf = (struct pollfd){ .fd = m[0], .events = POLLIN };
+			assert_int_equal(1, poll(&pf, 1, 5000));
+			assert_int_equal(1, read(m[0], &ch, 1));
+			usleep((useconds_t)(rand() % 35000));
+			killed_in_call++;
+		} else {
+			usleep((useconds_t)(rand() % 3000));	/* anywhere before */
+		}
+		kill(tr, SIGKILL);
+		assert_int_equal(tr, waitpid(tr, &st, 0));
+		/* the kernel has let the thread go: it finishes the call and restores itself */
+		for (st = 0; st < 500 && tracer_pid_of(child) != 0; st++)
+			usleep(2000);
+		assert_int_equal(0, tracer_pid_of(child));
+		assert_int_equal(1, write(p[1], "x", 1));
+		assert_int_equal(child, waitpid(child, &st, 0));
+		kid = 0;
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			fail_msg("round %u: the target %s %d", round, WIFEXITED(st) ? "exited" : "died of signal",
+				 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+		close(p[0]);
+		close(p[1]);
+		close(m[0]);
+		close(m[1]);
+	}
+	assert_int_equal(20, killed_in_call);
+}
+
+/* --- seccomp: the filters run on the syscalls of the load --- */
+
+#define LD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+#define LD_ARCH BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch))
+
+static void test_seccomp_judge(void **state)
+{
+	/* systemd-like: allow a list, kill the rest; openat missing */
+	struct sock_filter strict[] = {
+		LD_ARCH,
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		LD_NR,
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	/* Docker-like: ioctl answered with EPERM, the rest allowed */
+	struct sock_filter errno_only[] = {
+		LD_NR,
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	/* traps clone3 (scratch memory and ALU on the way) */
+	struct sock_filter trap[] = {
+		LD_NR,
+		BPF_STMT(BPF_ST, 3),
+		BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 3),
+		BPF_STMT(BPF_MISC | BPF_TXA, 0),
+		BPF_STMT(BPF_ALU | BPF_SUB | BPF_K, SYS_clone3),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_LOG),
+	};
+	struct sock_filter bad_jump[] = {
+		LD_NR,
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 7, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_filter bad_load[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 62),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	const struct sock_filter *f[2];
+	unsigned n[2];
+	char why[256];
+
+	f[0] = strict, n[0] = sizeof(strict) / sizeof(strict[0]);
+	assert_int_equal(-EPERM, inject_seccomp_judge(f, n, 1, why, sizeof(why)));
+	assert_non_null(strstr(why, "kills the process on openat()"));
+	f[0] = errno_only, n[0] = sizeof(errno_only) / sizeof(errno_only[0]);
+	assert_int_equal(0, inject_seccomp_judge(f, n, 1, why, sizeof(why)));
+	f[1] = trap, n[1] = sizeof(trap) / sizeof(trap[0]);
+	assert_int_equal(-EPERM, inject_seccomp_judge(f, n, 2, why, sizeof(why)));
+	assert_non_null(strstr(why, "raises SIGSYS on clone3()"));
+	f[0] = bad_jump, n[0] = sizeof(bad_jump) / sizeof(bad_jump[0]);
+	assert_int_equal(-EINVAL, inject_seccomp_judge(f, n, 1, why, sizeof(why)));
+	f[0] = bad_load, n[0] = sizeof(bad_load) / sizeof(bad_load[0]);
+	assert_int_equal(-EINVAL, inject_seccomp_judge(f, n, 1, why, sizeof(why)));
+	assert_true(inject_seccomp_fatal(SECCOMP_RET_KILL_THREAD));
+	assert_false(inject_seccomp_fatal(SECCOMP_RET_ERRNO | 1));
+	assert_int_equal(0, inject_seccomp_judge(f, n, 0, why, sizeof(why)));	/* no filter */
+}
+
+/* --- where the trampoline goes --- */
+
+static void test_slack(void **state)
+{
+	unsigned char b[512];
+	Elf64_Ehdr eh = { .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64 } };
+	Elf64_Phdr ph[2] = {
+		{ .p_type = PT_LOAD, .p_flags = PF_R, .p_offset = 0, .p_filesz = 0x800, .p_memsz = 0x800 },
+		{ .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0x1000, .p_filesz = 0x1f01, .p_memsz = 0x1f01 },
+	};
+	uint64_t at = 0;
+
+	eh.e_phoff = sizeof(eh);
+	eh.e_phentsize = sizeof(ph[0]);
+	eh.e_phnum = 2;
+	memset(b, 0, sizeof(b));
+	memcpy(b, &eh, sizeof(eh));
+	memcpy(b + sizeof(eh), ph, sizeof(ph));
+	/* the code ends 0x1f01 into a 0x2000-byte mapping: 16-aligned after it */
+	assert_int_equal(0, inject_slack(b, sizeof(b), 0x1000, 0x2000, RCALL_TRAMP_LEN, &at));
+	assert_int_equal(0x1f10, at);
+	/* not enough room, another mapping, not executable, cut short */
+	assert_int_equal(-ENOENT, inject_slack(b, sizeof(b), 0x1000, 0x1f20, RCALL_TRAMP_LEN, &at));
+	assert_int_equal(-ENOENT, inject_slack(b, sizeof(b), 0x3000, 0x2000, RCALL_TRAMP_LEN, &at));
+	assert_int_equal(-ENOENT, inject_slack(b, sizeof(b), 0, 0x1000, RCALL_TRAMP_LEN, &at));
+	assert_int_equal(-ENOENT, inject_slack(b, sizeof(eh) + 60, 0x1000, 0x2000, RCALL_TRAMP_LEN, &at));
+	assert_int_equal(-ENOENT, inject_slack("\x7f" "ELF", 4, 0x1000, 0x2000, RCALL_TRAMP_LEN, &at));
+}
+
+/* the frame is the kernel's: the resume context where rt_sigreturn reads it */
+static void test_frame_layout(void **state)
+{
+	uint8_t f[RCALL_FRAME_LEN];
+	struct user_regs_struct r = { .rip = 0x401000, .rsp = 0x7ffd0000, .rax = 5, .rdi = 7,
+				      .eflags = 0x246, .cs = 0x33, .ss = 0x2b };
+	uint64_t v;
+	int32_t i32;
+
+	rcall_frame(f, 0xabc0, &r, 1ull << (SIGUSR2 - 1), 0x7ffc0040, 0x7f00aa10, 4242);
+	memcpy(&v, f, 8);
+	assert_int_equal(0xabc0, v);			/* the return address: the trampoline */
+	memcpy(&v, f + 8, 8);
+	assert_int_equal(7, v);				/* uc_flags: FP_XSTATE | SIGCONTEXT_SS | STRICT_RESTORE_SS */
+	memcpy(&i32, f + 8 + 24, 4);
+	assert_int_equal(3, i32);			/* uc_stack.ss_flags: no valid mode, stack kept */
+	memcpy(&v, f + 8 + 40 + 8 * 8, 8);
+	assert_int_equal(7, v);				/* sigcontext.di */
+	memcpy(&v, f + 8 + 40 + 8 * 13, 8);
+	assert_int_equal(5, v);				/* ax */
+	memcpy(&v, f + 8 + 40 + 8 * 15, 8);
+	assert_int_equal(0x7ffd0000, v);		/* sp */
+	memcpy(&v, f + 8 + 40 + 8 * 16, 8);
+	assert_int_equal(0x401000, v);			/* ip */
+	memcpy(&v, f + 8 + 40 + 184, 8);
+	assert_int_equal(0x7ffc0040, v);		/* fpstate */
+	memcpy(&v, f + 8 + 296, 8);
+	assert_int_equal(1ull << (SIGUSR2 - 1), v);	/* uc_sigmask */
+	memcpy(&v, f + 440, 8);
+	assert_int_equal(0x7f00aa10, v);		/* errno's address, read by the trampoline at rsp+0x1b0 */
+	memcpy(&v, f + 448, 8);
+	assert_int_equal(4242, v);
+	/* the trampoline ends with rt_sigreturn: mov $15,%eax; syscall */
+	assert_memory_equal("\xb8\x0f\x00\x00\x00\x0f\x05", rcall_tramp_code + 27, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,7 +523,11 @@ int main(void)
 		cmocka_unit_test_teardown(test_call_blocked_read, kill_kid),
 		cmocka_unit_test_teardown(test_call_running, kill_kid),
 		cmocka_unit_test_teardown(test_refuse_no_cuda, kill_kid),
+		cmocka_unit_test_teardown(test_kill_tracer_anywhere, kill_kid),
+		cmocka_unit_test(test_frame_layout),
 #endif
+		cmocka_unit_test(test_seccomp_judge),
+		cmocka_unit_test(test_slack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

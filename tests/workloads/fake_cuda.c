@@ -20,6 +20,20 @@
 static _Atomic uint64_t next_ptr = 0x7f0000000000ull;
 static _Atomic uint64_t launches;
 
+/*
+ * Set by the fake libcupti while a client is subscribed: a driver call's
+ * enter (site 0) and exit (site 1), as the real driver reports them to CUPTI.
+ */
+__attribute__((visibility("default"))) void (*_Atomic fake_cuda_cupti_hook)(int site, unsigned cbid);
+
+static void cupti_site(int site, unsigned cbid)
+{
+	void (*h)(int, unsigned) = atomic_load_explicit(&fake_cuda_cupti_hook, memory_order_acquire);
+
+	if (h)
+		h(site, cbid);
+}
+
 /* FNV-1a of the name: a stable, nonzero handle per kernel name */
 static uintptr_t name_handle(const char *name)
 {
@@ -68,7 +82,9 @@ NOINLINE CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy,
 {
 	if (!f)
 		return CUDA_ERROR_INVALID_HANDLE;
+	cupti_site(0, 13);
 	atomic_fetch_add_explicit(&launches, 1, memory_order_relaxed);
+	cupti_site(1, 13);
 	return CUDA_SUCCESS;
 }
 
