@@ -1,17 +1,16 @@
 #!/usr/bin/env python3
-"""SIGKILL the recorder while it holds a thread of the target under ptrace
-(run_h100.sh section 8): `record -p PID --cupti` seizes one thread to load
-the CUPTI library (the attach) and again at the end to switch it off (the
-detach); a thread's TracerPid in /proc/PID/task/TID/status says when.
+"""SIGKILL the recorder during the attach or the detach of `record -p PID
+--cupti` (run_h100.sh section 8). The attach seizes one thread to load the
+CUPTI library; a thread's TracerPid in /proc/PID/task/TID/status says
+when. The detach stops no thread (it asks the library through its control
+block), so it is hit by time: --after S seconds after the recorder's log
+says the library is in (its -d), plus 0-100 ms.
 
-  killer.py --target PID --tracer RPID --phase attach|detach [--log F] [--timeout S]
+  killer.py --target PID --tracer RPID --phase attach|detach [--log F] [--after S] [--timeout S]
 
-attach: kill at the first moment any thread is traced by RPID.
-detach: wait until the recorder's log (--log) says the library is in
-(the attach may seize and pass over several threads), then kill at the
-next moment a thread is traced.
-Prints "hit PHASE after MS ms (thread TID)" or "missed PHASE: WHY".
+Prints "hit PHASE after MS ms (...)" or "missed PHASE: WHY".
 """
+import random
 import argparse
 import os
 import signal
@@ -52,10 +51,11 @@ def main():
     p.add_argument("--tracer", type=int, required=True)
     p.add_argument("--phase", choices=["attach", "detach"], required=True)
     p.add_argument("--log", help="the recorder's stderr (detach: wait for 'library injected')")
+    p.add_argument("--after", type=float, default=2.0, help="detach: seconds after 'library injected'")
     p.add_argument("--timeout", type=float, default=20)
     a = p.parse_args()
     t0 = time.monotonic()
-    armed = free = a.phase == "attach"
+    armed = a.phase == "attach"
     while time.monotonic() - t0 < a.timeout:
         if not alive(a.tracer):
             print(f"missed {a.phase}: the recorder ended first")
@@ -68,10 +68,15 @@ def main():
             if not armed:
                 time.sleep(0.005)
                 continue
+        if a.phase == "detach":
+            time.sleep(a.after + random.uniform(0, 0.1))
+            if not alive(a.tracer):
+                print("missed detach: the recorder ended first")
+                return 1
+            os.kill(a.tracer, signal.SIGKILL)
+            print(f"hit detach after {1000 * (time.monotonic() - t0):.1f} ms (switching off)")
+            return 0
         tid = traced_thread(a.target, a.tracer)
-        if not free:	# the attach's ptrace session must end first
-            free = tid is None
-            continue
         if tid:
             os.kill(a.tracer, signal.SIGKILL)
             print(f"hit {a.phase} after {1000 * (time.monotonic() - t0):.1f} ms (thread {tid})")

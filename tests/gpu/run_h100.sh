@@ -352,9 +352,9 @@ s8() {
 	"$GB" record -p "$P" --cupti -d 2 -o "$W/s8b.sbt" $RECLIBS >"$W/s8b.log" 2>&1 &
 	REC=$!
 	say "attach, killed in the detach"
-	kd=$("$HPY" "$HERE/killer.py" --target "$P" --tracer "$REC" --phase detach --log "$W/s8b.log" --timeout 30)
+	kd=$("$HPY" "$HERE/killer.py" --target "$P" --tracer "$REC" --phase detach --log "$W/s8b.log" --after 2 --timeout 30)
 	wait_pid "$REC" 30
-	sleep 1
+	sleep 12	# the library's lease (10 s) runs out: it switches CUPTI off by itself
 	alive "$P" && ad=yes || ad=no
 	t3=$(now); sleep "$WIN"; t4=$(now)
 	say "a later attach"
