@@ -39,6 +39,11 @@ N=$!
 _bg_pids+=($N)
 refused "no CUDA" "$N" "no CUDA driver or runtime library is mapped"
 kill -STOP "$N"
+# until the stop has been taken (SIGSTOP no longer pending): the signal state compared is the stopped one
+for ((i = 0; i < 200; i++)); do
+	grep -q '^State:.*stopped' /proc/$N/status && ! grep -Eq '^(SigPnd|ShdPnd):.*[1-9a-f]' /proc/$N/status && break
+	sleep 0.01
+done
 refused "a stopped process" "$N" "the process is stopped \(SIGSTOP or a job-control stop\): continue it first"
 kill -CONT "$N"
 refused "static binary" "$S" "statically linked \(no PT_INTERP\)"
