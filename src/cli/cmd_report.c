@@ -96,7 +96,7 @@ static void usage(void)
  * *qrc: SBT_EXIT_DAMAGED when the trace had damaged blocks
  */
 static struct report *build(const char *path, const struct report_opts *ro, const struct view_filter *f,
-			    bool *refused, int *qrc)
+			    bool *refused, int *qrc, const char *name)
 {
 	struct sbt_reader *rd;
 	struct report *r;
@@ -132,7 +132,8 @@ static struct report *build(const char *path, const struct report_opts *ro, cons
 		gb_warn("%s: %s; the report covers what was read before it", path,
 			sbt_reader_last_error(rd) ? sbt_reader_last_error(rd) : "read error");
 	report_finish(r, rd);
-	*qrc = sbt_quality_finish(rd, 0);	/* the same line on stderr; damaged: SBT_EXIT_DAMAGED */
+	/* the same line on stderr (naming the trace when there are two); damaged: SBT_EXIT_DAMAGED */
+	*qrc = sbt_quality_finish_named(rd, 0, name);
 	sbt_reader_close(rd);
 	return r;
 }
@@ -212,9 +213,9 @@ int cmd_report(int argc, char **argv)
 	if (view_filter_done(&f))
 		return 2;
 	/* the window is checked against the trace reported on, not the baseline */
-	if (base_path && !(base = build(base_path, &ro, &f, NULL, &bqrc)))
+	if (base_path && !(base = build(base_path, &ro, &f, NULL, &bqrc, "baseline")))
 		return 1;
-	r = build(argv[optind], &ro, &f, &refused, &qrc);
+	r = build(argv[optind], &ro, &f, &refused, &qrc, base_path ? argv[optind] : NULL);
 	if (!r) {
 		ret = refused ? 2 : 1;
 		goto out;

@@ -243,9 +243,13 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 	if (s[0])	/* first: every number below is from what survived */
 		gb_buf_printf(b, "%s\n", s);
 	gb_buf_printf(b, "%" PRIu64 " events over %.6f s from %zu processes\n", r->events, dur, r->np);
-	if (base)
+	if (base) {
 		gb_buf_printf(b, "baseline: %" PRIu64 " events over %.3f s from %zu processes; tables show the change\n",
 			      base->events, base->last > base->first ? (base->last - base->first) / 1e9 : 0, base->np);
+		sbt_quality_line(&base->quality, s, sizeof(s));
+		if (s[0])	/* its losses too: a change may be the baseline's loss */
+			gb_buf_printf(b, "baseline: %s\n", s);
+	}
 	gb_buf_printf(b, "\nFINDINGS (%zu)\n", r->nf);
 	if (!r->nf)
 		gb_buf_puts(b, "  none: no rule matched\n");
@@ -485,6 +489,7 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 		gb_json_start_object(&j);
 		gb_json_uint_field(&j, "events", base->events);
 		gb_json_uint_field(&j, "findings", base->nf);
+		sbt_quality_json(&base->quality, &j);
 		gb_json_end_object(&j);
 	}
 	gb_json_name(&j, "findings");

@@ -104,7 +104,7 @@ void sbt_quality_json(const struct sbt_quality *q, struct gb_json *j)
 	gb_json_end_object(j);
 }
 
-int sbt_quality_finish(struct sbt_reader *r, int rc)
+int sbt_quality_finish_named(struct sbt_reader *r, int rc, const char *name)
 {
 	struct sbt_quality q;
 	char line[512];
@@ -112,8 +112,13 @@ int sbt_quality_finish(struct sbt_reader *r, int rc)
 	sbt_quality_get(r, &q);
 	sbt_quality_line(&q, line, sizeof(line));
 	if (line[0])
-		fprintf(stderr, "gpubpf: %s\n", line);
+		fprintf(stderr, "gpubpf: %s%s%s\n", name ? name : "", name ? ": " : "", line);
 	if (rc || !sbt_quality_damaged(&q))
 		return rc;
 	return SBT_EXIT_DAMAGED;
+}
+
+int sbt_quality_finish(struct sbt_reader *r, int rc)
+{
+	return sbt_quality_finish_named(r, rc, NULL);
 }

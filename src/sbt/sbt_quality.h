@@ -50,4 +50,6 @@ void sbt_quality_json(const struct sbt_quality *q, struct gb_json *j);
  * the trace is whole, SBT_EXIT_DAMAGED when blocks were skipped.
  */
 int sbt_quality_finish(struct sbt_reader *r, int rc);
+/* the same, the line saying which trace ("gpubpf: NAME: data quality: ..."): a command reading several */
+int sbt_quality_finish_named(struct sbt_reader *r, int rc, const char *name);
 #endif

@@ -74,8 +74,17 @@ for n in info view report json perfetto pprof; do
 done
 check_eq "the same data-quality line from every reader" 1 \
 	"$(cat "$T"/{info,view,report,json,perfetto,pprof}.err | grep '^gpubpf: data quality' | sort -u | wc -l)"
+# two traces in one report: each line says which; the text and the JSON state the baseline's losses too
+run base "$GPUBPF" report "$T/t.sbt" --baseline "$T/t.sbt"
+run basej "$GPUBPF" report --json "$T/t.sbt" --baseline "$T/t.sbt"
+check_true "report --baseline: the stderr lines name the trace and the baseline ($(grep -c 'data quality' "$T/base.err") lines)" \
+	bash -c "grep -q '^gpubpf: $T/t.sbt: data quality: 1 damaged blocks' '$T/base.err' &&
+		 grep -q '^gpubpf: baseline: data quality: 1 damaged blocks' '$T/base.err'"
+check_true "report --baseline: the text states the baseline's losses" grep -q '^baseline: data quality: 1 damaged blocks' "$T/base.out"
+check_eq "report --json --baseline: baseline.data_quality = the trace's (the same file)" 0 \
+	"$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["baseline"]["data_quality"] != d["data_quality"])' "$T/basej.out"; echo $?)"
 S=$ROOT/tests/tools/json_strict.py
-for f in info.out report.out x.json; do
+for f in info.out report.out basej.out x.json; do
 	check_true "$f parses strictly (no duplicate key, NaN or infinity): $(python3 "$S" "$T/$f" | head -c 100)" python3 "$S" "$T/$f"
 done
 check_true "view --json parses strictly, line by line: $(python3 "$S" --lines "$T/view.out" | head -c 100)" \
