@@ -67,7 +67,7 @@ fi
 check_true "the library stays mapped in the job (inert)" grep -q libgpubpf_cupti.so /proc/$W/maps
 # blocked (the syscall restarted after), or stopped just as its syscall returned
 check_true "the thread used sat in a syscall away from the driver ($(grep -o '\[thread [^]]*\]' "$T/rec.log" | head -1))" \
-	grep -Eq "\[thread [0-9]+ (blocked in syscall [0-9]+ \(restarted\)|at the exit of syscall [0-9]+), stopped [0-9.]+ ms\]" "$T/rec.log"
+	grep -Eq "\[thread [0-9]+ (blocked in syscall [0-9]+ \(restarted\)|at the (exit|entry) of syscall [0-9]+), stopped [0-9.]+ ms\]" "$T/rec.log"
 check_true "it is not the thread blocked in the driver" bash -c "! grep -q 'thread $DRV ' '$T/rec.log'"
 "$GPUBPF" info "$T/t.sbt" >"$T/info.txt"
 check_true "info: the injection and CUPTI's answer" grep -Eq "^  inject +pid $W: injected, CUPTI answered: " "$T/info.txt"
