@@ -58,7 +58,7 @@ struct target {
 	const struct gb_map *libc, *libdl, *ours, *ldso;
 	struct rcall_range avoid[MAX_AVOID];
 	unsigned navoid;
-	bool cuda, cupti_other, python_exe;
+	bool cuda, python_exe;
 	const struct gb_map *cupti;	/* a libcupti mapped, NULL if none */
 	bool seccomp;		/* a seccomp filter: no call at a syscall entry */
 };
@@ -92,40 +92,47 @@ static int ptrace_scope(void)
 }
 
 /* a hex mask line of a /proc status file (CapEff, TracerPid as decimal) */
-static unsigned long long status_field(const char *path, const char *key, int base)
+/* the text after "KEY:" in a /proc status file, in out ("" when absent); false if unreadable */
+static bool status_value(const char *path, const char *key, char *out, size_t n)
 {
-	char line[256];
-	unsigned long long v = 0;
+	char line[512];
 	size_t kl = strlen(key);
 	FILE *f = fopen(path, "re");
 
+	out[0] = 0;
 	if (!f)
-		return 0;
+		return false;
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, key, kl) && line[kl] == ':') {
-			v = strtoull(line + kl + 1, NULL, base);
+			snprintf(out, n, "%s", line + kl + 1);
 			break;
 		}
 	fclose(f);
-	return v;
+	return true;
+}
+
+/* a number field (CapEff in hex, TracerPid, Seccomp in decimal); 0 when absent */
+static unsigned long long status_field(const char *path, const char *key, int base)
+{
+	char v[256];
+
+	status_value(path, key, v, sizeof(v));
+	return strtoull(v, NULL, base);
+}
+
+/* a word in a field ("x86_Thread_features: shstk wrss") */
+static bool status_has(const char *path, const char *key, const char *word)
+{
+	char v[256];
+
+	status_value(path, key, v, sizeof(v));
+	return strstr(v, word) != NULL;
 }
 
 /* State: T (stopped): a call would run while the rest of it is stopped */
 static bool process_stopped(const char *status_path)
 {
-	char line[256];
-	bool stopped = false;
-	FILE *f = fopen(status_path, "re");
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "State:", 6)) {
-			stopped = strchr(line, 'T') != NULL && strstr(line, "stopped");
-			break;
-		}
-	fclose(f);
-	return stopped;
+	return status_has(status_path, "State", "stopped");
 }
 
 static int check_ptrace(pid_t pid, char *why, size_t len)
@@ -154,25 +161,6 @@ static int check_ptrace(pid_t pid, char *why, size_t len)
 		return -EBUSY;
 	}
 	return 0;
-}
-
-/* a word in a line of /proc/PID/status ("x86_Thread_features: shstk wrss") */
-static bool status_has(const char *path, const char *key, const char *word)
-{
-	char line[512];
-	size_t kl = strlen(key);
-	bool has = false;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, kl) && line[kl] == ':') {
-			has = strstr(line + kl + 1, word) != NULL;
-			break;
-		}
-	fclose(f);
-	return has;
 }
 
 /* seccomp strict mode, shadow stacks: the call cannot be made safely */
@@ -355,7 +343,7 @@ static int scan_maps(struct target *t, const char *lib)
 	memset(&t->maps, 0, sizeof(t->maps));
 	t->libc = t->libdl = t->ours = t->ldso = NULL;
 	t->navoid = 0;
-	t->cuda = t->cupti_other = false;
+	t->cuda = false;
 	t->cupti = NULL;
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)t->pid);
 	n = readlink(link, exe, sizeof(exe) - 1);
@@ -377,10 +365,8 @@ static int scan_maps(struct target *t, const char *lib)
 			t->libdl = m;
 		if (name_is(m, "libcuda.so") || name_is(m, "libcudart.so"))
 			t->cuda = true;
-		if (name_is(m, "libcupti.so")) {
-			t->cupti_other = true;
+		if (name_is(m, "libcupti.so"))
 			t->cupti = m;
-		}
 		if (name_is(m, "ld-linux") && (!t->ldso || m->exec))
 			t->ldso = m;
 		/* code whose frames may hold a lock: the driver, NCCL's proxy, Python's GIL; the loader's
@@ -835,7 +821,7 @@ static int ctl_before_attach(pid_t pid, uint64_t addr, enum inject_result *res, 
 		return 0;
 	if (!ctl.lease_ns) {
 		snprintf(msg, len, "already subscribed, activity on (left on at the end)");
-		*res = INJECT_ON;
+		*res = INJECT_ALREADY;
 		return 1;
 	}
 	if (!ctl.want_off && gb_now_mono_ns() < ctl.lease_ns && ctl.holder != getpid() && alive(ctl.holder)) {
@@ -976,6 +962,8 @@ static enum inject_result run(pid_t pid, const char *lib, bool attach, inject_co
 	if (call_lib(&t, &c, lib, attach ? "gpubpf_cupti_attach" : "gpubpf_cupti_detach", &answer, msg, len))
 		goto out;
 	res = answer ? INJECT_CUPTI_OFF : INJECT_ON;
+	if (!answer && !strncmp(msg, "already subscribed", 18))
+		res = INJECT_ALREADY;	/* a library from before the control block, on since its start */
 	/* where it ran, for the notes */
 	snprintf(why, sizeof(why), " [%s, stopped %.1f ms]", c.where, (gb_now_mono_ns() - t0) / 1e6);
 	if (strlen(msg) + strlen(why) < len)

@@ -18,6 +18,7 @@ enum inject_result {
 	INJECT_CUPTI_OFF = 1,	/* library loaded, CUPTI said no (no device, another client) */
 	INJECT_REFUSED = 2,	/* not touched: one-line reason (ptrace_scope, no CUDA, static ...) */
 	INJECT_FAILED = 3,	/* ptrace or the remote call failed; the target was restored */
+	INJECT_ALREADY = 4,	/* on since its start (CUDA_INJECTION64_PATH, no lease): left on at the end */
 };
 
 /*

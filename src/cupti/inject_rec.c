@@ -59,6 +59,11 @@ static unsigned long long vm_rss_kb(pid_t pid)
 	return kb;
 }
 
+static bool not_done(enum inject_result r)
+{
+	return r == INJECT_REFUSED || r == INJECT_FAILED;
+}
+
 /* GPUBPF_TEST_INJECT_CYCLES=N (tests): N-1 attach + detach pairs first, the target's RSS noted */
 static void test_cycles(struct inject_rec *ir, pid_t pid)
 {
@@ -68,8 +73,8 @@ static void test_cycles(struct inject_rec *ir, pid_t pid)
 	char msg[1024], v[256];
 
 	for (i = 1; i < n; i++) {
-		bad += cupti_inject_attach(pid, ir->lib, msg, sizeof(msg)) >= INJECT_REFUSED;
-		bad += cupti_inject_detach(pid, ir->lib, msg, sizeof(msg)) >= INJECT_REFUSED;
+		bad += not_done(cupti_inject_attach(pid, ir->lib, msg, sizeof(msg)));
+		bad += not_done(cupti_inject_detach(pid, ir->lib, msg, sizeof(msg)));
 		if (i == 1)
 			first = vm_rss_kb(pid);
 		last = vm_rss_kb(pid);
@@ -119,9 +124,10 @@ static void attach_one(struct inject_rec *ir, pid_t pid)
 	r = cupti_inject_attach_cb(pid, ir->lib, on_copy, ir, msg, sizeof(msg));
 	ir->pids[ir->n] = pid;
 	/* on before we came (CUDA_INJECTION64_PATH at its start): left on at the end */
-	ir->loaded[ir->n++] = r <= INJECT_CUPTI_OFF && strncmp(msg, "already subscribed", 18);
+	ir->loaded[ir->n++] = r <= INJECT_CUPTI_OFF;
 	switch (r) {
 	case INJECT_ON:
+	case INJECT_ALREADY:
 		fprintf(stderr, "gpubpf: cupti: pid %d: library injected, device timing on: %s\n", (int)pid, msg);
 		append(&ir->inject, pid, "injected, device timing on: ", msg);
 		break;
@@ -191,11 +197,11 @@ void inject_rec_stop(struct inject_rec *ir)
 			continue;
 		ir->loaded[i] = false;
 		r = cupti_inject_detach(ir->pids[i], ir->lib, msg, sizeof(msg));
-		if (r >= INJECT_REFUSED)
+		if (not_done(r))
 			fprintf(stderr, "gpubpf: cupti: pid %d: detach: %s\n", (int)ir->pids[i], msg);
 		else
 			gb_dbg("cupti: pid %d: detached: %s", (int)ir->pids[i], msg);
-		append(&ir->detach, ir->pids[i], r >= INJECT_REFUSED ? "not detached: " : "detached: ", msg);
+		append(&ir->detach, ir->pids[i], not_done(r) ? "not detached: " : "detached: ", msg);
 	}
 }
 
