@@ -133,7 +133,8 @@ static void CUPTIAPI api_cb(void *ud, CUpti_CallbackDomain domain, CUpti_Callbac
 		if (off_wanted(&lease) && !pthread_mutex_trylock(&state_lock)) {
 			if (active && off_wanted(&lease)) {
 				CTL.offs_lease += lease;
-				switch_off_locked("at the exit of a driver call");
+				switch_off_locked(lease ? "the lease ran out; at the exit of a driver call" :
+						  "at the exit of a driver call");
 			}
 			pthread_mutex_unlock(&state_lock);
 		}
