@@ -35,13 +35,13 @@ CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -DGPUBPF_VERSION='"$(VERSION)"' \
 	  -I$(BPFBUILD) -Isrc -I. -Ibpf -fno-omit-frame-pointer
-LDLIBS := -lbpf -lcap -lelf -lz -lzstd -lncursesw -lunwind-ptrace -lunwind-generic -lunwind -lstdc++ -lpthread -lm
+LDLIBS := -lbpf -lcap -ldw -lelf -lz -lzstd -lncursesw -lunwind-ptrace -lunwind-generic -lunwind -lstdc++ -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
+DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev \
 	libncurses-dev libunwind-dev libcmocka-dev protobuf-compiler \
 	systemtap-sdt-dev libclang-rt-14-dev llvm-14 python3 tmux libcap2-bin \
 	util-linux iproute2 valgrind prometheus libamdhip64-dev bpftrace gcc g++ make pkg-config curl \

@@ -33,6 +33,7 @@ run bash bench/flight_bench.sh "$B"
 run bash bench/ioctl_bench.sh "$B"
 BUILD=$B run bash bench/sbt_bench.sh
 run bash bench/export_bench.sh "$B"
+run bash bench/symbols_bench.sh "$B"
 run bash bench/report_bench.sh
 run bash bench/xray_bench.sh "$B"
 [ -f cupti/bench.sh ] && run bash cupti/bench.sh

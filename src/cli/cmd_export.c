@@ -105,6 +105,8 @@ static void *namer_open(struct sbt_reader *r)
 
 static void namer_close(void *n)
 {
+	if (n)
+		stack_namer_note(n);
 	stack_namer_free(n);
 }
 
@@ -113,6 +115,7 @@ const struct gb_export_names gb_cli_names = {
 	.close = namer_close,
 	.stack_text = stack_namer_text,
 	.frame_name = stack_namer_frame,
+	.frame_src = stack_namer_src,
 };
 
 /* a --from past the trace's end is refused before anything is written (view_filter_check_span) */

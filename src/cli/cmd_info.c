@@ -351,6 +351,9 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 		       in->meta.version);
 	if (in->meta.cmdline[0])
 		printf("command:    %s\n", in->meta.cmdline);
+	if (in->frame_names)
+		printf("symbols:    %" PRIu64 " frames named in the trace (function, source line)\n",
+		       in->frame_names);
 	printf("duration:   %.3f s\n", dur / 1e9);
 	printf("events:     %" PRIu64 "\n", a->events);
 	printf("launches:   %" PRIu64, a->launches);
@@ -488,6 +491,7 @@ static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc
 	gb_json_uint_field(j, "duration_ns", in->last_ts > in->first_ts ? in->last_ts - in->first_ts : 0);
 	gb_json_uint_field(j, "events", a->events);
 	gb_json_uint_field(j, "drops", in->drops_total);
+	gb_json_uint_field(j, "frame_names", in->frame_names);
 	gb_json_uint_field(j, "launches", a->launches);
 	gb_json_uint_field(j, "nested_launches", a->nested);
 	gb_json_uint_field(j, "captured_launches", a->captured);

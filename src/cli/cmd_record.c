@@ -100,6 +100,10 @@ static const char usage_text[] =
 "                         8K, max 64K, and unwind with .eh_frame: works without frame\n"
 "                         pointers), none\n"
 "      --python           add CPython frames (function, file, line) to the stacks\n"
+"      --no-symbols       store no function names or source lines of the stacks' frames\n"
+"                         (by default they are looked up when recording ends, from the\n"
+"                         very files the processes mapped, and travel with the trace;\n"
+"                         add them later with gpubpf symbolize)\n"
 "      --ioctl            also trace GPU driver ioctls (NVIDIA nvidiactl/nvidia*/nvidia-uvm,\n"
 "                         AMD kfd, DRM render nodes): name, decoded arguments, duration;\n"
 "                         the source (kprobe, fentry or syscall tracepoints) is probed\n"
@@ -167,7 +171,7 @@ static const char usage_text[] =
 "  sudo gpubpf record -p 4242 --libs cublas,jit -o ml.sbt  # GEMM shapes, JIT stalls\n";
 
 enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_LAUNCH_RETS, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR,
-       OPT_STACK, OPT_PYTHON, OPT_IOCTL, OPT_IOCTL_DEV, OPT_FLIGHT, OPT_FLIGHT_MEM, OPT_TRIG_ERR,
+       OPT_STACK, OPT_PYTHON, OPT_NO_SYMBOLS, OPT_IOCTL, OPT_IOCTL_DEV, OPT_FLIGHT, OPT_FLIGHT_MEM, OPT_TRIG_ERR,
        OPT_TRIG_STUCK, OPT_OPEN, OPT_OPEN_PORT, OPT_LIBS, OPT_NO_LIBS };
 
 static const struct option long_opts[] = {
@@ -190,6 +194,7 @@ static const struct option long_opts[] = {
 	{ "xray-dir", required_argument, NULL, OPT_XRAY_DIR },
 	{ "stack", required_argument, NULL, OPT_STACK },
 	{ "python", no_argument, NULL, OPT_PYTHON },
+	{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
 	{ "ioctl", no_argument, NULL, OPT_IOCTL },
 	{ "ioctl-dev", required_argument, NULL, OPT_IOCTL_DEV },
 	{ "flight", required_argument, NULL, OPT_FLIGHT },
@@ -341,6 +346,9 @@ static int parse_args(struct record_opts *o, struct open_opts *op, int argc, cha
 			break;
 		case OPT_PYTHON:
 			o->stack.python = true;
+			break;
+		case OPT_NO_SYMBOLS:
+			o->no_symbols = true;
 			break;
 		case OPT_IOCTL:
 			o->ioctl = true;

@@ -410,6 +410,7 @@ int cmd_view(int argc, char **argv)
 	if (sbt_reader_last_error(r))
 		gb_warn("%s: %s", argv[optind], sbt_reader_last_error(r));
 	/* a failed write to stdout is main's to report (gb_stdout_close) */
+	symbolize_note(sy);
 	ret = sbt_quality_finish(r, 0);
 cleanup:
 	gb_buf_free(&b);

@@ -9,6 +9,7 @@ int cmd_info(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_export(int argc, char **argv) __attribute__((weak));
 int cmd_merge(int argc, char **argv) __attribute__((weak));
+int cmd_symbolize(int argc, char **argv) __attribute__((weak));
 int cmd_import(int argc, char **argv) __attribute__((weak));
 int cmd_top(int argc, char **argv) __attribute__((weak));
 int cmd_dump(int argc, char **argv) __attribute__((weak));

@@ -20,6 +20,7 @@ static const struct cmd cmds[] = {
 	{ "report", cmd_report, "what a trace says: findings (mistakes, with call site and advice) and tables" },
 	{ "export", cmd_export, "convert a trace to Perfetto protobuf, Chrome JSON, TraceSmith SBT or pprof" },
 	{ "merge", cmd_merge, "merge traces of several hosts or ranks onto one clock" },
+	{ "symbolize", cmd_symbolize, "store the names of a trace's frames in a copy, read where the binaries are" },
 	{ "import", cmd_import, "import LLVM XRay logs (xray-log.*) into a trace" },
 	{ "dump", cmd_dump, "make the running flight recorder (record --flight) write what it holds" },
 	{ "check", cmd_check, "what this host lets gpubpf trace and why not; the capabilities record needs" },
@@ -34,8 +35,8 @@ static void usage(FILE *f)
 		"Commands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (cmds[i].fn)
-			fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
-	fprintf(f, "  %-8s %s\n", "version", "print the version");
+			fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "  %-9s %s\n", "version", "print the version");
 	fprintf(f, "\n'gpubpf COMMAND --help' describes a command.\n\n"
 		"EXAMPLES:\n"
 		"  sudo gpubpf check                           # can this host trace? what is missing\n"

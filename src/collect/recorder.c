@@ -35,6 +35,7 @@
 #include "cupti/cupti_join.h"
 #include "cupti/inject_rec.h"
 #include "ioctl/ioctl.h"
+#include "stacks/stack.h"
 #include "libs.h"
 #include "recorder.h"
 #include "umulti.h"
@@ -598,10 +599,37 @@ static void collect_ev(void *ctx, const struct gb_event *ev)
 		x->v[x->n++] = *ev;
 }
 
+/*
+ * The frames' names travel with the trace: named from the very files the
+ * processes mapped when the writer closes (stack_name_frame), unless
+ * --no-symbols. Returns what naming took, in seconds.
+ */
+static double name_frames(struct rec_ctx *r, struct sbt_writer *w, bool now)
+{
+	struct stack_table *t = collector_stack_table(r->col);
+	uint64_t t0 = gb_now_mono_ns();
+	unsigned n;
+
+	if (!t)
+		return 0;
+	if (r->o->no_symbols) {
+		stack_set_no_names(t);
+		sbt_writer_note(w, "symbols", "omitted (--no-symbols)");
+		return 0;
+	}
+	sbt_writer_set_namer(w, stack_name_frame, t);
+	if (!now)
+		return 0;
+	n = sbt_writer_name_frames(w);
+	gb_dbg("named %u frames in %.3f s", n, (gb_now_mono_ns() - t0) / 1e9);
+	return (gb_now_mono_ns() - t0) / 1e9;
+}
+
 static void dump_notes(void *ctx, struct sbt_writer *w)
 {
 	struct rec_ctx *r = ctx;
 
+	name_frames(r, w, false);
 	note_discovery(r, w);
 	if (r->suppressed) {
 		char v[32];
@@ -861,6 +889,8 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 		gb_err("cannot set up call stacks: out of memory");
 		goto cleanup;
 	}
+	if (o->no_symbols && collector_stack_table(r.col))
+		stack_set_no_names(collector_stack_table(r.col));
 	/* -p: calls blocked since before the probes (attached.c), after the ring's first read */
 	while (o->npids && drain_pass(&r, 0))
 		;
@@ -917,6 +947,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	if (o->xray_dir)
 		import_xray(&r, &meta);
 	note_discovery(&r, r.w);
+	name_frames(&r, r.w, true);
 	{
 		uint64_t lost = stack_report(r.skel, r.col);
 		char v[32];

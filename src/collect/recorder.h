@@ -31,6 +31,7 @@ struct record_opts {
 	bool launch_rets;	/* --launch-returns */
 	unsigned no_oplibs;	/* library kinds --libs / --no-libs leave out (LIB_MASK_OPLIBS bits) */
 	struct stack_opts stack;	/* --stack, --python */
+	bool no_symbols;	/* --no-symbols: the trace carries no frame names */
 	const char *ready_file;
 	const char *perfetto;
 	const char *cupti_lib;

@@ -93,6 +93,8 @@ struct gb_frame {
 	const char *build_id;	/* hex, may be NULL */
 	const char *sym;	/* symbol, filled when known (Python frames, imports) */
 	uint32_t line;		/* source line where known, else 0 */
+	const char *file;	/* source file of line (native frames, from DWARF); NULL: the
+				 * module is the source (Python) or no line is known */
 };
 
 /* Static facts about a type, from the GB_TYPES table */

@@ -173,6 +173,7 @@ static int setup_opts(struct gb_exporter *ex, const struct sbt_info *info,
 	ex->stack_frames = o->stack_frames;
 	ex->frames_ctx = o->frames_ctx;
 	ex->frame_name = o->frame_name;
+	ex->frame_src = o->frame_src;
 	ex->frame_ctx = o->frame_ctx;
 	if (o->nhosts) {
 		ex->hosts = calloc(o->nhosts, sizeof(*ex->hosts));

@@ -90,6 +90,10 @@ struct gb_export_opts {
 	 * the symbol stored with them (gb_frame.sym) or get "module+0xOFFSET".
 	 */
 	const char *(*frame_name)(void *ctx, const struct gb_frame *f, unsigned i);
+	/* ... and its source file and line (file NULL, line 0: unknown); without
+	 * it, the line stored with the frame (gb_frame.file, .line) */
+	void (*frame_src)(void *ctx, const struct gb_frame *f, unsigned i, const char **file,
+			  uint32_t *line);
 	void *frame_ctx;
 };
 
@@ -187,6 +191,8 @@ struct gb_export_names {
 	void (*close)(void *ctx);
 	const char *(*stack_text)(void *ctx, uint32_t stack_id);
 	const char *(*frame_name)(void *ctx, const struct gb_frame *f, unsigned i);
+	void (*frame_src)(void *ctx, const struct gb_frame *f, unsigned i, const char **file,
+			  uint32_t *line);
 };
 
 struct gb_export_req {

@@ -220,6 +220,7 @@ static void *common_opts(const struct gb_export_req *q, struct sbt_reader *r, st
 		o->stack_text = nm->stack_text;
 		o->stack_ctx = namer;
 		o->frame_name = nm->frame_name;
+		o->frame_src = nm->frame_src;
 		o->frame_ctx = namer;
 	}
 	o->stack_frames = reader_stack;

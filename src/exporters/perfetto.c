@@ -19,6 +19,7 @@
  * Slices are BEGIN/END pairs (there is no complete-event type).
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pb.h"
@@ -42,6 +43,7 @@
 #define TP_DEFAULTS		59
 #define TP_TRACK_DESC		60
 #define TP_FIRST_ON_SEQ		87
+#define TP_MODULE_SYMBOLS	61
 /* TrackEvent */
 #define TE_CATEGORY_IIDS	3
 #define TE_DEBUG		4
@@ -112,6 +114,7 @@ struct pf {
 	uint32_t next_stack, next_mapping, next_frame;
 	struct gb_buf fname;	/* "module+0xOFF" for frames without a name */
 	struct gb_buf ids;	/* frame iids of the callstack being built */
+	struct gb_buf syms;	/* ModuleSymbols packets: the source lines of the file's frames */
 };
 
 static struct pf *pf_of(struct gb_exporter *ex)
@@ -230,6 +233,35 @@ static const struct gb_str *frame_func(struct gb_exporter *ex, struct pf *pf,
 	return gbx_strpool_get(&ex->pool, n);
 }
 
+static void module_symbols(struct gb_exporter *ex, struct pf *pf, const struct gb_frame *f,
+			   const struct gb_str *fn, unsigned i)
+{
+	const char *file = f->file;
+	uint32_t line = f->line;
+	struct gb_buf *o = &pf->syms;
+	size_t p, m, a, l;
+
+	if (ex->frame_src)
+		ex->frame_src(ex->frame_ctx, f, i, &file, &line);
+	if (!file || !line)
+		return;
+	p = pb_begin(o, 1);	/* no sequence: it needs none of its state (as traceconv writes it) */
+	m = pb_begin(o, TP_MODULE_SYMBOLS);
+	pb_bytes(o, 1, f->module, strlen(f->module));
+	if (f->build_id && *f->build_id)	/* as the mapping's interned build_id has it */
+		pb_bytes(o, 2, f->build_id, strlen(f->build_id));
+	a = pb_begin(o, 3);
+	pb_varint(o, 1, f->offset);
+	l = pb_begin(o, 2);
+	pb_bytes(o, 1, fn->disp, strlen(fn->disp));
+	pb_bytes(o, 2, file, strlen(file));
+	pb_varint(o, 3, line);
+	pb_end(o, l);
+	pb_end(o, a);
+	pb_end(o, m);
+	pb_end(o, p);
+}
+
 /* A Frame: function name, and where it has one, mapping + rel_pc (file offset) */
 static uint64_t frame_iid(struct gb_exporter *ex, struct pf *pf, const struct gb_frame *f, unsigned i)
 {
@@ -252,6 +284,8 @@ static uint64_t frame_iid(struct gb_exporter *ex, struct pf *pf, const struct gb
 		pb_varint(&pf->in, 4, f->offset);
 	}
 	pb_end(&pf->in, o);
+	if (map)
+		module_symbols(ex, pf, f, fn, i);
 	return iid;
 }
 
@@ -554,9 +588,17 @@ static int pf_begin_file(struct gb_exporter *ex, uint64_t ts)
 	return 0;
 }
 
+/* the source lines of the frames, as an offline symbolizer gives them (ModuleSymbols) */
 static void pf_end_file(struct gb_exporter *ex)
 {
+	struct pf *pf = ex->priv;
+
+	if (pf && pf->syms.len) {
+		gb_buf_put(&ex->out, pf->syms.p, pf->syms.len);
+		gb_buf_reset(&pf->syms);
+	}
 }
+
 
 static void pf_descriptor(struct gb_exporter *ex, struct gb_track *t, uint64_t ts)
 {
@@ -684,6 +726,7 @@ static void pf_free(struct gb_exporter *ex)
 	gb_buf_free(&pf->in);
 	gb_buf_free(&pf->fname);
 	gb_buf_free(&pf->ids);
+	gb_buf_free(&pf->syms);
 	xmap_free(&pf->cs);
 	free(pf);
 	ex->priv = NULL;

@@ -206,8 +206,9 @@ static uint32_t frame_location(struct pp *p, const struct gb_frame *f, unsigned 
 {
 	const char *name = p->o && p->o->frame_name ? p->o->frame_name(p->o->frame_ctx, f, i) : f->sym;
 	const char *base;
-	uint32_t map = 0;
+	uint32_t map = 0, line = f->line;
 	uint64_t addr = f->ip;
+	const char *file = f->file;
 	char tmp[160];
 
 	if (f->module) {
@@ -223,8 +224,12 @@ static uint32_t frame_location(struct pp *p, const struct gb_frame *f, unsigned 
 			snprintf(tmp, sizeof(tmp), "0x%" PRIx64, f->ip);
 		name = tmp;
 	}
-	/* a line is known for interpreted frames, whose module is the source file */
-	return location_id(p, map, addr, function_id(p, name, f->line ? f->module : NULL), f->line);
+	if (p->o && p->o->frame_src)
+		p->o->frame_src(p->o->frame_ctx, f, i, &file, &line);
+	/* a Python frame has a line and no file: its module is the source file */
+	if (line && !file)
+		file = f->module;
+	return location_id(p, map, addr, function_id(p, name, line ? file : NULL), line);
 }
 
 static uint32_t new_stack(struct pp *p, uint32_t n)

@@ -155,6 +155,8 @@ struct gb_exporter {
 	const struct gb_frame *(*stack_frames)(void *ctx, uint32_t stack_id, unsigned *n);
 	void *frames_ctx;
 	const char *(*frame_name)(void *ctx, const struct gb_frame *f, unsigned i);
+	void (*frame_src)(void *ctx, const struct gb_frame *f, unsigned i, const char **file,
+			  uint32_t *line);
 	void *frame_ctx;
 
 	struct gb_export_stats st;

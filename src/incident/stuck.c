@@ -17,6 +17,7 @@
 #include "core/hmap.h"
 #include "core/util.h"
 #include "host/procmaps.h"
+#include "sbt/sbt.h"
 #include "stacks/stack.h"
 #include "stacks/symbolize.h"
 #include "bpf/stuck.h"
@@ -240,11 +241,13 @@ static int add_call(struct scan *s, const struct stuck_task_rec *t, const struct
 {
 	struct stuck_call *c;
 	const char *names[GB_STACK_MAX_FRAMES], *api = NULL;
+	struct sbt_frame_name src[GB_STACK_MAX_FRAMES];
 	int type = -1, outer = -1;
 	unsigned i, k;
 
 	for (i = 0; i < n; i++) {
-		names[i] = symbolize_frame(s->sy, &f[i], i);
+		symbolize_frame_full(s->sy, &f[i], i, &src[i]);
+		names[i] = src[i].sym;
 		if (stuck_gpu_func(names[i], &type, &api))
 			outer = (int)i;
 	}
@@ -269,6 +272,8 @@ static int add_call(struct scan *s, const struct stuck_task_rec *t, const struct
 		c->frames[i].module = keep(s, f[i].module);
 		c->frames[i].build_id = keep(s, f[i].build_id);
 		c->frames[i].sym = keep(s, names[i]);
+		c->frames[i].file = keep(s, src[i].file);
+		c->frames[i].line = src[i].line;
 	}
 	c->nframes = n;
 	c->call_frame = (unsigned)outer;

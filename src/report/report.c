@@ -528,12 +528,19 @@ static const char *site_name(struct report *r, struct sbt_reader *rd, struct sym
 	if (!id || !rd || !(f = sbt_reader_stack(rd, id, &n)) || !n)
 		return NULL;
 	for (i = 1; i < n && shown < 3; i++) {
-		const char *s = symbolize_frame(sy, &f[i], i);
+		struct sbt_frame_name nm;
 		const char *m = f[i].module ? strrchr(f[i].module, '/') : NULL;
+		const char *src;
 		int w;
 
-		if (s)
-			w = snprintf(buf + len, sizeof(buf) - len, "%s%s", shown ? " < " : "", s);
+		symbolize_frame_full(sy, &f[i], i, &nm);
+		src = nm.file ? nm.file : f[i].module;	/* a Python frame's module is its source */
+		src = src && strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
+		if (nm.sym && nm.line && src)
+			w = snprintf(buf + len, sizeof(buf) - len, "%s%s (%s:%u)", shown ? " < " : "",
+				     nm.sym, src, nm.line);
+		else if (nm.sym)
+			w = snprintf(buf + len, sizeof(buf) - len, "%s%s", shown ? " < " : "", nm.sym);
 		else
 			w = snprintf(buf + len, sizeof(buf) - len, "%s%s+0x%llx", shown ? " < " : "",
 				     m ? m + 1 : (f[i].module ? f[i].module : "?"),
@@ -743,6 +750,7 @@ void report_finish(struct report *r, struct sbt_reader *rd)
 	containers(r, rd);
 	make_findings(r, rd, sy);
 	stragglers(r);
+	symbolize_note(sy);
 	symbolizer_free(sy);
 }
 

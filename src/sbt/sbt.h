@@ -45,6 +45,25 @@ int sbt_writer_fdopen(struct sbt_writer **w, int fd, const struct sbt_meta *m);
 int sbt_writer_add(struct sbt_writer *w, const struct gb_event *ev);
 /* Store a call stack once under id (ids are the caller's, nonzero). */
 int sbt_writer_add_stack(struct sbt_writer *w, uint32_t id, const struct gb_frame *f, unsigned n);
+/* The name of a native frame: function, source file and line (NULL / 0 where unknown) */
+struct sbt_frame_name {
+	const char *sym, *file;
+	uint32_t line;
+};
+/*
+ * Names a frame (i > 0: a return address, named one byte back); 0 when it
+ * filled *out. Strings need only live until it is called again.
+ */
+typedef int (*sbt_frame_namer)(void *ctx, const struct gb_frame *f, unsigned i,
+			       struct sbt_frame_name *out);
+/*
+ * Frames' names travel with the trace: a frame added with its source file
+ * (gb_frame.file, as a merge passes them) has its name stored once in the
+ * names section; with a namer, every other distinct native frame is named
+ * by it at close (or at sbt_writer_name_frames). Returns how many it named.
+ */
+void sbt_writer_set_namer(struct sbt_writer *w, sbt_frame_namer fn, void *ctx);
+unsigned sbt_writer_name_frames(struct sbt_writer *w);
 /* A key/value note ("ioctl_source" = "tracepoint", ...); last value wins */
 int sbt_writer_note(struct sbt_writer *w, const char *key, const char *value);
 /* Per-CPU counts of records the BPF side could not reserve */
@@ -74,6 +93,7 @@ struct sbt_info {
 	uint64_t stacks_expected, stacks_missing;
 	uint64_t first_ts, last_ts;
 	uint64_t drops_total;
+	uint64_t frame_names;	/* frames the trace names itself (names section, 1.1) */
 	const uint64_t *drops_per_cpu;
 	unsigned ncpu;
 	struct sbt_meta meta;

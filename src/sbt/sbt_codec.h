@@ -22,7 +22,7 @@
 #define SBT_MAGIC_LEN		8
 #define SBT_FILE_HDR_LEN	16
 #define SBT_VERSION_MAJOR	1
-#define SBT_VERSION_MINOR	0
+#define SBT_VERSION_MINOR	1	/* 1.1: DICT ends with frame names */
 #define SBT_REC_MAGIC		"GBRK"
 #define SBT_REC_HDR_LEN		24
 #define SBT_TRAILER_MAGIC	"GBSBTEND"
@@ -195,6 +195,13 @@ struct sbt_stack {
 
 struct sbt_note { char *key, *val; };
 
+/* A frame name of the DICT's names section (1.1): strings are the reader's */
+struct sbt_fname {
+	const char *mod, *bid, *sym, *file;
+	uint64_t look;
+	uint32_t line;
+};
+
 /*
  * Notes by key in O(1): idx maps a hash of the key to its index + 1 (the
  * first key with that hash; a later namesake hash falls back to a scan).
@@ -217,6 +224,8 @@ struct sbt_reader {
 	uint32_t nnotes, notes_cap;
 	struct hmap note_idx;	/* see sbt_note_find */
 	uint64_t *drops;
+	struct sbt_fname *fnames;
+	uint32_t nfnames, capfnames;
 	/* block index in file order, and the merge state */
 	struct sbt_blk *blks;
 	uint32_t nblk, capblk;

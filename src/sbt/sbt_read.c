@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <zstd.h>
 #include "sbt_codec.h"
+#include "core/vec.h"
 
 /* --- records --- */
 
@@ -134,6 +135,31 @@ static const char *sid_str(struct sbt_reader *r, uint64_t id, struct sbt_cur *c)
 	return r->strs[id];
 }
 
+/* frame names (1.1): module, build-id, address looked up, function, source file, line */
+static int parse_names(struct sbt_reader *r, struct sbt_cur *c)
+{
+	uint64_t i, n = sbt_get_var(c);
+
+	if (c->err || n > (uint64_t)(c->end - c->p) / 6)
+		return -EINVAL;
+	for (i = 0; i < n && !c->err; i++) {
+		struct sbt_fname f;
+
+		f.mod = sid_str(r, sbt_get_var(c), c);
+		f.bid = sid_str(r, sbt_get_var(c), c);
+		f.look = sbt_get_var(c);
+		f.sym = sid_str(r, sbt_get_var(c), c);
+		f.file = sid_str(r, sbt_get_var(c), c);
+		f.line = (uint32_t)sbt_get_var(c);
+		if (c->err || !f.mod)
+			return -EINVAL;
+		if (GB_GROW(r->fnames, r->capfnames, r->nfnames + 1))
+			return -ENOMEM;
+		r->fnames[r->nfnames++] = f;
+	}
+	return c->err ? -EINVAL : 0;
+}
+
 static int parse_dict(struct sbt_reader *r, const uint8_t *p, size_t len, const char **why)
 {
 	struct sbt_cur c = { p, p + len, false };
@@ -177,7 +203,7 @@ static int parse_dict(struct sbt_reader *r, const uint8_t *p, size_t len, const 
 	}
 	if (c.err || parse_notes(r, &c) || parse_drops(r, &c))
 		return -EINVAL;
-	return 0;
+	return c.p < c.end ? parse_names(r, &c) : 0;	/* 1.0 ends here */
 }
 
 static int parse_block_head(const uint8_t *p, uint16_t plain_len, struct sbt_blk *b,
@@ -428,6 +454,7 @@ static void reset_index(struct sbt_reader *r)
 	for (i = 0; i < r->nstacks; i++)
 		free(r->stacks[i].f);
 	r->nstacks = 0;
+	r->nfnames = 0;
 	for (i = 0; i < r->nnotes; i++) {
 		free(r->notes[i].key);
 		free(r->notes[i].val);

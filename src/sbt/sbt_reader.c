@@ -18,6 +18,8 @@
 #include "sbt_codec.h"
 #include "core/vec.h"
 
+static int apply_names(struct sbt_reader *r);
+
 static void drop_act(struct sbt_reader *r, uint32_t i)
 {
 	struct sbt_act *a = &r->act[i];
@@ -180,6 +182,7 @@ void sbt_reader_close(struct sbt_reader *r)
 	for (i = 0; i < r->nstacks; i++)
 		free(r->stacks[i].f);
 	free(r->stacks);
+	free(r->fnames);
 	for (i = 0; i < r->nnotes; i++) {
 		free(r->notes[i].key);
 		free(r->notes[i].val);
@@ -240,9 +243,68 @@ static int finish_open(struct sbt_reader *r)
 	qsort_r(r->order, r->nblk, sizeof(*r->order), cmp_order, r->blks);
 	if (r->nstacks)
 		qsort(r->stacks, r->nstacks, sizeof(*r->stacks), cmp_stack);
+	if (r->nfnames && apply_names(r))
+		return -ENOMEM;
+	in->frame_names = r->nfnames;
 	in->drops_per_cpu = r->drops;
 	for (i = 0; i < in->ncpu; i++)
 		in->drops_total += r->drops[i];
+	return 0;
+}
+
+static uint64_t fname_hash(const char *mod, const char *bid, uint64_t look)
+{
+	return ((uintptr_t)mod * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)bid * 0xc2b2ae3d27d4eb4full) ^
+	       (look * 0x165667b19e3779f9ull);
+}
+
+/*
+ * The names section names frames by (module, build-id, address looked up):
+ * fill each stored frame's function, source file and line from it where
+ * the stack did not carry them (strings are interned: pointers compare).
+ */
+static int apply_names(struct sbt_reader *r)
+{
+	struct hmap idx = { 0 };
+	uint32_t i, j;
+
+	for (i = 0; i < r->nfnames; i++) {
+		const struct sbt_fname *f = &r->fnames[i];
+		uint64_t h = fname_hash(f->mod, f->bid, f->look);
+
+		while (hmap_get(&idx, h))	/* a collision (or the same frame twice): next slot */
+			h++;
+		if (hmap_put(&idx, h, (void *)(uintptr_t)(i + 1))) {
+			hmap_free(&idx);
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < r->nstacks; i++) {
+		for (j = 0; j < r->stacks[i].n; j++) {
+			struct gb_frame *fr = &r->stacks[i].f[j];
+			uint64_t look = fr->offset - (j > 0 && fr->offset);
+			uint64_t h = fname_hash(fr->module, fr->build_id, look);
+			uintptr_t at;
+
+			if (!fr->module || fr->file)
+				continue;
+			while ((at = (uintptr_t)hmap_get(&idx, h))) {
+				const struct sbt_fname *f = &r->fnames[at - 1];
+
+				if (f->mod == fr->module && f->bid == fr->build_id && f->look == look) {
+					if (!fr->sym)
+						fr->sym = f->sym;
+					if (f->file && f->line) {
+						fr->file = f->file;
+						fr->line = f->line;
+					}
+					break;
+				}
+				h++;
+			}
+		}
+	}
+	hmap_free(&idx);
 	return 0;
 }
 

@@ -36,6 +36,15 @@ struct idx_ent {
 	uint32_t count;
 };
 
+/* A distinct native frame of the stacks added, by the address its name is looked up at */
+struct wframe {
+	uint64_t look;		/* file offset looked up: a return address's is one byte back */
+	uint64_t ip, offset;
+	uint32_t mod, bid;	/* file string ids */
+	bool ret;		/* frame index > 0: a return address */
+	bool named;		/* its name is stored, or the namer was asked */
+};
+
 struct sbt_writer {
 	int fd;
 	struct gb_out whole;	/* sbt_writer_create: the temporary file renamed at close */
@@ -56,6 +65,14 @@ struct sbt_writer {
 	uint64_t *drops;
 	unsigned ncpu;
 	bool drops_dirty;
+	/* frame names: the distinct frames seen, the names not yet on disk */
+	sbt_frame_namer namer;
+	void *namer_ctx;
+	struct wframe *fr;
+	uint32_t nfr, capfr;
+	struct hmap fr_idx;	/* hash(mod, bid, look) (+1 per collision) -> index + 1 */
+	struct gb_buf names;
+	uint32_t nnames;
 	/* the block being filled: events, and the templates they use */
 	struct gb_event *ev;
 	uint32_t *etid;
@@ -212,7 +229,7 @@ static void enc_drops(struct gb_buf *b, const struct sbt_writer *w, bool all)
 
 static bool dict_pending(const struct sbt_writer *w)
 {
-	return w->dict_from < w->nstr || w->nstacks || w->notes_dirty || w->drops_dirty;
+	return w->dict_from < w->nstr || w->nstacks || w->notes_dirty || w->drops_dirty || w->nnames;
 }
 
 static void put_dict(struct sbt_writer *w)
@@ -233,6 +250,8 @@ static void put_dict(struct sbt_writer *w)
 	sbt_buf_put(b, w->stacks.p, w->stacks.len);
 	enc_notes(b, w, w->notes_dirty);
 	enc_drops(b, w, w->drops_dirty);
+	gb_buf_varint(b, w->nnames);	/* since 1.1 */
+	sbt_buf_put(b, w->names.p, w->names.len);
 	put_record(w, SBT_REC_DICT, NULL, 0, b->p, b->len, true);
 }
 
@@ -293,6 +312,8 @@ static void commit(struct sbt_writer *w, uint64_t dict_off, uint64_t blk_off, ui
 	w->dict_from = w->nstr;
 	w->stacks.len = 0;
 	w->nstacks = 0;
+	w->names.len = 0;
+	w->nnames = 0;
 	w->notes_dirty = w->drops_dirty = false;
 	w->n = 0;
 	w->colmask = 0;
@@ -425,6 +446,49 @@ int sbt_writer_add(struct sbt_writer *w, const struct gb_event *ev)
 	return 0;
 }
 
+static uint64_t frame_hash(uint32_t mod, uint32_t bid, uint64_t look)
+{
+	return ((uint64_t)mod * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)bid * 0xc2b2ae3d27d4eb4full) ^
+	       (look * 0x165667b19e3779f9ull);
+}
+
+/* the distinct frame (mod, bid, look), added if new; NULL only when out of memory */
+static struct wframe *frame_of(struct sbt_writer *w, uint32_t mod, uint32_t bid, uint64_t look,
+			       const struct gb_frame *f, bool ret)
+{
+	uint64_t h = frame_hash(mod, bid, look);
+	uintptr_t at;
+
+	for (;; h++) {
+		struct wframe *x;
+
+		at = (uintptr_t)hmap_get(&w->fr_idx, h);
+		if (!at)
+			break;
+		x = &w->fr[at - 1];
+		if (x->mod == mod && x->bid == bid && x->look == look)
+			return x;
+	}
+	GB_GROW_OR_DIE(w->fr, w->capfr, w->nfr + 1);
+	w->fr[w->nfr] = (struct wframe){ .look = look, .ip = f->ip, .offset = f->offset,
+					 .mod = mod, .bid = bid, .ret = ret };
+	if (hmap_put(&w->fr_idx, h, (void *)(uintptr_t)(w->nfr + 1)))
+		return NULL;
+	return &w->fr[w->nfr++];
+}
+
+/* names section entry: module, build-id, address looked up, function, source file, line */
+static void put_name(struct sbt_writer *w, const struct wframe *x, const struct sbt_frame_name *nm)
+{
+	gb_buf_varint(&w->names, x->mod);
+	gb_buf_varint(&w->names, x->bid);
+	gb_buf_varint(&w->names, x->look);
+	gb_buf_varint(&w->names, intern(w, nm->sym));
+	gb_buf_varint(&w->names, intern(w, nm->file));
+	gb_buf_varint(&w->names, nm->line);
+	w->nnames++;
+}
+
 int sbt_writer_add_stack(struct sbt_writer *w, uint32_t id, const struct gb_frame *f, unsigned n)
 {
 	unsigned i;
@@ -434,15 +498,63 @@ int sbt_writer_add_stack(struct sbt_writer *w, uint32_t id, const struct gb_fram
 	gb_buf_varint(&w->stacks, id);
 	gb_buf_varint(&w->stacks, n);
 	for (i = 0; i < n; i++) {
+		uint32_t mod = intern(w, f[i].module), bid = intern(w, f[i].build_id);
+		/* a frame named with its source file: the name goes to the names section */
+		bool table = mod && f[i].file;
+
 		gb_buf_varint(&w->stacks, f[i].ip);
 		gb_buf_varint(&w->stacks, f[i].offset);
-		gb_buf_varint(&w->stacks, intern(w, f[i].module));
-		gb_buf_varint(&w->stacks, intern(w, f[i].build_id));
-		gb_buf_varint(&w->stacks, intern(w, f[i].sym));
-		gb_buf_varint(&w->stacks, f[i].line);
+		gb_buf_varint(&w->stacks, mod);
+		gb_buf_varint(&w->stacks, bid);
+		gb_buf_varint(&w->stacks, table ? 0 : intern(w, f[i].sym));
+		gb_buf_varint(&w->stacks, table ? 0 : f[i].line);
+		if (mod) {	/* remembered for a namer (set now or before close) */
+			struct wframe *x = frame_of(w, mod, bid, f[i].offset - (i > 0 && f[i].offset),
+						    &f[i], i > 0);
+
+			if (!x)
+				return -ENOMEM;
+			if (table && !x->named) {
+				struct sbt_frame_name nm = { f[i].sym, f[i].file, f[i].line };
+
+				put_name(w, x, &nm);
+				x->named = true;
+			}
+		}
 	}
 	w->nstacks++;
 	return 0;
+}
+
+void sbt_writer_set_namer(struct sbt_writer *w, sbt_frame_namer fn, void *ctx)
+{
+	w->namer = fn;
+	w->namer_ctx = ctx;
+}
+
+unsigned sbt_writer_name_frames(struct sbt_writer *w)
+{
+	unsigned named = 0;
+	uint32_t i;
+
+	if (!w->namer)
+		return 0;
+	for (i = 0; i < w->nfr; i++) {
+		struct wframe *x = &w->fr[i];
+		struct sbt_frame_name nm = { 0 };
+		struct gb_frame f = { .ip = x->ip, .offset = x->offset };
+
+		if (x->named)
+			continue;
+		x->named = true;
+		f.module = str_at(w, x->mod);
+		f.build_id = x->bid ? str_at(w, x->bid) : NULL;
+		if (w->namer(w->namer_ctx, &f, x->ret, &nm) || (!nm.sym && !nm.file))
+			continue;
+		put_name(w, x, &nm);
+		named++;
+	}
+	return named;
 }
 
 int sbt_writer_note(struct sbt_writer *w, const char *key, const char *value)
@@ -498,6 +610,9 @@ static void free_writer(struct sbt_writer *w)
 	gb_out_abort(&w->whole);	/* nothing once committed */
 	intern_free(w->strs);
 	gb_buf_free(&w->stacks);
+	gb_buf_free(&w->names);
+	free(w->fr);
+	hmap_free(&w->fr_idx);
 	for (i = 0; i < w->nnotes; i++) {
 		free(w->notes[i].key);
 		free(w->notes[i].val);
@@ -647,6 +762,7 @@ int sbt_writer_close(struct sbt_writer *w, const struct sbt_meta *end)
 
 	if (!w)
 		return 0;
+	sbt_writer_name_frames(w);
 	err = sbt_writer_flush(w);
 	if (!err) {
 		if (end) {

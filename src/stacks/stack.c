@@ -109,6 +109,7 @@ void stack_table_free(struct stack_table *t)
 	free_vals(&t->by_id, noop);
 	free_vals(&t->eval_at, noop);
 	free_vals(&t->path_syms, free_syms);
+	hmap_free(&t->by_name);
 	free_vals(&t->fp_cache, free_fp_proc);
 	unwind_free(t->unw);
 	unw_memo_free(t->memo);
@@ -246,7 +247,7 @@ unsigned stack_frames(struct stack_table *t, pid_t pid, const struct gb_maps *m,
 			continue;
 		f->build_id = mod->build_id;
 		/* return addresses point after the call: name the call itself */
-		if (mod->private_file)
+		if (mod->private_file && !t->no_names)
 			f->sym = stk_mod_sym(t, mod, f->offset - (i > 0));
 	}
 	return n;

@@ -94,4 +94,14 @@ uint32_t stack_add_python(struct stack_table *t, uint32_t native_id, uint32_t ti
 void stack_forget_pid(struct stack_table *t, pid_t pid);
 void stack_expire(struct stack_table *t, uint64_t now_ns, uint64_t grace_ns);
 const struct stack_stats *stack_table_stats(const struct stack_table *t);
+/*
+ * sbt_frame_namer (ctx: the table): a frame's function, source file and
+ * line, from the very file the process mapped (kept open since, so a file
+ * deleted, rebuilt or in another mount namespace is still the one read).
+ * 0 when named. Done once per distinct frame when a trace is closed.
+ */
+struct sbt_frame_name;
+/* --no-symbols: no frame is named, not even those of files only the process reaches */
+void stack_set_no_names(struct stack_table *t);
+int stack_name_frame(void *t, const struct gb_frame *f, unsigned i, struct sbt_frame_name *out);
 #endif

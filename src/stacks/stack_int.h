@@ -18,8 +18,10 @@ struct stk_mod {
 	uint64_t ehf_off;	/* file offset of .eh_frame_hdr */
 	uint64_t ehf_table_off;	/* file offset of its table */
 	uint64_t ehf_count;	/* entries in it */
-	struct elf_syms *syms;	/* loaded on demand for private files */
+	struct elf_syms *syms;	/* loaded on demand: private files now, others when naming */
 	bool syms_tried;
+	struct srclines *lines;	/* DWARF lines, loaded when the trace's frames are named */
+	bool lines_tried;
 	unsigned nload;		/* PT_LOAD segments (file offset -> address without a mapping of it) */
 	struct { uint64_t vaddr, off, filesz; } load[8];
 	bool evict_failed;	/* closed, and could not be opened again */
@@ -37,9 +39,12 @@ struct stack_table {
 	struct hmap by_id;	/* our id -> struct stk_entry */
 	struct hmap eval_at;	/* native id -> 1 + index of the eval-loop frame, or 0 */
 	struct hmap path_syms;	/* path hash -> struct elf_syms (NULL: unreadable) */
+	struct hmap by_name;	/* hash(path, build-id) -> struct stk_mod (stack_name_frame) */
+	size_t by_name_mods;	/* modules when by_name was built */
 	const struct gb_maps *(*refresh)(void *ctx, pid_t pid);
 	void *refresh_ctx;
 	uint32_t next_id;
+	bool no_names;		/* --no-symbols: frames of private files are not named either */
 	unsigned open_mods;	/* modules holding a descriptor and a mapping */
 	uint64_t clock;		/* module uses so far */
 	struct stack_stats st;

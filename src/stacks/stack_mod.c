@@ -18,7 +18,10 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "core/hash.h"
 #include "host/elfsym.h"
+#include "sbt/sbt.h"
+#include "srcline.h"
 #include "stack_int.h"
 #include "core/util.h"
 
@@ -222,6 +225,8 @@ int stk_mod_addr_off(const struct stk_mod *mod, const struct gb_map *like, uint6
 	return -1;
 }
 
+static const char *mod_file(const struct stk_mod *mod, char *tmp, size_t len);
+
 /* close the least recently used open module (it is reopened by path if needed again) */
 static void evict_one(struct stack_table *t)
 {
@@ -241,6 +246,12 @@ static void evict_one(struct stack_table *t)
 	/* a file only the process reached: keep its symbols, they cannot be read again */
 	if (lru->private_file && !lru->syms_tried)
 		stk_mod_sym(t, lru, 0);
+	if (lru->private_file && !lru->lines_tried) {
+		char tmp[64];
+
+		lru->lines_tried = true;
+		lru->lines = srclines_open(mod_file(lru, tmp, sizeof(tmp)));
+	}
 	if (lru->data)
 		munmap((void *)lru->data, lru->size);
 	close(lru->fd);
@@ -296,26 +307,107 @@ struct stk_mod *stk_mod_get(struct stack_table *t, pid_t pid, const struct gb_ma
 	return mod;
 }
 
+/* the file itself: the descriptor held, else (a host file) its path if the build-id agrees */
+static const char *mod_file(const struct stk_mod *mod, char *tmp, size_t len)
+{
+	if (mod->fd >= 0) {
+		snprintf(tmp, len, "/proc/self/fd/%d", mod->fd);
+		return tmp;
+	}
+	return mod->private_file ? NULL : mod->path;
+}
+
+static struct elf_syms *mod_syms(struct stk_mod *mod)
+{
+	char tmp[64];
+	const char *path;
+
+	if (mod->syms_tried)
+		return mod->syms;
+	mod->syms_tried = true;
+	path = mod_file(mod, tmp, sizeof(tmp));
+	mod->syms = path ? elf_syms_open(path) : NULL;
+	/* opened by path: the file there now must be the one mapped */
+	if (mod->syms && mod->fd < 0 && mod->build_id &&
+	    strcmp(mod->build_id, elf_syms_build_id(mod->syms))) {
+		elf_syms_close(mod->syms);
+		mod->syms = NULL;
+	}
+	return mod->syms;
+}
+
 const char *stk_mod_sym(struct stack_table *t, struct stk_mod *mod, uint64_t off)
 {
 	const char *sym, *name;
-	char tmp[64];
 	char *dem;
 
-	if (!mod->syms_tried) {
-		mod->syms_tried = true;
-		/* the fd we hold reaches the file even after its namespace is gone */
-		if (mod->fd >= 0) {
-			snprintf(tmp, sizeof(tmp), "/proc/self/fd/%d", mod->fd);
-			mod->syms = elf_syms_open(tmp);
-		}
-	}
-	if (!mod->syms || !(sym = elf_syms_at(mod->syms, off, NULL)))
+	if (!mod_syms(mod) || !(sym = elf_syms_at(mod->syms, off, NULL)))
 		return NULL;
 	dem = gb_demangle(sym);
 	name = intern_str(t->strs, dem ? dem : sym);
 	free(dem);
 	return name;
+}
+
+static uint64_t name_key(const char *path, const char *build_id)
+{
+	return gb_fnv1a_str(gb_fnv1a(gb_fnv1a_str(GB_FNV_INIT, path), "\xff", 1),
+			    build_id ? build_id : "");
+}
+
+static void index_by_name(struct stack_table *t)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	hmap_free(&t->by_name);
+	while (hmap_next(&t->mods, &i, &k, &v)) {
+		struct stk_mod *m = v;
+		uint64_t key = name_key(m->path, m->build_id);
+
+		if (!hmap_get(&t->by_name, key))	/* the first of equal files will do */
+			hmap_put(&t->by_name, key, m);
+	}
+	t->by_name_mods = t->mods.n;
+}
+
+void stack_set_no_names(struct stack_table *t)
+{
+	t->no_names = true;
+}
+
+int stack_name_frame(void *ctx, const struct gb_frame *f, unsigned i, struct sbt_frame_name *out)
+{
+	struct stack_table *t = ctx;
+	uint64_t look = f->offset - (i > 0 && f->offset);
+	struct stk_mod *mod;
+	char tmp[64];
+
+	if (!f->module)
+		return -1;
+	if (t->by_name_mods != t->mods.n)
+		index_by_name(t);
+	mod = hmap_get(&t->by_name, name_key(f->module, f->build_id));
+	if (!mod || strcmp(mod->path, f->module))
+		return -1;
+	out->sym = f->sym ? f->sym : stk_mod_sym(t, mod, look);
+	if (!mod->lines_tried) {
+		const char *path = mod_syms(mod) ? mod_file(mod, tmp, sizeof(tmp)) : NULL;
+
+		mod->lines_tried = true;
+		mod->lines = path ? srclines_open(path) : NULL;
+	}
+	if (srclines_at(mod->lines, look, &out->file, &out->line))
+		out->file = NULL, out->line = 0;
+	if (!out->sym) {	/* a local function: in the debug file's symbol table */
+		const char *s = srclines_func(mod->lines, look);
+		char *dem = s ? gb_demangle(s) : NULL;
+
+		out->sym = s ? intern_str(t->strs, dem ? dem : s) : NULL;
+		free(dem);
+	}
+	return out->sym || out->file ? 0 : -1;
 }
 
 void stk_mod_free(struct stk_mod *mod)
@@ -327,5 +419,6 @@ void stk_mod_free(struct stk_mod *mod)
 	if (mod->fd >= 0)
 		close(mod->fd);
 	elf_syms_close(mod->syms);
+	srclines_close(mod->lines);
 	free(mod);
 }

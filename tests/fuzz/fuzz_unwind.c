@@ -8,7 +8,7 @@
  * unwinds (of this input and all earlier ones, many with the same ip and
  * sp) answers exactly what a fresh table's unwind gives.
  */
-// FUZZ_SRCS: src/stacks/stack.c src/stacks/stack_mod.c src/stacks/unwind.c src/stacks/unwind_memo.c src/stacks/pyframes.c src/host/procmaps.c src/host/elfsym.c src/core/hmap.c src/core/util.c
+// FUZZ_SRCS: src/stacks/stack.c src/stacks/stack_mod.c src/stacks/srcline.c src/stacks/unwind.c src/stacks/unwind_memo.c src/stacks/pyframes.c src/host/procmaps.c src/host/elfsym.c src/core/hmap.c src/core/util.c
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

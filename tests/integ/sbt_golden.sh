@@ -3,7 +3,8 @@
 # this one. tests/fixtures/sbt/golden/ holds one trace of each revision of
 # the format's meaning (v0: bare type numbers, written before traces named
 # their types, by main and by a branch whose rows were merged in another
-# order; v1: the trace names its numbers, "sbt.types"), each with the
+# order; v1: the trace names its numbers, "sbt.types"; 1.1: and its
+# frames, function, source file and line), each with the
 # `view --json` output it must decode to. A fixture's expected output is
 # changed only on purpose (a field added to view --json), never to follow
 # a change of GB_TYPES.
@@ -29,5 +30,13 @@ check_true "at least one fixture of each revision ($n)" [ "$n" -ge 3 ]
 # the graph branch's trace: its capture calls by their own names, under their own API
 check_eq "v0-graphs: the capture calls are cuStreamBeginCapture_v2, not a cuBLAS name" "2 0" \
 	"$(grep -c '"type":"cuStreamBeginCapture_v2","api":"cuda-driver"' "$T/v0-graphs.jsonl") $(grep -c '"type":"cublas' "$T/v0-graphs.jsonl")"
+# 1.1: the frames' names travel with the trace; the binaries it names are on no machine
+check_eq "v1.1-names: every frame of the deleted program named; its own code's with their source file and line" "0 0" \
+	"$(python3 -c '
+import json, sys
+fr = [f for l in open(sys.argv[1]) for f in json.loads(l).get("stack", [])]
+print(sum(1 for f in fr if not f.get("sym")), sum(1 for f in fr if f["module"].startswith("/tmp/gpubpf-golden/") and f.get("sym") != "_start" and not (f.get("file") and f.get("line"))) if fr else "no frames")' "$T/v1.1-names.jsonl")"
+check_eq "v1.1-names: info --json counts the names it carries" 15 \
+	"$("$GPUBPF" info --json "$G/v1.1-names.sbt" | python3 -c 'import json, sys; print(json.load(sys.stdin)["frame_names"])')"
 "$GPUBPF" info "$G/v0-graphs.sbt" >"$T/info.txt" 2>&1
 check_true "info says an old trace was read with its builds' table" grep -q "read with the 'graphs' table" "$T/info.txt"

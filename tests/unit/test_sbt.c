@@ -474,6 +474,107 @@ static struct sbt_reader *stack_trace(const char *name)
 	return r;
 }
 
+/* A namer that names module m's offsets "fn_<look>" in "src.c" at line look, and counts its calls */
+struct namer_log { unsigned calls; char sym[64][32]; };
+
+static int test_namer(void *ctx, const struct gb_frame *f, unsigned i, struct sbt_frame_name *out)
+{
+	struct namer_log *l = ctx;
+	uint64_t look = f->offset - (i > 0 && f->offset);
+	char *s = l->sym[l->calls++ % 64];
+
+	if (strcmp(f->module, "/lib/m.so"))
+		return -1;
+	snprintf(s, 32, "fn_%llx", (unsigned long long)look);
+	out->sym = s;
+	out->file = "src.c";
+	out->line = (uint32_t)look;
+	return 0;
+}
+
+static void expect_named(const struct gb_frame *f, const char *sym, uint32_t line)
+{
+	assert_non_null(f->sym);
+	assert_string_equal(f->sym, sym);
+	assert_non_null(f->file);
+	assert_string_equal(f->file, "src.c");
+	assert_int_equal(f->line, line);
+}
+
+/*
+ * Frames' names travel with the trace (1.1): the namer is asked once per
+ * distinct frame at close (a return address one byte back), the reader
+ * puts the names on every stack that has the frame, a frame the namer did
+ * not name stays unnamed, and a merge of the trace carries the names on
+ * without any namer.
+ */
+static void test_frame_names(void **state)
+{
+	const struct gb_frame a[3] = {
+		{ .ip = 0x11, .offset = 0x10, .module = "/lib/m.so", .build_id = "aa" },
+		{ .ip = 0x21, .offset = 0x21, .module = "/lib/m.so", .build_id = "aa" },
+		{ .ip = 0x31, .offset = 0x31, .module = "/lib/other.so" },
+	};
+	/* the same frames again, the first as a return address, plus a Python one */
+	const struct gb_frame b[3] = {
+		{ .ip = 0x21, .offset = 0x21, .module = "/lib/m.so", .build_id = "aa" },
+		{ .ip = 0x11, .offset = 0x11, .module = "/lib/m.so", .build_id = "aa" },
+		{ .ip = 0x99, .module = "train.py", .sym = "step", .line = 7 },
+	};
+	struct namer_log log = { 0 };
+	struct sbt_writer *w;
+	struct sbt_reader *r;
+	const struct gb_frame *f;
+	struct sbt_merge_src src = { 0 };
+	struct gb_event e = { .ts_ns = 5, .pid = 1, .tid = 1, .stack_id = 1 };
+	unsigned n, failed;
+	char err[256];
+	int k;
+
+	(void)state;
+	assert_int_equal(sbt_writer_open(&w, tpath("names.sbt"), NULL), 0);
+	sbt_writer_set_namer(w, test_namer, &log);
+	assert_int_equal(sbt_writer_add_stack(w, 1, a, 3), 0);
+	assert_int_equal(sbt_writer_add_stack(w, 2, b, 3), 0);
+	assert_int_equal(sbt_writer_add(w, &e), 0);
+	e.stack_id = 2;
+	assert_int_equal(sbt_writer_add(w, &e), 0);
+	assert_int_equal(sbt_writer_flush(w), 0);	/* stacks on disk before the names */
+	assert_int_equal(sbt_writer_close(w, NULL), 0);
+	/* distinct looks: m.so 0x10 (frame 0), 0x20 (0x21 as a return address), 0x21 (frame 0 of b),
+	 * other.so 0x30, train.py 0 (asked, not named) */
+	assert_int_equal(log.calls, 5);
+
+	for (k = 0; k < 2; k++) {
+		assert_int_equal(sbt_reader_open(&r, tpath(k ? "names2.sbt" : "names.sbt"), err, sizeof(err)), 0);
+		assert_int_equal(sbt_reader_info(r)->version_minor, 1);
+		assert_int_equal(sbt_reader_info(r)->frame_names, 3);
+		f = sbt_reader_stack(r, 1, &n);
+		assert_int_equal(n, 3);
+		expect_named(&f[0], "fn_10", 0x10);
+		expect_named(&f[1], "fn_20", 0x20);
+		assert_null(f[2].sym);
+		assert_null(f[2].file);
+		f = sbt_reader_stack(r, 2, &n);
+		assert_int_equal(n, 3);
+		expect_named(&f[0], "fn_21", 0x21);
+		expect_named(&f[1], "fn_10", 0x10);
+		assert_string_equal(f[2].sym, "step");
+		assert_null(f[2].file);
+		assert_int_equal(f[2].line, 7);
+		if (k) {
+			sbt_reader_close(r);
+			break;
+		}
+		/* a copy through the merge, with no namer: the names come along */
+		src.r = r;
+		assert_int_equal(sbt_writer_open(&w, tpath("names2.sbt"), NULL), 0);
+		assert_int_equal(sbt_merge_write(&src, 1, w, 0, &failed), 2);
+		assert_int_equal(sbt_writer_close(w, NULL), 0);
+		sbt_reader_close(r);
+	}
+}
+
 static void test_merge_sources(void **state)
 {
 	const uint64_t ts[] = { 5, 20, 40 };
@@ -534,6 +635,7 @@ int main(void)
 		cmocka_unit_test(test_types_by_name),
 		cmocka_unit_test(test_v0_tables_named),
 		cmocka_unit_test(test_merge_sources),
+		cmocka_unit_test(test_frame_names),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
