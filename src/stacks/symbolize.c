@@ -267,11 +267,20 @@ size_t symbolize_unnamed(struct symbolizer *s, char *buf, size_t len)
 
 void symbolize_note(struct symbolizer *s)
 {
+	const struct sym_file *f;
+	bool missing = false;
 	char buf[1024];
 
-	if (s && symbolize_unnamed(s, buf, sizeof(buf)))
+	if (!s || !symbolize_unnamed(s, buf, sizeof(buf)))
+		return;
+	for (f = s->first; f; f = f->next)
+		missing |= f->unnamed && !f->syms;
+	if (missing)
 		fprintf(stderr, "gpubpf: %s (where the binaries are, gpubpf symbolize TRACE --symfs DIR -o OUT "
 			"stores their names in a copy of the trace)\n", buf);
+	else
+		fprintf(stderr, "gpubpf: %s (stripped files: their debug files, under "
+			"/usr/lib/debug/.build-id, would name them)\n", buf);
 }
 
 static void stack_lines(struct symbolizer *s, struct gb_buf *b, const struct gb_frame *f, unsigned n,

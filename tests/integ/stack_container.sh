@@ -39,4 +39,8 @@ c.true("stack_f8 .. stack_f1 named from the namespace-only executable",
        [f"stack_f{i}" for i in range(8, 0, -1)] == [f["sym"] for f in st if f["module"] == priv + "/stack_work" and f["sym"].startswith("stack_f")], str(syms))
 lib = [f["sym"].split("(")[0] for f in st if f["module"] == priv + "/libstacklib.so"]
 c.eq("frames of the namespace-only library named (demangled)", ["stacklib::submit", "stacklib_submit"], lib)
+own = [f for f in st if f["module"] in (priv + "/stack_work", priv + "/libstacklib.so") and f["sym"] != "_start"]
+c.true("and each with its source file and line, read from the namespace-only files when recording ended",
+       own and all(f.get("file", "").endswith(("stack_work.c", "stacklib.cc")) and f.get("line", 0) > 0 for f in own),
+       str([(f["sym"][:20], f.get("file"), f.get("line")) for f in own]))
 PY

@@ -50,7 +50,11 @@ check_eq "symbolize --symfs exits 0 (the binaries only under DIR)" 0 $?
 rm -rf "$T/symfs"
 for t in a n s f; do mv "$T/$t.sbt" "$T/elsewhere/"; done
 cd "$T/elsewhere" || exit 1
-for t in a n s f; do
+# two nodes' traces merged (the second a copy: another inode), with none of their binaries
+cp a.sbt a2.sbt
+"$GPUBPF" merge -q a.sbt a2.sbt -o m.sbt 2>m.err
+check_eq "merge of two traces exits 0 without their binaries ($(head -1 m.err))" 0 $?
+for t in a n s f m; do
 	"$GPUBPF" view --json "$t.sbt" >"$t.view" 2>"$t.view.err"
 	"$GPUBPF" report --json "$t.sbt" >"$t.report" 2>"$t.report.err"
 	"$GPUBPF" export -f pprof "$t.sbt" -o "$t.pb.gz" 2>/dev/null
@@ -131,6 +135,9 @@ for t in ("a", "s", "f"):
            any(re.match(r"alloc_loop \(mistakes_work\.c:\d+\) < main \(mistakes_work\.c:\d+\)", x) for x in site(t)), str(site(t)))
 c.true("--no-symbols: report's call site is module+offset (no names, binaries gone)",
        site("n") and all("alloc_loop" not in x and "mistakes_work+0x" in x for x in site("n")), str(site("n")))
+c.eq("merge: each trace's frames keep their names, files and lines", a, frames("m"))
+c.true("merge: view is silent about unnamed frames", "could not be named" not in open("m.view.err").read(),
+       open("m.view.err").read())
 c.true("a: report is silent about unnamed frames", "could not be named" not in open("a.report.err").read(),
        open("a.report.err").read())
 if PF:
