@@ -6,7 +6,9 @@
 #include <string.h>
 #include "cmds.h"
 #include "core/util.h"
+#include "core/json.h"
 #include "report/report.h"
+#include "steps/steps.h"
 #include "sbt/sbt.h"
 #include "sbt/sbt_quality.h"
 #include "view.h"
@@ -20,9 +22,11 @@ static const char usage_text[] =
 "host time), kernels (launches, host and device time), copies by kind\n"
 "(count, bytes, time, bandwidth), processes (launches, syncs, copies,\n"
 "allocations and their peak, errors), devices (busy %%, idle gaps, most\n"
-"kernels at once; with device timing).\n"
+"kernels at once; with device timing). STEPS: each process's training or\n"
+"inference steps, found without annotations, and the slow ones with their\n"
+"causes (gpubpf steps lists every step).\n"
 "\n"
-"  -j, --json          one JSON object: findings, api, kernels, copies, processes, devices\n"
+"  -j, --json          one JSON object: findings, steps, api, kernels, copies, processes, devices\n"
 "      --csv           the tables as CSV, one section per table (\"# name\" first;\n"
 "                      not with --json)\n"
 "      --baseline OLD  compare with an older trace: the tables as changes (+-),\n"
@@ -229,4 +233,104 @@ out:
 	report_free(r);
 	report_free(base);
 	return ret;
+}
+
+static const char steps_usage[] =
+"Usage: gpubpf steps [OPTIONS] TRACE.sbt\n"
+"\n"
+"The training or inference steps of each process, found from its GPU calls\n"
+"without any annotation: the unit of work that repeats (kernels by name,\n"
+"graph launches, collectives, synchronisations) cuts the stream into steps;\n"
+"NVTX ranges named like steps (\"step\", \"iter\", \"batch\") win where the\n"
+"program marks them, and the output says which was used. A warm-up (leading\n"
+"steps unlike the rest) and a last step cut by the trace's end are shown but\n"
+"not counted. Per step: start, time, kernels, synchronisations and their time,\n"
+"allocations, collectives and their time, JIT compilations, copies, the\n"
+"longest host gap; then the slow steps (1.5x the median and 1 ms longer) and\n"
+"what made each differ from the median step. A process with no repeating\n"
+"structure gets none, and the reason. The ranks of one NCCL communicator are\n"
+"matched step by step: the spread of their step ends, the rank last most often.\n"
+"\n"
+"  -j, --json          one JSON object: \"processes\" (every step in \"all\"), \"ranks\"\n"
+"      --csv           one row per step\n"
+"      --pid PID       only this process\n"
+"  -h, --help          this text\n"
+"\n"
+"EXAMPLES:\n"
+"  gpubpf steps train.sbt\n"
+"  gpubpf steps --pid 4242 --csv train.sbt > steps.csv\n";
+
+int cmd_steps(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "csv", no_argument, NULL, OPT_CSV },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	enum report_fmt fmt = REPORT_TEXT;
+	struct sbt_reader *rd;
+	struct steps *s;
+	struct gb_event ev;
+	struct gb_buf b = { 0 };
+	uint64_t pid = 0;
+	int c, n, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+		case OPT_CSV:
+			if (fmt != REPORT_TEXT) {
+				gb_err("--json and --csv both given: give one output format");
+				return 2;
+			}
+			fmt = c == 'j' ? REPORT_JSON : REPORT_CSV;
+			break;
+		case 'p':
+			if (gb_parse_u64(optarg, &pid) || !pid || pid > UINT32_MAX) {
+				gb_err("--pid %s: not a process id", optarg);
+				return 2;
+			}
+			break;
+		case 'h': fputs(steps_usage, stdout); return 0;
+		default: fputs(steps_usage, stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		gb_err("give one trace file: gpubpf steps TRACE.sbt");
+		return 2;
+	}
+	if (view_open(argv[optind], &rd))
+		return 1;
+	s = steps_new();
+	if (!s) {
+		gb_err("out of memory");
+		sbt_reader_close(rd);
+		return 1;
+	}
+	while ((n = sbt_reader_next(rd, &ev)) > 0)
+		steps_add(s, &ev);
+	if (n < 0)
+		gb_warn("%s: %s; the steps cover what was read before it", argv[optind],
+			sbt_reader_last_error(rd) ? sbt_reader_last_error(rd) : "read error");
+	steps_finish(s);
+	if (fmt == REPORT_JSON) {
+		struct gb_json j;
+
+		gb_json_init(&j, &b);
+		steps_json(&j, s, (uint32_t)pid, true);
+		gb_buf_putc(&b, '\n');
+	} else if (fmt == REPORT_CSV) {
+		steps_csv(&b, s, (uint32_t)pid);
+	} else {
+		steps_text(&b, s, (uint32_t)pid, true);
+	}
+	gb_stdout_write(b.p, b.len);
+	gb_buf_free(&b);
+	steps_free(s);
+	rc = sbt_quality_finish(rd, 0);
+	sbt_reader_close(rd);
+	return rc;
 }

@@ -14,6 +14,7 @@ int cmd_import(int argc, char **argv) __attribute__((weak));
 int cmd_top(int argc, char **argv) __attribute__((weak));
 int cmd_dump(int argc, char **argv) __attribute__((weak));
 int cmd_report(int argc, char **argv) __attribute__((weak));
+int cmd_steps(int argc, char **argv) __attribute__((weak));
 int cmd_stuck(int argc, char **argv) __attribute__((weak));
 int cmd_check(int argc, char **argv);
 

@@ -18,6 +18,7 @@ static const struct cmd cmds[] = {
 	{ "info", cmd_info, "summarise a trace: duration, events by type, processes, kernels, drops" },
 	{ "view", cmd_view, "print a trace's events, one per line (--json: JSON Lines)" },
 	{ "report", cmd_report, "what a trace says: findings (mistakes, with call site and advice) and tables" },
+	{ "steps", cmd_steps, "training/inference steps per process, found without annotations; the slow ones and why" },
 	{ "export", cmd_export, "convert a trace to Perfetto protobuf, Chrome JSON, TraceSmith SBT or pprof" },
 	{ "merge", cmd_merge, "merge traces of several hosts or ranks onto one clock" },
 	{ "symbolize", cmd_symbolize, "store the names of a trace's frames in a copy, read where the binaries are" },

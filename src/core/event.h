@@ -35,6 +35,8 @@
 #define GB_EF_REGS	0x2000	/* --lean: arguments from registers only ("lean": true):
 				 * no stream; a driver launch's block z and shared memory,
 				 * a runtime launch's shared memory read as 0 */
+#define GB_EF_STEP	0x8000	/* exporters only, never in a trace: a step of its process
+				 * (steps/steps.h) for the "Steps" track; name "step N" */
 #define GB_EF_CAPTURED	0x1000	/* a launch made on a stream capturing a CUDA/HIP graph: it
 				 * did not run then (the graph's launches do); aux[1] = the
 				 * graph. Not counted as an executed launch anywhere */

@@ -654,7 +654,10 @@ static void process(struct gb_exporter *ex, const struct gb_event *ev)
 	s.end = ts;
 	if (gb_event_span(ev))	/* saturate: Perfetto timestamps are int64 */
 		s.end = ev->dur_ns < TS_MAX - ts ? ts + ev->dur_ns : TS_MAX;
-	if (ev->type == GB_T_drops) {
+	if (ev->flags & GB_EF_STEP) {
+		s.name = gbx_strpool_get(&ex->pool, ev->name ? ev->name : "step");
+		open_slice(ex, gb_track_steps(ex, ev), &s);
+	} else if (ev->type == GB_T_drops) {
 		if (ex->collector < 0)
 			ex->collector = gb_track_collector(ex);
 		s.name = type_str(ex, ev->type);
@@ -698,6 +701,15 @@ static const char *pooled(struct gb_exporter *ex, const char *s)
 	const struct gb_str *p = gbx_strpool_get(&ex->pool, s);
 
 	return p ? p->s : NULL;
+}
+
+int gb_exporter_add_step(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	int rc = gb_exporter_add(ex, ev);
+
+	ex->st.events--;	/* not one of the trace's */
+	ex->st.steps++;
+	return rc;
 }
 
 int gb_exporter_add(struct gb_exporter *ex, const struct gb_event *ev)

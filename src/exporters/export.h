@@ -100,6 +100,7 @@ struct gb_export_opts {
 struct gb_export_stats {
 	uint64_t events;	/* events given */
 	uint64_t slices, instants, counters, flows;
+	uint64_t steps;		/* slices of the "Steps" tracks */
 	uint64_t clamped;	/* slices cut to fit inside their parent */
 	uint64_t reordered;	/* events older than the one before: moved forward */
 	uint64_t flows_skipped;	/* launch<->device pairs left without an arrow */
@@ -140,6 +141,8 @@ void gb_exporter_expect_flow(struct gb_exporter *ex, uint32_t pid, uint64_t corr
 
 /* Add one event (strings are only read during the call). 0 or -errno. */
 int gb_exporter_add(struct gb_exporter *ex, const struct gb_event *ev);
+/* a step (GB_EF_STEP, name "step N") on its process's "Steps" track; not counted as an event */
+int gb_exporter_add_step(struct gb_exporter *ex, const struct gb_event *ev);
 
 /* What the trace lost, once its events were read: the JSON file states it (data_quality) */
 void gb_exporter_set_quality(struct gb_exporter *ex, const struct sbt_quality *q);

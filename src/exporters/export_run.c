@@ -19,6 +19,8 @@
 #include "core/event.h"
 #include "core/hmap.h"
 #include "core/util.h"
+#include "core/vec.h"
+#include "steps/steps.h"
 
 static int run_stream(const struct gb_export_req *q, struct sbt_reader *r,
 		      struct gb_export_stats *st, char *err, size_t errlen);
@@ -401,21 +403,99 @@ static void groups_free(struct groups *g)
 	hmap_free(&g->rank);
 }
 
+/* a step of a process, as the "Steps" track shows it */
+struct step_ev {
+	uint64_t start, end;
+	uint32_t pid;
+	char name[40];
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct step_ev *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * The steps of every process (steps/steps.h), from a first pass over the
+ * window the export keeps; NULL (n = 0) when none or out of memory.
+ */
+static struct step_ev *find_steps(const struct gb_export_req *q, uint64_t t0, uint32_t *n)
+{
+	struct step_ev *v = NULL;
+	struct sbt_reader *r;
+	struct steps *s;
+	struct gb_event ev;
+	uint32_t cap = 0;
+	unsigned i, k, m;
+	char err[256];
+	int rc;
+
+	*n = 0;
+	if (sbt_reader_open(&r, q->in, err, sizeof(err)))
+		return NULL;
+	s = steps_new();
+	for (rc = first_in_window(r, q, t0, &ev); s && rc == 1; rc = next_in_window(r, q, t0, &ev))
+		steps_add(s, &ev);
+	sbt_reader_close(r);
+	if (!s)
+		return NULL;
+	steps_finish(s);
+	for (i = 0; i < steps_nproc(s); i++) {
+		const struct step *st = steps_of(s, i, &m);
+		struct steps_sum sum;
+
+		steps_summary(st, m, &sum);
+		for (k = 0; k < m; k++) {
+			struct step_ev *e;
+
+			if (GB_GROW(v, cap, *n + 1))
+				break;
+			e = &v[(*n)++];
+			e->start = st[k].start;
+			e->end = st[k].end;
+			e->pid = steps_pid(s, i);
+			snprintf(e->name, sizeof(e->name), st[k].warmup ? "warm-up step %u" :
+				 st[k].partial ? "step %u (cut)" : steps_slow(&st[k], &sum) ? "step %u (slow)" :
+				 "step %u", k + 1);
+		}
+	}
+	steps_free(s);
+	qsort(v, *n, sizeof(*v), by_start);
+	return v;
+}
+
+static int add_step(struct gb_exporter *ex, const struct step_ev *s)
+{
+	struct gb_event e = { .ts_ns = s->start, .dur_ns = s->end - s->start, .pid = s->pid, .tid = s->pid,
+			      .flags = GB_EF_DUR | GB_EF_STEP, .name = s->name };
+
+	return gb_exporter_add_step(ex, &e);
+}
+
 /* every kept event through ex; 0, or -errno with err set */
 static int feed(const struct gb_export_req *q, struct sbt_reader *r, struct gb_exporter *ex,
 		char *err, size_t errlen)
 {
 	struct ahead a = { .q = q, .t0 = sbt_reader_info(r)->first_ts };
 	struct gb_event ev;
+	struct step_ev *st;
+	uint32_t nst, si = 0;
 	char aerr[256];
 	uint64_t n = 0;
 	int rc;
 
+	st = find_steps(q, a.t0, &nst);
 	if (!sbt_reader_open(&a.r, q->in, aerr, sizeof(aerr)))
 		a.live = first_in_window(a.r, q, a.t0, &a.ev) == 1;
 	for (rc = first_in_window(r, q, a.t0, &ev); rc == 1; rc = next_in_window(r, q, a.t0, &ev)) {
 		ahead_until(&a, ex, ev.ts_ns, n++);
-		rc = gb_exporter_add(ex, &ev);
+		rc = 0;
+		while (si < nst && st[si].start <= ev.ts_ns && !rc)
+			rc = add_step(ex, &st[si++]);
+		if (!rc)
+			rc = gb_exporter_add(ex, &ev);
 		if (rc) {
 			snprintf(err, errlen, "cannot write %s: %s", q->out, strerror(-rc));
 			break;
@@ -423,6 +503,7 @@ static int feed(const struct gb_export_req *q, struct sbt_reader *r, struct gb_e
 	}
 	if (a.r)
 		sbt_reader_close(a.r);
+	free(st);
 	if (rc < 0 && !*err)
 		snprintf(err, errlen, "%s", sbt_reader_last_error(r) ? sbt_reader_last_error(r)
 								      : "read error");

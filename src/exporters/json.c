@@ -202,6 +202,7 @@ static void js_descriptor(struct gb_exporter *ex, struct gb_track *t, uint64_t t
 	case GB_TK_LANE:
 	case GB_TK_LAUNCHES:
 	case GB_TK_COMM:
+	case GB_TK_STEPS:
 		meta(ex, t, "thread_name", t->name);
 		break;
 	case GB_TK_COLLECTOR:

@@ -574,6 +574,24 @@ int32_t gb_track_comm(struct gb_exporter *ex, const struct gb_event *ev)
 	return i;
 }
 
+int32_t gb_track_steps(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	struct xkey k = { (uint64_t)GB_TK_STEPS << 56, ev->pid, 0 };
+	uint64_t idx;
+	int32_t i, p;
+	bool added;
+
+	if (xmap_get(&ex->tmap, &k, &idx))
+		return (int32_t)idx;
+	p = gb_track_process(ex, ev);
+	i = track_new(ex, &k, GB_TK_STEPS, p, grouped(ex) ? xasprintf("Steps pid %u",
+		      gb_ex_local_pid(ex, ev->pid)) : strdup("Steps"), &added);
+	ex->tracks[i].pid = ev->pid;
+	ex->tracks[i].jpid = ex->tracks[p].jpid;
+	ex->tracks[i].jtid = JSON_SYNTH_PID + 1 + (uint32_t)i;	/* never a real tid */
+	return i;
+}
+
 int32_t gb_track_collector(struct gb_exporter *ex)
 {
 	struct xkey k = { (uint64_t)GB_TK_COLLECTOR << 56, 0, 0 };

@@ -62,6 +62,7 @@ enum gb_tk {
 	GB_TK_LRATE,		/* counter: host launches per interval, one per GPU */
 	GB_TK_LMEAN,		/* counter: their mean host time, ns */
 	GB_TK_COMM,		/* collectives of one NCCL communicator in one rank (pid) */
+	GB_TK_STEPS,		/* the training/inference steps of one process (steps/steps.h) */
 };
 #define GB_LSTAT_NS	100000000ull	/* launch statistics interval: 100 ms */
 
@@ -200,6 +201,7 @@ int32_t gb_track_lane(struct gb_exporter *ex, const struct gb_event *ev, uint32_
 int32_t gb_track_collector(struct gb_exporter *ex);
 /* "NCCL comm <id> rank r/n" of a collective's process (its communicator id, rank) */
 int32_t gb_track_comm(struct gb_exporter *ex, const struct gb_event *ev);
+int32_t gb_track_steps(struct gb_exporter *ex, const struct gb_event *ev);
 /* Describe t (and its parents first) if not yet done in this file */
 void gb_track_describe(struct gb_exporter *ex, struct gb_track *t, uint64_t ts);
 /*

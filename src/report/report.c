@@ -130,10 +130,12 @@ struct report *report_new(const struct report_opts *o)
 	r->strs = intern_new();
 	r->names = gb_names_new();
 	r->skew = coll_skew_new();
-	if (!r->strs || !r->skew) {
+	r->steps = steps_new();
+	if (!r->strs || !r->skew || !r->steps) {
 		intern_free(r->strs);
 		gb_names_free(r->names);
 		coll_skew_free(r->skew);
+		steps_free(r->steps);
 		free(r);
 		return NULL;
 	}
@@ -380,6 +382,7 @@ void report_add(struct report *r, const struct gb_event *ev)
 		r->last = ev->ts_ns;
 	if (ev->type >= GB_T__COUNT)
 		return;
+	steps_add(r->steps, ev);
 	if (cat == GB_CAT_DEVICE) {
 		on_device(r, ev);
 		return;
@@ -748,6 +751,7 @@ void report_finish(struct report *r, struct sbt_reader *rd)
 	else
 		r->quality.finalized = true;
 	containers(r, rd);
+	steps_finish(r->steps);
 	make_findings(r, rd, sy);
 	stragglers(r);
 	symbolize_note(sy);
@@ -804,5 +808,6 @@ void report_free(struct report *r)
 	gb_opstats_free(&r->ops);
 	intern_free(r->strs);
 	gb_names_free(r->names);
+	steps_free(r->steps);
 	free(r);
 }

@@ -5,6 +5,7 @@
 #include "core/hmap.h"
 #include "report.h"
 #include "sbt/sbt_quality.h"
+#include "steps/steps.h"
 
 #define REP_HBUCKETS	512	/* 64 powers of two x 8 steps */
 #define REP_NKINDS	(GB_K_ARG + 1)
@@ -142,6 +143,7 @@ struct report {
 	struct rep_finding *findings;
 	size_t nf, capf;
 	struct gb_opstats ops;		/* kernels by library op and shape */
+	struct steps *steps;		/* training/inference steps per process (steps.h) */
 };
 
 uint64_t rep_quantile(const uint64_t *h, uint64_t n, double q);

@@ -263,6 +263,8 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 			gb_buf_printf(b, "      at %s\n", f->site);
 		gb_buf_printf(b, "      %s\n", f->advice);
 	}
+	gb_buf_putc(b, '\n');
+	steps_text(b, r->steps, 0, false);
 	n = api_rows(r, rows);
 	gb_buf_puts(b, "\nAPI CALLS (host time)\n");
 	gb_buf_printf(b, "  %-28s %10s %8s %7s %12s %10s %10s %10s %10s%s\n", "FUNCTION", "CALLS", "TIMED", "ERRORS",
@@ -497,6 +499,8 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 	for (i = 0; i < r->nf; i++)
 		jfinding(&j, &r->findings[i], sbt_quality_lossy(&r->quality));
 	gb_json_end_array(&j);
+	gb_json_name(&j, "steps");
+	steps_json(&j, r->steps, 0, false);
 
 	gb_json_name(&j, "api");
 	gb_json_start_array(&j);
@@ -812,6 +816,8 @@ static void csv(struct gb_buf *b, const struct report *r)
 				      r->dlist[i]->kernels, r->dlist[i]->busy_ns, r->dlist[i]->gaps, r->dlist[i]->gap_ns,
 				      r->dlist[i]->max_conc);
 	}
+	gb_buf_puts(b, "\n# steps\n");
+	steps_csv(b, r->steps, 0);
 }
 
 void report_print(struct gb_buf *b, struct report *r, const struct report *base, enum report_fmt f)

@@ -122,6 +122,11 @@ c.true("dump 2 also holds the window's launches", sum(e["type"] == "cuLaunchKern
 d3 = load(f"{T}/fl.3.sbt")
 cp = int(trig(3).split()[2]) if trig(3).startswith("crash: pid") else -1
 c.true("dump 3 holds the crashed process's calls", any(e["pid"] == cp for e in d3))
+# a dump's stacks carry their frames' names (function, source line) like any recording's
+st = [f for e in d1 for f in e.get("stack", [])]
+c.true("dump 1: its stacks' frames are named by the dump itself (frame names in the trace)",
+       st and info(f"{T}/fl.1.sbt").get("frame_names", 0) > 0 and all(f.get("sym") for f in st if f.get("module", "").endswith("libcuda.so.1")),
+       f"{len(st)} frames, {info(f'{T}/fl.1.sbt').get('frame_names')} names")
 sys.exit(0)
 PY
 

@@ -10,11 +10,15 @@ PY=/usr/bin/python3
 ver=$("$PY" -c 'import sys; print(sys.version_info >= (3, 11))')
 [ "$ver" = True ] || { skip "python stacks" "$PY is older than 3.11"; exit 0; }
 
+# the script runs from a copy that is deleted before the trace is read: its frames travel with the trace
+SRC=$T/src/py_work.py
 for mode in fp dwarf; do
+	mkdir -p "$T/src" && cp "$ROOT/tests/workloads/py_work.py" "$SRC"
 	"$GPUBPF" record --python --stack $mode -o "$T/$mode.sbt" --lib "$WL/libcuda.so.1" -- \
-		"$PY" "$ROOT/tests/workloads/py_work.py" "$WL/libcuda.so.1" 7 >"$T/$mode.out" 2>"$T/$mode.err"
+		"$PY" "$SRC" "$WL/libcuda.so.1" 7 >"$T/$mode.out" 2>"$T/$mode.err"
 	check_eq "record --python --stack $mode exits 0" 0 $?
-	PYTHONPATH=$ROOT/tests/py python3 - "$T/$mode.sbt" "$T/$mode.out" "$mode" "$ROOT/tests/workloads/py_work.py" <<'PY'
+	rm -rf "$T/src"
+	PYTHONPATH=$ROOT/tests/py python3 - "$T/$mode.sbt" "$T/$mode.out" "$mode" "$SRC" <<'PY'
 import sys
 from events import load, produced, Checker
 trace, wl, mode, src = sys.argv[1:5]
@@ -33,7 +37,7 @@ for e in ev:
     py = [(f["sym"], f.get("line")) for f in e.get("stack", []) if f["module"] == src]
     if py[:3] == want:
         ok += 1
-c.eq(f"{mode}: every launch stack has launch_once, middle_step, outer_step with their call lines",
+c.eq(f"{mode}: every launch stack has launch_once, middle_step, outer_step with their call lines (script deleted)",
      7, ok)
 st = ev[0].get("stack", []) if ev else []
 syms = [f["sym"] for f in st]

@@ -44,6 +44,15 @@ static uintptr_t name_handle(const char *name)
 	return (uintptr_t)(h | 0x1000);
 }
 
+/* $NAME microseconds of work (a slow JIT or allocation planted by a test) */
+static void fake_delay(const char *name)
+{
+	const char *us = getenv(name);
+
+	if (us && atoi(us) > 0)
+		usleep((useconds_t)atoi(us));
+}
+
 NOINLINE CUresult cuInit(unsigned int flags) { (void)flags; return CUDA_SUCCESS; }
 
 NOINLINE CUresult cuModuleLoad(CUmodule *m, const char *fname)
@@ -165,7 +174,11 @@ static CUresult fake_alloc(CUdeviceptr *p, size_t bytes)
 	return CUDA_SUCCESS;
 }
 
-NOINLINE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) { return fake_alloc(p, bytes); }
+NOINLINE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
+{
+	fake_delay("FAKE_CUDA_ALLOC_US");
+	return fake_alloc(p, bytes);
+}
 NOINLINE CUresult cuMemAllocAsync(CUdeviceptr *p, size_t bytes, CUstream s) { return fake_alloc(p, bytes); }
 NOINLINE CUresult cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned int flags) { return fake_alloc(p, bytes); }
 NOINLINE CUresult cuMemAllocHost_v2(void **p, size_t bytes) { return fake_alloc((CUdeviceptr *)p, bytes); }
@@ -308,6 +321,7 @@ NOINLINE CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
 	if (!m || !image)
 		return CUDA_ERROR_INVALID_VALUE;
+	fake_delay("FAKE_CUDA_LOAD_US");
 	*m = (CUmodule)name_handle("image");
 	return CUDA_SUCCESS;
 }
