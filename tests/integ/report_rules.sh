@@ -88,7 +88,7 @@ check_eq "report (text): exit 0" 0 "$?"
 check_true "report (text): 6 findings with their rule ids" grep -q "^FINDINGS (6)" "$T/r.txt"
 check_true "report (text): the advice lines" grep -q "allocate once outside the loop" "$T/r.txt"
 "$GPUBPF" report --csv "$T/all.sbt" >"$T/r.csv"
-check_eq "report --csv: sections" "# findings # api # kernels # copies # processes # containers" "$(grep '^# ' "$T/r.csv" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "report --csv: sections" "# findings # api # kernels # copies # processes # containers # steps" "$(grep '^# ' "$T/r.csv" | tr '\n' ' ' | sed 's/ $//')"
 check_eq "report --csv: one row per finding" 6 "$(sed -n '/^# findings/,/^$/p' "$T/r.csv" | grep -c '^[a-z-]*,[0-9]')"
 "$GPUBPF" report --json --pid "$(pid a)" "$T/all.sbt" >"$T/ra.json"
 check_eq "report --pid: only that process's findings" "sync-after-launch" \
