@@ -8,6 +8,7 @@ GPUBPF=${GPUBPF:-$BUILD/gpubpf}
 WL=${WL:-$ROOT/build/workloads}
 SHARED=${SHARED:-$ROOT/../shared}
 T=$(mktemp -d /tmp/gpubpf-test.XXXXXX)
+exec 7>&1	# the test's own output: checks made inside $(...) print there
 _bg_pids=()
 cleanup_test() {
 	local p
@@ -104,4 +105,27 @@ for l in sys.stdin:
     e = json.loads(l)
     if eval(sys.argv[1]): n += 1
 print(n)' "$2"
+}
+# decode_perfetto IN OUT WHAT: protoc's text of the Perfetto trace IN into OUT;
+# prints OUT's path, or nothing (with a FAIL line when protoc failed, a SKIP
+# when there is no protoc or no perfetto_trace.proto, on the test's output, fd 7)
+decode_perfetto() {
+	local d=$SHARED/perfetto
+	if ! command -v protoc >/dev/null || [ ! -f "$d/perfetto_trace.proto" ]; then
+		skip "$3" "no protoc or $d/perfetto_trace.proto" >&7; return 0
+	fi
+	if protoc --proto_path="$d" --decode=perfetto.protos.Trace "$d/perfetto_trace.proto" <"$1" >"$2" 2>"$2.err"; then
+		echo "$2"
+	else
+		fail "protoc decodes the Perfetto export ($(head -1 "$2.err"))" >&7
+	fi
+}
+# pprof_raw IN OUT WHAT: `go tool pprof -raw` of the profile IN into OUT, as decode_perfetto
+pprof_raw() {
+	if ! command -v go >/dev/null; then skip "$3" "go not installed (make deps)" >&7; return 0; fi
+	if HOME=$T PPROF_TMPDIR=$T/pprof GOCACHE=$T/gocache go tool pprof -symbolize=none -raw "$1" >"$2" 2>"$2.err"; then
+		echo "$2"
+	else
+		fail "go tool pprof -raw reads the profile ($(head -1 "$2.err"))" >&7
+	fi
 }

@@ -325,9 +325,11 @@ int32_t gb_track_thread(struct gb_exporter *ex, const struct gb_event *ev)
 	return i;
 }
 
-int32_t gb_track_counter(struct gb_exporter *ex, const struct gb_event *ev)
+/* a track of a process's own (its memory counter, its steps), under its track */
+static int32_t process_child(struct gb_exporter *ex, const struct gb_event *ev, uint8_t kind, const char *name,
+			     bool own_jtid)
 {
-	struct xkey k = { (uint64_t)GB_TK_COUNTER << 56, ev->pid, 0 };
+	struct xkey k = { (uint64_t)kind << 56, ev->pid, 0 };
 	uint64_t idx;
 	int32_t i, p;
 	bool added;
@@ -335,12 +337,23 @@ int32_t gb_track_counter(struct gb_exporter *ex, const struct gb_event *ev)
 	if (xmap_get(&ex->tmap, &k, &idx))
 		return (int32_t)idx;
 	p = gb_track_process(ex, ev);
-	i = track_new(ex, &k, GB_TK_COUNTER, p, grouped(ex) ? xasprintf("GPU memory pid %u",
-		      gb_ex_local_pid(ex, ev->pid)) : strdup("GPU memory"), &added);
+	i = track_new(ex, &k, kind, p, grouped(ex) ? xasprintf("%s pid %u", name, gb_ex_local_pid(ex, ev->pid)) :
+		      strdup(name), &added);
 	ex->tracks[i].pid = ev->pid;
-	ex->tracks[i].jpid = ex->tracks[p].jpid;
-	ex->tracks[i].jtid = ex->tracks[p].jpid;
+	ex->tracks[i].jpid = ex->tracks[p].jpid;	/* its process, or its --group-by group */
+	/* JSON: counters on the process; slices on a thread id no process has */
+	ex->tracks[i].jtid = own_jtid ? JSON_SYNTH_PID + 1 + (uint32_t)i : ex->tracks[p].jpid;
 	return i;
+}
+
+int32_t gb_track_counter(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	return process_child(ex, ev, GB_TK_COUNTER, "GPU memory", false);
+}
+
+int32_t gb_track_steps(struct gb_exporter *ex, const struct gb_event *ev)
+{
+	return process_child(ex, ev, GB_TK_STEPS, "Steps", true);
 }
 
 static int32_t track_gpu(struct gb_exporter *ex, uint32_t pid, uint32_t device)
@@ -570,24 +583,6 @@ int32_t gb_track_comm(struct gb_exporter *ex, const struct gb_event *ev)
 	i = track_new(ex, &k, GB_TK_COMM, p, name, &added);
 	ex->tracks[i].pid = ev->pid;
 	ex->tracks[i].jpid = ex->tracks[p].jpid;	/* its process, or its --group-by group */
-	ex->tracks[i].jtid = JSON_SYNTH_PID + 1 + (uint32_t)i;	/* never a real tid */
-	return i;
-}
-
-int32_t gb_track_steps(struct gb_exporter *ex, const struct gb_event *ev)
-{
-	struct xkey k = { (uint64_t)GB_TK_STEPS << 56, ev->pid, 0 };
-	uint64_t idx;
-	int32_t i, p;
-	bool added;
-
-	if (xmap_get(&ex->tmap, &k, &idx))
-		return (int32_t)idx;
-	p = gb_track_process(ex, ev);
-	i = track_new(ex, &k, GB_TK_STEPS, p, grouped(ex) ? xasprintf("Steps pid %u",
-		      gb_ex_local_pid(ex, ev->pid)) : strdup("Steps"), &added);
-	ex->tracks[i].pid = ev->pid;
-	ex->tracks[i].jpid = ex->tracks[p].jpid;
 	ex->tracks[i].jtid = JSON_SYNTH_PID + 1 + (uint32_t)i;	/* never a real tid */
 	return i;
 }

@@ -404,7 +404,7 @@ static const struct step *counted_step(const struct steps *s, unsigned i, unsign
 
 static bool job_of(const struct steps *s, uint64_t comm, struct job *jb)
 {
-	unsigned idx[JOB_MAX_PROCS], np = 0, i, k, *last_n = NULL, best = 0;
+	unsigned idx[JOB_MAX_PROCS], np = 0, i, k, nby = 0, *last_n = NULL, *last_at = NULL, best = 0;
 	uint64_t *skew = NULL, *by = NULL;
 	uint32_t r, nr;
 	bool ok = false;
@@ -427,21 +427,21 @@ static bool job_of(const struct steps *s, uint64_t comm, struct job *jb)
 		return false;
 	skew = calloc(jb->matched, sizeof(*skew));
 	by = calloc(jb->matched, sizeof(*by));
+	last_at = calloc(jb->matched, sizeof(*last_at));
 	last_n = calloc(np, sizeof(*last_n));
-	if (!skew || !by || !last_n)
+	if (!skew || !by || !last_at || !last_n)
 		goto out;
+	/* per matched step: the spread of the ends, and which rank ended last */
 	for (k = 0; k < jb->matched; k++) {
 		uint64_t lo = UINT64_MAX, hi = 0;
-		unsigned at = 0;
 
 		for (i = 0; i < np; i++) {
 			const struct step *st = counted_step(s, idx[i], k);
 
-			if (st->end < lo)
-				lo = st->end;
+			lo = st->end < lo ? st->end : lo;
 			if (st->end >= hi) {
 				hi = st->end;
-				at = i;
+				last_at[k] = i;
 			}
 		}
 		skew[k] = hi - lo;
@@ -449,7 +449,7 @@ static bool job_of(const struct steps *s, uint64_t comm, struct job *jb)
 			jb->skew_max = skew[k];
 			jb->skew_max_at = k + 1;
 		}
-		last_n[at]++;
+		last_n[last_at[k]]++;
 	}
 	for (i = 1; i < np; i++)
 		if (last_n[i] > last_n[best])
@@ -457,30 +457,18 @@ static bool job_of(const struct steps *s, uint64_t comm, struct job *jb)
 	jb->last_pid = steps_pid(s, idx[best]);
 	steps_nccl(s, idx[best], &jb->last_rank, &nr);
 	jb->last_count = last_n[best];
-	for (k = 0, i = 0; k < jb->matched; k++) {
-		uint64_t lo = UINT64_MAX, hi = 0;
-		unsigned j, at = 0;
-
-		for (j = 0; j < np; j++) {
-			const struct step *st = counted_step(s, idx[j], k);
-
-			lo = st->end < lo ? st->end : lo;
-			if (st->end >= hi) {
-				hi = st->end;
-				at = j;
-			}
-		}
-		if (at == best)
-			by[i++] = hi - lo;
-	}
-	qsort(by, i, sizeof(*by), cmp_u64);
-	jb->last_by = i ? by[i / 2] : 0;
+	for (k = 0; k < jb->matched; k++)
+		if (last_at[k] == best)
+			by[nby++] = skew[k];
+	qsort(by, nby, sizeof(*by), cmp_u64);
+	jb->last_by = nby ? by[nby / 2] : 0;
 	qsort(skew, jb->matched, sizeof(*skew), cmp_u64);
 	jb->skew_median = skew[jb->matched / 2];
 	ok = true;
 out:
 	free(skew);
 	free(by);
+	free(last_at);
 	free(last_n);
 	return ok;
 }

@@ -89,22 +89,8 @@ for f in info.out report.out basej.out x.json; do
 done
 check_true "view --json parses strictly, line by line: $(python3 "$S" --lines "$T/view.out" | head -c 100)" \
 	python3 "$S" --lines "$T/view.out"
-D=$SHARED/perfetto
-PF=
-if command -v protoc >/dev/null && [ -f "$D/perfetto_trace.proto" ]; then
-	protoc --proto_path="$D" --decode=perfetto.protos.Trace "$D/perfetto_trace.proto" <"$T/x.pftrace" >"$T/pf.txt" && PF=$T/pf.txt
-	[ -n "$PF" ] || fail "protoc decodes the Perfetto export"
-else
-	skip "perfetto counts" "no protoc or $D/perfetto_trace.proto"
-fi
-PP=
-if command -v go >/dev/null; then
-	export HOME=$T PPROF_TMPDIR=$T/pprof GOCACHE=$T/gocache
-	go tool pprof -symbolize=none -raw "$T/x.pb.gz" >"$T/raw.txt" 2>"$T/raw.err" && PP=$T/raw.txt
-	[ -n "$PP" ] || fail "go tool pprof -raw reads the profile ($(head -1 "$T/raw.err"))"
-else
-	skip "pprof counts" "go not installed (make deps)"
-fi
+PF=$(decode_perfetto "$T/x.pftrace" "$T/pf.txt" "perfetto counts")
+PP=$(pprof_raw "$T/x.pb.gz" "$T/raw.txt" "pprof counts")
 PYTHONPATH=$ROOT/tests/py:$ROOT/tests/tools python3 - "$T" "$PF" "$PP" <<'PY'
 import sys, json, re, collections
 from events import Checker, LIBRARY_APIS

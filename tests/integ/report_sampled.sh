@@ -21,14 +21,7 @@ esac
 "$GPUBPF" report --json "$T/s.sbt" >"$T/r.json" 2>&1 || fail "report --json"
 "$GPUBPF" report --csv "$T/s.sbt" >"$T/r.csv" 2>&1 || fail "report --csv"
 "$GPUBPF" export -q -f pprof -o "$T/s.pb.gz" "$T/s.sbt" || fail "export -f pprof"
-PP=
-if command -v go >/dev/null; then
-	export HOME=$T PPROF_TMPDIR=$T/pprof GOCACHE=$T/gocache
-	go tool pprof -symbolize=none -raw "$T/s.pb.gz" >"$T/raw.txt" 2>"$T/raw.err" && PP=$T/raw.txt
-	[ -n "$PP" ] || fail "go tool pprof -raw reads the profile ($(head -1 "$T/raw.err"))"
-else
-	skip "pprof timed_calls" "go not installed (make deps)"
-fi
+PP=$(pprof_raw "$T/s.pb.gz" "$T/raw.txt" "pprof timed_calls")
 PYTHONPATH=$ROOT/tests/py python3 - "$T" "$PP" <<'PY'
 import sys, json, re, csv, io
 from events import load, produced, Checker

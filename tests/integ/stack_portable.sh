@@ -60,22 +60,8 @@ for t in a n s f m; do
 	"$GPUBPF" export -f pprof "$t.sbt" -o "$t.pb.gz" 2>/dev/null
 done
 "$GPUBPF" export -f perfetto a.sbt -o a.pftrace 2>/dev/null
-D=$SHARED/perfetto
-PF=
-if command -v protoc >/dev/null && [ -f "$D/perfetto_trace.proto" ]; then
-	protoc --proto_path="$D" --decode=perfetto.protos.Trace "$D/perfetto_trace.proto" <a.pftrace >a.pf.txt && PF=a.pf.txt
-	[ -n "$PF" ] || fail "protoc decodes the Perfetto export"
-else
-	skip "portable traces: Perfetto" "no protoc or $D/perfetto_trace.proto"
-fi
-PP=
-if command -v go >/dev/null; then
-	export HOME=$T PPROF_TMPDIR=$T/pprof GOCACHE=$T/gocache
-	go tool pprof -symbolize=none -raw a.pb.gz >a.raw 2>a.raw.err && PP=a.raw
-	[ -n "$PP" ] || fail "go tool pprof -raw reads the profile ($(head -1 a.raw.err))"
-else
-	skip "portable traces: pprof" "go not installed (make deps)"
-fi
+PF=$(decode_perfetto a.pftrace "$PWD/a.pf.txt" "portable traces: Perfetto")
+PP=$(pprof_raw a.pb.gz "$PWD/a.raw" "portable traces: pprof")
 
 PYTHONPATH=$ROOT/tests/py python3 - "$B" "$PF" "$PP" <<'PY'
 import sys, json, re
