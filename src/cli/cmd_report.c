@@ -249,7 +249,7 @@ static const char steps_usage[] =
 "longest host gap; then the slow steps (1.5x the median and 1 ms longer) and\n"
 "what made each differ from the median step. A process with no repeating\n"
 "structure gets none, and the reason. The ranks of one NCCL communicator are\n"
-"matched step by step: the spread of their step ends, the rank last most often.\n"
+"matched step by step: when each reached the step's collective, the last most often.\n"
 "\n"
 "  -j, --json          one JSON object: \"processes\" (every step in \"all\"), \"ranks\"\n"
 "      --csv           one row per step\n"

@@ -250,7 +250,11 @@ static void cut(struct sproc *p, const struct item *it)
 	case F_SYNC: s->syncs++; s->sync_ns += it->dur; break;
 	case F_COPY: s->copy_bytes += it->bytes; break;
 	case F_ALLOC: s->allocs++; s->alloc_ns += it->dur; break;
-	case F_COLL: s->colls++; s->coll_ns += it->dur; break;
+	case F_COLL:
+		if (!s->colls++)
+			s->coll_at = it->ts;
+		s->coll_ns += it->dur;
+		break;
 	case F_JIT: s->jits++; s->jit_ns += it->dur; break;
 	case F_DEV: s->dev_ns += it->dur; break;
 	}

@@ -31,6 +31,7 @@ struct step {
 	uint64_t dev_ns;		/* device time of its kernels and copies (CUPTI), 0 without */
 	uint64_t sync_ns, coll_ns, jit_ns, alloc_ns, copy_bytes;
 	uint64_t max_gap;		/* longest time between two of its GPU calls */
+	uint64_t coll_at;		/* when its first collective began (0: none) */
 	bool warmup;			/* before the unit first ran whole */
 	bool partial;			/* the last one, cut by the trace's end */
 };

@@ -279,6 +279,8 @@ static void json_step(struct gb_json *j, const struct step *st, unsigned k, cons
 	gb_json_uint_field(j, "copy_bytes", st->copy_bytes);
 	gb_json_uint_field(j, "device_ns", st->dev_ns);
 	gb_json_uint_field(j, "max_host_gap_ns", st->max_gap);
+	if (st->colls)
+		gb_json_uint_field(j, "first_collective_ns", st->coll_at);
 	gb_json_bool_field(j, "warmup", st->warmup);
 	gb_json_bool_field(j, "partial", st->partial);
 	gb_json_bool_field(j, "slow", steps_slow(st, sum));
@@ -382,6 +384,7 @@ void steps_csv(struct gb_buf *b, const struct steps *s, uint32_t pid)
 
 struct job {
 	uint64_t comm;
+	bool arrivals;			/* matched by when each rank reached the step's first collective */
 	unsigned nprocs, matched;	/* processes; counted steps all of them have */
 	uint64_t skew_median, skew_max;	/* spread of the matched steps' ends */
 	unsigned skew_max_at;		/* the matched step (1-based) with the widest spread */
@@ -431,16 +434,26 @@ static bool job_of(const struct steps *s, uint64_t comm, struct job *jb)
 	last_n = calloc(np, sizeof(*last_n));
 	if (!skew || !by || !last_at || !last_n)
 		goto out;
-	/* per matched step: the spread of the ends, and which rank ended last */
+	/*
+	 * Per matched step: when each rank reached its first collective (in a
+	 * synchronous job every rank then leaves it together: the late one is
+	 * the one the others waited for), else when its step ended; the spread,
+	 * and which rank came last.
+	 */
+	jb->arrivals = true;
+	for (k = 0; k < jb->matched && jb->arrivals; k++)
+		for (i = 0; i < np; i++)
+			jb->arrivals &= counted_step(s, idx[i], k)->coll_at != 0;
 	for (k = 0; k < jb->matched; k++) {
 		uint64_t lo = UINT64_MAX, hi = 0;
 
 		for (i = 0; i < np; i++) {
 			const struct step *st = counted_step(s, idx[i], k);
+			uint64_t t = jb->arrivals ? st->coll_at : st->end;
 
-			lo = st->end < lo ? st->end : lo;
-			if (st->end >= hi) {
-				hi = st->end;
+			lo = t < lo ? t : lo;
+			if (t >= hi) {
+				hi = t;
 				last_at[k] = i;
 			}
 		}
@@ -499,9 +512,10 @@ void steps_ranks_text(struct gb_buf *b, const struct steps *s)
 			continue;
 		gb_buf_printf(b, "  ranks of NCCL communicator %016llx: %u processes, %u steps matched by index\n",
 			      (unsigned long long)comm, jb.nprocs, jb.matched);
-		gb_buf_printf(b, "    spread of the ranks' step ends: median %.3f ms, max %.3f ms (matched step %u)\n",
+		gb_buf_printf(b, "    spread of the ranks' %s: median %.3f ms, max %.3f ms (matched step %u)\n",
+			      jb.arrivals ? "arrivals at each step's first collective" : "step ends",
 			      jb.skew_median / 1e6, jb.skew_max / 1e6, jb.skew_max_at);
-		gb_buf_printf(b, "    rank %u (pid %u) finished last in %u of %u steps, by a median of %.3f ms\n",
+		gb_buf_printf(b, "    rank %u (pid %u) came last in %u of %u steps, by a median of %.3f ms\n",
 			      jb.last_rank, jb.last_pid, jb.last_count, jb.matched, jb.last_by / 1e6);
 	}
 }
@@ -520,6 +534,7 @@ void steps_ranks_json(struct gb_json *j, const struct steps *s)
 		gb_json_uint_field(j, "comm_id", comm);
 		gb_json_uint_field(j, "processes", jb.nprocs);
 		gb_json_uint_field(j, "matched_steps", jb.matched);
+		gb_json_string_field(j, "skew_of", jb.arrivals ? "collective_arrival" : "step_end");
 		gb_json_uint_field(j, "skew_median_ns", jb.skew_median);
 		gb_json_uint_field(j, "skew_max_ns", jb.skew_max);
 		gb_json_uint_field(j, "skew_max_step", jb.skew_max_at);

@@ -7,13 +7,13 @@
  *              [-w WARMUP] [-j STEP] [-a STEP] [-g STEP] [-L STEP] MODE
  *
  * train   -w warm-up steps (default 3), each with an autotuning kernel of
- *         its own and 5 ms more; then -n steps (default 20): 10 ms of data
+ *         its own and 5 ms more; then -n steps (default 20): 20 ms of data
  *         loading, 5 forward kernels, 0..4 data-dependent ones, 5 backward,
  *         the optimizer, an AllReduce with -N, a cuStreamSynchronize.
  *         Planted in step S (1-based, counting from the first step after
- *         the warm-up): -j a JIT module load of 40 ms ($FAKE_CUDA_LOAD_US),
- *         -a a device allocation of 40 ms ($FAKE_CUDA_ALLOC_US), -g a 40 ms
- *         host gap between forward and backward, -L this rank arrives 40 ms
+ *         the warm-up): -j a JIT module load ($FAKE_CUDA_LOAD_US long),
+ *         -a a device allocation ($FAKE_CUDA_ALLOC_US long), -g a 60 ms
+ *         host gap between forward and backward, -L this rank arrives 60 ms
  *         late at its AllReduce (the others wait for it there).
  * graph   -n steps of one cuGraphLaunch and a sync, 8 ms apart
  * infer   -n requests cycling batch sizes 1, 4, 16 (per batch item an
@@ -123,7 +123,7 @@ static void train_step(int step, int warm, int jit, int alloc, int gap, int late
 	static const char image[64] = "fake cubin";
 	int i, dyn = rand() % 5;
 
-	ms(10);	/* data loading */
+	ms(20);	/* data loading */
 	for (i = 0; i < 5; i++)
 		run(fwd[i]);
 	if (warm) {
@@ -144,7 +144,7 @@ static void train_step(int step, int warm, int jit, int alloc, int gap, int late
 		api.alloc(&p, 1 << 20);
 	}
 	if (step == gap)
-		ms(40);
+		ms(60);
 	for (i = 0; i < dyn; i++)
 		run("dyn_mask");
 	for (i = 0; i < 5; i++)
@@ -152,7 +152,7 @@ static void train_step(int step, int warm, int jit, int alloc, int gap, int late
 	run("sgd_update");
 	if (comm) {
 		if (step == late)
-			ms(40);
+			ms(60);
 		api.allreduce(sb, rb, 1024, ncclFloat32, ncclSum, comm, NULL);
 	}
 	api.ssync(NULL);
