@@ -155,6 +155,9 @@ static void summary(const char *out, enum gb_export_fmt fmt, const struct gb_exp
 		" bytes in %u file%s (%.1f B/event)\n", out, st->events, st->slices, st->instants,
 		st->counters, st->flows, st->tracks, st->bytes, st->files, st->files == 1 ? "" : "s",
 		st->events ? (double)st->bytes / (double)st->events : 0.0);
+	if (st->steps)
+		fprintf(stderr, "gpubpf: and %" PRIu64 " steps on the processes' Steps tracks (gpubpf steps)\n",
+			st->steps);
 	if (st->clamped)
 		fprintf(stderr, "gpubpf: %" PRIu64 " slices overlapped their parent and were cut to"
 			" fit (a slice track must nest)\n", st->clamped);

@@ -657,6 +657,7 @@ static void process(struct gb_exporter *ex, const struct gb_event *ev)
 	if (ev->flags & GB_EF_STEP) {
 		s.name = gbx_strpool_get(&ex->pool, ev->name ? ev->name : "step");
 		open_slice(ex, gb_track_steps(ex, ev), &s);
+		ex->st.slices--;	/* counted as steps (gb_exporter_add_step) */
 	} else if (ev->type == GB_T_drops) {
 		if (ex->collector < 0)
 			ex->collector = gb_track_collector(ex);
