@@ -36,8 +36,8 @@ static void usage(FILE *f)
 		"Commands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (cmds[i].fn)
-			fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
-	fprintf(f, "  %-9s %s\n", "version", "print the version");
+			fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "  %-10s %s\n", "version", "print the version");
 	fprintf(f, "\n'gpubpf COMMAND --help' describes a command.\n\n"
 		"EXAMPLES:\n"
 		"  sudo gpubpf check                           # can this host trace? what is missing\n"
