@@ -580,8 +580,12 @@ static void mark(struct sproc *p)
 			break;
 		p->st[i].warmup = true;
 	}
-	if (p->nst > 1 && (p->seen[p->nst - 1] & full) != full && !p->st[p->nst - 1].warmup)
-		p->st[p->nst - 1].partial = true;
+	if (p->nst > 1 && !p->st[p->nst - 1].warmup) {
+		if ((p->seen[p->nst - 1] & full) != full)
+			p->st[p->nst - 1].partial = true;
+		else
+			p->st[p->nst - 1].open = true;
+	}
 }
 
 void steps_finish(struct steps *s)

@@ -34,6 +34,8 @@ struct step {
 	uint64_t coll_at;		/* when its first collective began (0: none) */
 	bool warmup;			/* before the unit first ran whole */
 	bool partial;			/* the last one, cut by the trace's end */
+	bool open;			/* the last one, whole, but where it ends (the next step's
+					 * start) is not known: counted, its time is not */
 };
 
 /* how a process's steps were found */

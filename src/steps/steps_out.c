@@ -22,6 +22,12 @@ static bool counted(const struct step *s)
 	return !s->warmup && !s->partial;
 }
 
+/* counted, and its time known */
+static bool timed(const struct step *s)
+{
+	return counted(s) && !s->open;
+}
+
 /* the median of one fact over the counted steps (v: scratch of n) */
 static uint64_t median_of(const struct step *st, unsigned n, uint64_t *v, size_t off, size_t size)
 {
@@ -30,7 +36,7 @@ static uint64_t median_of(const struct step *st, unsigned n, uint64_t *v, size_t
 	for (i = 0; i < n; i++) {
 		const char *f = (const char *)&st[i] + off;
 
-		if (!counted(&st[i]))
+		if (!timed(&st[i]))
 			continue;
 		if (size == sizeof(uint32_t)) {
 			uint32_t x;
@@ -61,12 +67,12 @@ void steps_summary(const struct step *st, unsigned n, struct steps_sum *out)
 	for (i = 0; i < n; i++) {
 		out->warmup += st[i].warmup;
 		out->partial += st[i].partial;
-		if (counted(&st[i])) {
+		out->counted += counted(&st[i]);
+		if (timed(&st[i])) {
 			v[k++] = st[i].end - st[i].start;
 			sum += st[i].end - st[i].start;
 		}
 	}
-	out->counted = k;
 	if (k) {
 		qsort(v, k, sizeof(*v), cmp_u64);
 		out->mean_ns = sum / k;
@@ -93,7 +99,7 @@ bool steps_slow(const struct step *st, const struct steps_sum *sum)
 {
 	uint64_t d = st->end - st->start;
 
-	return counted(st) && sum->counted >= 3 && d >= sum->median_ns + STEPS_SLOW_MIN_NS &&
+	return timed(st) && sum->counted >= 3 && d >= sum->median_ns + STEPS_SLOW_MIN_NS &&
 	       (double)d >= STEPS_SLOW * (double)sum->median_ns;
 }
 
@@ -199,6 +205,8 @@ static void text_proc(struct gb_buf *b, const struct steps *s, unsigned i, bool 
 		gb_buf_printf(b, "; %u warm-up step%s not counted", sum.warmup, sum.warmup == 1 ? "" : "s");
 	if (sum.partial)
 		gb_buf_printf(b, "; the last, cut by the trace's end, not counted");
+	else if (st[n - 1].open)
+		gb_buf_printf(b, "; the last one's time is not known: no step follows it");
 	gb_buf_printf(b, ")\n");
 	if (sum.counted)
 		gb_buf_printf(b, "    step time: mean %.3f ms, median %.3f ms, p99 %.3f ms, max %.3f ms\n",
@@ -212,7 +220,7 @@ static void text_proc(struct gb_buf *b, const struct steps *s, unsigned i, bool 
 				      k + 1, (st[k].start - st[0].start) / 1e9, (st[k].end - st[k].start) / 1e6,
 				      st[k].kernels, st[k].syncs, st[k].sync_ns / 1e6, st[k].allocs,
 				      st[k].coll_ns / 1e6, st[k].jits, st[k].max_gap / 1e6, st[k].copy_bytes,
-				      st[k].warmup ? " warm-up" : st[k].partial ? " cut" :
+				      st[k].warmup ? " warm-up" : st[k].partial ? " cut" : st[k].open ? " end unknown" :
 				      steps_slow(&st[k], &sum) ? " SLOW" : "");
 	}
 	order = calloc(n, sizeof(*order));
@@ -283,6 +291,7 @@ static void json_step(struct gb_json *j, const struct step *st, unsigned k, cons
 		gb_json_uint_field(j, "first_collective_ns", st->coll_at);
 	gb_json_bool_field(j, "warmup", st->warmup);
 	gb_json_bool_field(j, "partial", st->partial);
+	gb_json_bool_field(j, "open", st->open);
 	gb_json_bool_field(j, "slow", steps_slow(st, sum));
 	gb_json_end_object(j);
 }
@@ -419,9 +428,12 @@ static bool job_of(const struct steps *s, uint64_t comm, struct job *jb)
 		unsigned n;
 		struct steps_sum sum;
 
+		const struct step *st;
+
 		if (steps_nccl(s, i, &r, &nr) != comm)
 			continue;
-		steps_summary(steps_of(s, i, &n), n, &sum);
+		st = steps_of(s, i, &n);	/* n is set here: not in the same call's arguments */
+		steps_summary(st, n, &sum);
 		idx[np++] = i;
 		jb->matched = sum.counted < jb->matched ? sum.counted : jb->matched;
 	}

@@ -161,7 +161,7 @@ static void train_step(int step, int warm, int jit, int alloc, int gap, int late
 int main(int argc, char **argv)
 {
 	const char *lib = "libcuda.so.1", *nccl = NULL, *idfile = NULL, *mode;
-	int c, n = 20, warm = 3, jit = 0, alloc = 0, gap = 0, late = 0, rank = 0, nranks = 1, i, b;
+	int c, n = 20, warm = 3, jit = -1, alloc = -1, gap = -1, late = -1, rank = 0, nranks = 1, i, b;
 	void *h;
 
 	while ((c = getopt(argc, argv, "l:N:r:R:i:n:w:j:a:g:L:")) != -1) {
@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 		nccl_setup(nccl, rank, nranks, idfile ? idfile : "/tmp/steps_work.id");
 	if (!strcmp(mode, "train")) {
 		for (i = 1; i <= warm; i++)
-			train_step(0, i, 0, 0, 0, 0);
+			train_step(0, i, -1, -1, -1, -1);
 		for (i = 1; i <= n; i++)
 			train_step(i, 0, jit, alloc, gap, late);
 	} else if (!strcmp(mode, "graph")) {
