@@ -551,7 +551,8 @@ void steps_add(struct steps *s, const struct gb_event *ev)
 	if (GB_GROW(p->held, p->capheld, p->nheld + 1))
 		return;
 	p->held[p->nheld++] = it;
-	if (it.tok && ++p->nwork >= STEPS_HOLD)
+	p->nwork += it.tok != 0;
+	if (p->nheld >= STEPS_HOLD)
 		decide(p);
 }
 

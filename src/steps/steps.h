@@ -6,8 +6,9 @@
  * stream into steps; NVTX ranges named like steps win where the program
  * marks them. Per step: its duration and what it did; then the slow steps
  * and what made each differ from the median step. One pass, in time order:
- * a process's first events are held until its unit is known (STEPS_HOLD),
- * then steps are cut as the events come.
+ * a process's first calls are held until its unit is known (STEPS_HOLD),
+ * then steps are cut as the events come. Memory: the held calls, then
+ * about 110 bytes per step.
  */
 #ifndef GB_STEPS_H
 #define GB_STEPS_H
@@ -15,7 +16,7 @@
 #include <stdint.h>
 #include "core/event.h"
 
-#define STEPS_HOLD	262144	/* work items held per process before the unit is chosen */
+#define STEPS_HOLD	65536	/* calls held per process (2 MiB) before the unit is chosen */
 #define STEPS_SLOW	1.5	/* a step this many times the median step or longer is slow, */
 #define STEPS_SLOW_MIN_NS 1000000ull	/* ... and this much longer than it */
 #define STEPS_SHOW	5	/* slow steps the report lists (gpubpf steps: all) */

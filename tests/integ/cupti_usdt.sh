@@ -68,6 +68,21 @@ c.eq("NVTX: 5 'step' ranges and 1 'phase'", ["phase"] + ["step"] * 5, sorted(e.g
 c.eq("NVTX: mark 'done'", ["done"], [e.get("name") for e in ev if e["type"] == "nvtx_mark"])
 PY
 
+# the program marks its steps (NVTX ranges named "step"): those are its steps, exactly
+"$GPUBPF" steps --json "$T/t.sbt" >"$T/steps.json" 2>"$T/steps.err" || fail "steps --json ($(head -1 "$T/steps.err"))"
+PYTHONPATH=$ROOT/tests/py python3 - "$T/t.sbt" "$pid" "$T/steps.json" <<'PY'
+import sys, json
+from events import load, Checker
+c = Checker()
+trace, pid, sj = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rng = sorted(((e["ts_ns"], e["ts_ns"] + e["dur_ns"]) for e in load(trace)
+              if e["pid"] == pid and e["type"] == "nvtx_range" and e.get("name") == "step"))
+p = next((x for x in json.load(open(sj))["processes"] if x["pid"] == pid), {})
+c.eq("steps: the NVTX 'step' ranges are the steps (source nvtx), start and end exactly",
+     ("nvtx", 5, rng), (p.get("source"), p.get("steps"), [(r["start_ns"], r["end_ns"]) for r in p.get("all", [])]))
+sys.exit(1 if c.failed else 0)
+PY
+
 "$GPUBPF" export "$T/t.sbt" -f json -o "$T/t.json" -q || fail "export to JSON"
 python3 - "$T/t.json" <<'PY'
 import json, sys
