@@ -50,4 +50,11 @@ refuse "record -d inf" "bad duration 'inf'" record -d inf -o "$T/r.sbt"
 refuse "record --flight nan" "bad --flight 'nan'" record --flight nan -o "$T/r.sbt"
 refuse "top -i inf" "bad --interval 'inf'" top -i inf
 refuse "dump --timeout nan" "bad --timeout 'nan'" dump --timeout nan
+refuse "steps --json --csv: two formats" "--json and --csv both given" steps --json --csv "$G"
+refuse "steps --pid x" "--pid x: not a process id" steps --pid x "$G"
+refuse "steps without a trace" "give one trace file" steps
+refuse "symbolize without -o" "give one trace and -o OUT" symbolize "$G"
+ln -s "$G" "$T/link.sbt"
+refuse "symbolize onto its input (a link to it)" "is the input" symbolize "$G" -o "$T/link.sbt"
+check_true "symbolize left the input as it was" cmp -s "$G" "$T/link.sbt"
 check_true "record left no file behind" [ ! -e "$T/r.sbt" ]
