@@ -462,7 +462,8 @@ static struct step_ev *find_steps(const struct gb_export_req *q, uint64_t t0, ui
 		}
 	}
 	steps_free(s);
-	qsort(v, *n, sizeof(*v), by_start);
+	if (*n)
+		qsort(v, *n, sizeof(*v), by_start);
 	return v;
 }
 
