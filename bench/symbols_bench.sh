@@ -81,4 +81,5 @@ echo
 python3 -c "print(f'The names cost {$sz_s-$sz_c} B, {($sz_s-$sz_c)/$sz_c*100:.1f}% of this trace (the two copies differ by them only).'
                f' The two recordings differ in size by their events too (each is its own run).')"
 echo
+echo "Machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, $(uname -r), nothing else running."
 echo "Command: \`sudo bash bench/symbols_bench.sh build\`."
