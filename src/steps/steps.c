@@ -37,7 +37,7 @@
 #include "core/vec.h"
 #include "steps.h"
 
-enum { F_KERNEL = 1, F_SYNC, F_COPY, F_ALLOC, F_COLL, F_JIT, F_DEV, F_OTHER };
+enum { F_KERNEL = 1, F_SYNC, F_COPY, F_ALLOC, F_COLL, F_JIT, F_DEV };
 
 /* one held call: what the step it falls in needs of it */
 struct item {
@@ -221,7 +221,7 @@ static void cut(struct sproc *p, const struct item *it)
 	else
 		p->cur = p->nst ? p->nst - 1 : 0;
 	s = p->nst && (p->src != STEPS_NVTX || p->st[p->cur].start <= it->ts) ? &p->st[p->cur] : NULL;
-	if (it->what != F_DEV && it->what != F_OTHER) {
+	if (it->what != F_DEV) {
 		/* the pause before a call: the step it falls in (or, at an anchor, the one it ends) */
 		if (p->last_end && s && (p->src != STEPS_NVTX || it->ts < s->end))
 			s->max_gap = gap > s->max_gap ? gap : s->max_gap;
@@ -456,11 +456,6 @@ static void choose(struct sproc *p)
 			goto out;
 		}
 	}
-	if (getenv("GB_STEPS_DEBUG"))
-		for (i = 0; i < ncand; i++)
-			fprintf(stderr, "cand tok %u count %u pause %llu core %u mult %u%s\n", cand[i].tok,
-				cand[i].count, (unsigned long long)cand[i].pause, cand[i].ncore, cand[i].mult,
-				i == best ? " <=" : "");
 	p->anchor = cand[best].tok;
 	p->ncore = cand[best].ncore;
 	memcpy(p->core, cand[best].core, sizeof(p->core));
