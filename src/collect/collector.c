@@ -70,6 +70,7 @@ struct collector {
 	struct cupti_join *join;	/* NULL: events go straight to the sink */
 	struct ioctl_decoder *ioctl;	/* NULL: ioctl records are not decoded */
 	uint64_t last_ts;	/* newest record time handled: how far the ring is read */
+	uint64_t sb_read_ns;	/* side-band read up to here (0: no side-band stream) */
 	pid_t *exited;		/* processes whose exit was seen, to reap */
 	unsigned nexited, capexited;
 	uint64_t last_prune;	/* when replaced mappings were last pruned */
@@ -286,6 +287,12 @@ static void inherit_maps(struct collector *c, struct proc *p)
 	procmaps_copy(&p->maps, &parent->maps, p->fork_ts);
 	p->have_maps = p->maps.n > 0;
 	p->complete = parent->complete || parent->seeded;
+}
+
+void collector_sideband_read(struct collector *c, uint64_t now_ns)
+{
+	if (now_ns > c->sb_read_ns)
+		c->sb_read_ns = now_ns;
 }
 
 void collector_sideband(struct collector *c, const struct sb_event *ev)
@@ -946,6 +953,9 @@ int collector_handle(void *ctx, void *data, size_t size)
 	}
 	if (r->ts_ns > c->last_ts)
 		c->last_ts = r->ts_ns;
+	/* made after the process events we have read: take those first (an exec, a rename) */
+	if (c->sb_read_ns && r->ts_ns > c->sb_read_ns && c->ops.sync)
+		c->ops.sync(c->ops.ctx);
 	return k->decode(c, data, size);
 }
 

@@ -25,7 +25,11 @@ struct collector_ops {
 	int (*event)(void *ctx, const struct gb_event *ev);
 	/* a process's link map changed (startup, dlopen): look for new libraries */
 	void (*rescan)(void *ctx, pid_t pid);
-	/* an address in no known mapping: take what the side-band stream has now */
+	/*
+	 * take what the side-band stream has now: for an address in no known
+	 * mapping, and for a record newer than the stream was read
+	 * (collector_sideband_read)
+	 */
 	void (*sync)(void *ctx);
 	/* a process that made traced calls died of a core-dumping signal at ts */
 	void (*crash)(void *ctx, pid_t pid, int sig, const char *comm, uint64_t ts);
@@ -87,6 +91,13 @@ void collector_snapshot_maps(struct collector *c, pid_t pid);
  * gone. A process known from its fork or exec never needs /proc.
  */
 void collector_sideband(struct collector *c, const struct sb_event *ev);
+/*
+ * The side-band stream is about to be read, at now_ns: every process event
+ * made before then will have been handed over. A record made after it may
+ * come from a process that exec'd (or was renamed) since: ops.sync is
+ * called first, so its name and mappings are the ones it had.
+ */
+void collector_sideband_read(struct collector *c, uint64_t now_ns);
 /* Open the files pid maps now (stacks), while its mount namespace can be reached */
 void collector_pin_files(struct collector *c, pid_t pid);
 /*

@@ -193,8 +193,11 @@ static void on_event(void *ctx, const struct sb_event *ev)
 
 void discover_poll(struct discover *d)
 {
-	if (d)
-		sideband_drain(d->sb, on_event, d);
+	if (!d)
+		return;
+	if (d->col)
+		collector_sideband_read(d->col, gb_now_mono_ns());
+	sideband_drain(d->sb, on_event, d);
 }
 
 uint64_t discover_lost(const struct discover *d)

@@ -79,12 +79,16 @@ from events import load, Checker
 c = Checker()
 T = sys.argv[1]
 cnt = collections.defaultdict(collections.Counter)
+names = collections.defaultdict(collections.Counter)
 for e in load(T + "/t.sbt"):
+    if "pid" in e:
+        names[e["pid"]][e.get("comm")] += 1
     if e.get("comm") == "cuda_work":
         cnt[e["pid"]][e["type"]] += 1
 for w in (1, 2, 3):
     lines = [l for l in open(f"{T}/wave{w}.out") if l.startswith("produced ")]
     missing = wrong = 0
+    bad = []
     for l in lines:
         p = {k: int(v) for k, v in (kv.split("=") for kv in l.split()[1:])}
         got = cnt.get(p["pid"])
@@ -92,6 +96,11 @@ for w in (1, 2, 3):
             missing += 1
         elif got["cuLaunchKernel"] != p["launches"] or got["cuModuleGetFunction"] != p["names"]:
             wrong += 1
+            bad.append(f"pid {p['pid']}: produced {p['launches']} launches {p['names']} names, "
+                       f"recorded {got['cuLaunchKernel']} and {got['cuModuleGetFunction']} "
+                       f"(events by name: {dict(names[p['pid']])})")
     c.eq(f"wave {w}: every one of {len(lines)} processes recorded", 0, missing)
     c.eq(f"wave {w}: every process's launches and names exact", 0, wrong)
+    for b in bad[:3]:
+        print("  " + b)
 PY

@@ -332,6 +332,64 @@ static void test_sideband_timeline(void **state)
 	assert_int_equal(collector_stats(c)->bad, 0);
 }
 
+/*
+ * A process forked, then exec'd and made a call after the side-band
+ * stream was last read: the collector reads the stream again before the
+ * record, and the call carries the new program's name, not its parent's.
+ */
+static struct collector *late_col;
+static unsigned late_syncs;
+
+static void late_exec(void *ctx)
+{
+	struct sb_event ev = { .type = SB_COMM, .pid = 4190002, .tid = 4190002, .ts_ns = 1500,
+			       .exec = true, .str = "cuda_work" };
+
+	(void)ctx;
+	late_syncs++;
+	collector_sideband_read(late_col, 3000);
+	if (late_syncs == 1)
+		collector_sideband(late_col, &ev);
+}
+
+static void test_exec_after_read(void **state)
+{
+	struct collector_ops ops = { .event = sink, .sync = late_exec };
+	struct sb_event fork = { .type = SB_FORK, .pid = 4190002, .tid = 4190002, .ppid = 4190001,
+				 .ptid = 4190001, .ts_ns = 900 };
+	struct sb_event parent = { .type = SB_COMM, .pid = 4190001, .tid = 4190001, .ts_ns = 800,
+				   .exec = true, .str = "forker" };
+	struct gb_rec r;
+
+	(void)state;
+	ngot = 0;
+	late_syncs = 0;
+	late_col = collector_new(&ops);
+	assert_non_null(late_col);
+	collector_sideband_read(late_col, 1000);
+	collector_sideband(late_col, &parent);
+	collector_sideband(late_col, &fork);
+	/* made before the stream was read: no second read */
+	hdr(&r, GB_REC_CALL, GB_T_cuCtxSynchronize, 950);
+	r.pid = r.tid = 4190002;
+	memset(r.comm, 0, sizeof(r.comm));
+	assert_int_equal(collector_handle(late_col, &r, sizeof(r)), 0);
+	assert_int_equal(late_syncs, 0);
+	assert_string_equal(comms[0], "forker");
+	/* made after: the exec is read first */
+	r.ts_ns = 2000;
+	assert_int_equal(collector_handle(late_col, &r, sizeof(r)), 0);
+	assert_int_equal(late_syncs, 1);
+	assert_int_equal(ngot, 2);
+	assert_string_equal(comms[1], "cuda_work");
+	/* the stream is read up to 3000 now: a record before that needs no read */
+	r.ts_ns = 2500;
+	assert_int_equal(collector_handle(late_col, &r, sizeof(r)), 0);
+	assert_int_equal(late_syncs, 1);
+	assert_string_equal(comms[2], "cuda_work");
+	collector_free(late_col);
+}
+
 /* an ioctl record is decoded when the collector has a decoder */
 static void test_ioctl_through_decoder(void **state)
 {
@@ -621,6 +679,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cupti_through_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ioctl_through_decoder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sideband_timeline, setup, teardown),
+		cmocka_unit_test(test_exec_after_read),
 		cmocka_unit_test_setup_teardown(test_open_call_ends, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_call_in_flight, setup, teardown),
 		cmocka_unit_test(test_crash_notice),
