@@ -403,6 +403,36 @@ static __always_inline void send_name(__u64 id, __u32 type, __u32 shape, const s
 }
 
 /*
+ * A synchronisation or collective that returned: a beat of the process's
+ * steps (src/top/top_steps.c finds the unit in them). Launches stay
+ * counters; these calls block anyway, one ring record more is little.
+ */
+static __always_inline void send_beat(__u64 id, __u32 type, const struct top_call *c, __u64 dur)
+{
+	struct gb_rec *r;
+
+	/* the names come first: beats take at most half the ring */
+	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) > GB_RB_BYTES / 2) {
+		count_drop(TOP_DROP_RING);
+		return;
+	}
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_drop(TOP_DROP_RING);
+		return;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->ts_ns = c->ts;
+	r->dur_ns = dur;
+	r->pid = id >> 32;
+	r->tid = (__u32)id;
+	r->kind = GB_REC_CALL;
+	r->type = type;
+	r->flags = GB_RF_RET;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/*
  * A launch without a return probe (the default: a second trap per launch
  * costs more than its host latency is worth to top) is counted here, at
  * entry. A runtime launch makes its driver launch inside: the thread
@@ -545,6 +575,7 @@ int top_return(struct pt_regs *ctx)
 			break;
 		v->colls++;
 		v->coll_bytes += c.arg;
+		send_beat(id, type, &c, dur);
 		if (type - GB_T_ncclAllReduce < TOP_NCOLL_OPS) {
 			v->coll_op_calls[(type - GB_T_ncclAllReduce) & (TOP_NCOLL_OPS - 1)]++;
 			v->coll_op_bytes[(type - GB_T_ncclAllReduce) & (TOP_NCOLL_OPS - 1)] += c.arg;
@@ -568,6 +599,8 @@ int top_return(struct pt_regs *ctx)
 	case GB_CAT_SYNC:
 		v->syncs++;
 		v->sync_ns += dur;
+		if (!c.nested)
+			send_beat(id, type, &c, dur);
 		break;
 	case GB_CAT_ALLOC:
 		count_alloc(v, pid, type, &c, ret);

@@ -35,6 +35,15 @@ void top_model_free(struct top_model *m)
 		free(m->procs[i]);
 	for (i = 0; i < m->nkerns; i++)
 		free(m->kerns[i]);
+	{
+		size_t it = 0;
+		uint64_t k;
+		void *v;
+
+		while (hmap_next(&m->steps, &it, &k, &v))
+			top_steps_free(v);
+		hmap_free(&m->steps);
+	}
 	free(m->procs);
 	free(m->kerns);
 	hmap_free(&m->proc_idx);
@@ -243,6 +252,22 @@ static void kern_rates(struct top_model *m, struct top_kern *k, double dt)
 	}
 }
 
+int top_model_beat(struct top_model *m, uint32_t pid, uint32_t type, uint64_t ts, uint64_t dur)
+{
+	struct top_steps *s = hmap_get(&m->steps, pid);
+
+	if (!s) {
+		if (!(s = top_steps_new(pid)))
+			return -ENOMEM;
+		if (hmap_put(&m->steps, pid, s)) {
+			top_steps_free(s);
+			return -ENOMEM;
+		}
+	}
+	top_steps_beat(s, type, ts, dur);
+	return 0;
+}
+
 void top_model_end(struct top_model *m, uint64_t now_ns)
 {
 	struct top_totals *t = &m->tot;
@@ -256,6 +281,8 @@ void top_model_end(struct top_model *m, uint64_t now_ns)
 		struct top_proc *p = m->procs[i];
 
 		proc_rates(p, m->dt);
+		if ((p->steps = hmap_get(&m->steps, p->pid)))
+			top_steps_update(p->steps);
 		t->launches_s += p->launches_s;
 		t->copy_Bps += p->copy_Bps;
 		t->syncs_s += p->syncs_s;
@@ -299,6 +326,7 @@ void top_model_drop_proc(struct top_model *m, uint32_t pid)
 	struct top_proc *p = hmap_del(&m->proc_idx, pid);
 	size_t i, j;
 
+	top_steps_free(hmap_del(&m->steps, pid));
 	if (p) {
 		for (i = 0; i < m->nprocs && m->procs[i] != p; i++)
 			;

@@ -13,6 +13,7 @@
 #include <linux/types.h>
 #include "bpf/top.h"
 #include "core/hmap.h"
+#include "top_steps.h"
 
 struct top_proc {
 	uint32_t pid;
@@ -33,6 +34,7 @@ struct top_proc {
 	uint64_t oldest_ns;		/* how long it had been running; 0: none */
 	uint32_t oldest_type;		/* enum gb_type */
 	uint32_t oldest_tid;
+	struct top_steps *steps;	/* its step times (top_steps.h); NULL: no beat yet */
 };
 
 /* a call in flight shorter than this is not shown (calls take microseconds) */
@@ -67,6 +69,7 @@ struct top_model {
 	struct top_kern **kerns;
 	size_t nkerns, cap_kerns;
 	struct hmap proc_idx;		/* pid -> proc */
+	struct hmap steps;		/* pid -> struct top_steps, from the beats */
 	struct hmap kern_idx;		/* hashed key (probed) -> kern */
 	uint64_t drops[TOP_NDROPS];
 	uint64_t last_ns;		/* time of the previous read */
@@ -104,6 +107,8 @@ int top_model_put_kern(struct top_model *m, const struct top_kern_key *k, const 
 int top_model_put_inflight(struct top_model *m, uint32_t pid, uint32_t tid, uint32_t type,
 			   uint64_t age_ns, const char *comm);
 void top_model_end(struct top_model *m, uint64_t now_ns);
+/* a sync or collective of pid returned (a beat of its steps, top_steps.h) */
+int top_model_beat(struct top_model *m, uint32_t pid, uint32_t type, uint64_t ts, uint64_t dur);
 /* forget a process and its kernels (it exited and was read one last time) */
 void top_model_drop_proc(struct top_model *m, uint32_t pid);
 struct top_proc *top_model_proc(const struct top_model *m, uint32_t pid);

@@ -59,6 +59,39 @@ static void histogram(struct gb_buf *b, const char *name, const char *labels, co
 	gb_buf_printf(b, "%s_count%s %llu\n", name, labels, (unsigned long long)cum);
 }
 
+/* every step top found, once (top_steps.h): the processes whose steps it sees */
+static void step_histograms(struct gb_buf *b, const struct top_model *m)
+{
+	const char *name = "gpubpf_step_seconds";
+	size_t i;
+	unsigned k;
+
+	head(b, name, "histogram", "Training or inference step times, found from each process's synchronisations and collectives.");
+	for (i = 0; i < m->nprocs; i++) {
+		const struct top_proc *p = m->procs[i];
+		const struct top_steps *s = p->steps;
+		uint64_t cum = 0;
+
+		if (!s || !s->count)
+			continue;
+		for (k = 0; k <= TOP_STEP_NB; k++) {
+			cum += s->hist[k];
+			gb_buf_printf(b, "%s_bucket{", name);
+			proc_labels(b, p);
+			if (k == TOP_STEP_NB)
+				gb_buf_puts(b, ",le=\"+Inf\"}");
+			else
+				gb_buf_printf(b, ",le=\"%g\"}", top_step_bounds[k]);
+			gb_buf_printf(b, " %llu\n", (unsigned long long)cum);
+		}
+		gb_buf_printf(b, "%s_sum{", name);
+		proc_labels(b, p);
+		gb_buf_printf(b, "} %.9f\n%s_count{", s->sum_ns / 1e9, name);
+		proc_labels(b, p);
+		gb_buf_printf(b, "} %llu\n", (unsigned long long)s->count);
+	}
+}
+
 static const struct {
 	const char *name, *help;
 	size_t off;
@@ -147,6 +180,7 @@ static void render_procs(struct gb_buf *b, struct top_model *m)
 		histogram(b, "gpubpf_api_latency_seconds", l.p, m->procs[i]->tot.hist,
 			  m->procs[i]->tot.lat_sum_ns);
 	}
+	step_histograms(b, m);
 	gb_buf_free(&l);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "core/json.h"
+#include "core/util.h"
 #include "core/event.h"
 #include "top_render.h"
 
@@ -26,15 +27,7 @@ const char *top_fmt_ns(char *buf, size_t n, uint64_t ns)
 
 const char *top_fmt_bytes(char *buf, size_t n, double bytes)
 {
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	unsigned u = 0;
-
-	while (bytes >= 1024 && u < 4) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, n, u ? "%.1f%s" : "%.0f%s", bytes, unit[u]);
-	return buf;
+	return gb_fmt_bytes(buf, n, bytes, "");
 }
 
 static void fmt_totals(struct gb_buf *b, const struct top_model *m)
@@ -47,7 +40,7 @@ static void fmt_totals(struct gb_buf *b, const struct top_model *m)
 		      top_fmt_bytes(mem, sizeof(mem), (double)t->mem_live), (unsigned long long)t->drops);
 }
 
-#define PROC_HDR "    PID COMM             LAUNCH/s BUSIEST KERNEL         COPY MB/s COLL MB/s  SYNC%    DEV MEM   API P50   API P99"
+#define PROC_HDR "    PID COMM             LAUNCH/s BUSIEST KERNEL         COPY MB/s COLL MB/s  SYNC%    DEV MEM   API P50   API P99  STEP NOW/MEDIAN"
 #define KERN_HDR "    PID KERNEL                           LAUNCH/s    GRIDxBLOCK  LNCH P50  LNCH P99"
 
 /* a kernel name in a column of cols characters: cut in the middle, padded */
@@ -63,15 +56,27 @@ static const char *kern_cell(char *cell, size_t len, const char *name, unsigned 
 	return cell;
 }
 
+/* "25.1ms/25.0ms": the last whole step and the median of those kept; "-" none */
+static const char *step_cell(char *buf, size_t n, const struct top_proc *p)
+{
+	char a[16], m[16];
+
+	if (!p->steps || !p->steps->found)
+		return snprintf(buf, n, "-"), buf;
+	snprintf(buf, n, "%s/%s", top_fmt_ns(a, sizeof(a), p->steps->last_ns), top_fmt_ns(m, sizeof(m), p->steps->median_ns));
+	return buf;
+}
+
 static void fmt_proc(struct gb_buf *b, const struct top_proc *p)
 {
-	char mem[32], p50[16], p99[16], kc[4 * 22 + 4];
+	char mem[32], p50[16], p99[16], kc[4 * 22 + 4], st[40];
 
-	gb_buf_printf(b, "%7u %-16.16s %9.1f %s %9.2f %9.2f %5.1f%% %10s %9s %9s", p->pid,
+	gb_buf_printf(b, "%7u %-16.16s %9.1f %s %9.2f %9.2f %5.1f%% %10s %9s %9s  %15s", p->pid,
 		      p->comm[0] ? p->comm : "?", p->launches_s,
 		      kern_cell(kc, sizeof(kc), p->busiest ? p->busiest : "-", 22),
 		      p->copy_Bps / 1e6, p->coll_Bps / 1e6, p->sync_share * 100, top_fmt_bytes(mem, sizeof(mem), (double)p->mem_live),
-		      top_fmt_ns(p50, sizeof(p50), p->p50_ns), top_fmt_ns(p99, sizeof(p99), p->p99_ns));
+		      top_fmt_ns(p50, sizeof(p50), p->p50_ns), top_fmt_ns(p99, sizeof(p99), p->p99_ns),
+		      step_cell(st, sizeof(st), p));
 }
 
 /* under a process with a call running for long: what it is and how long */
@@ -160,6 +165,19 @@ static void json_proc(struct gb_json *j, const struct top_proc *p)
 	gb_json_uint_field(j, "collective_bytes", p->tot.coll_bytes);
 	gb_json_uint_field(j, "calls", p->tot.calls);
 	gb_json_uint_field(j, "errors", p->tot.errors);
+	/* its steps, from its syncs and collectives (top_steps.h) */
+	gb_json_name(j, "steps");
+	gb_json_start_object(j);
+	gb_json_bool_field(j, "found", p->steps && p->steps->found);
+	if (p->steps && p->steps->found) {
+		gb_json_uint_field(j, "last_ns", p->steps->last_ns);
+		gb_json_uint_field(j, "median_ns", p->steps->median_ns);
+		gb_json_uint_field(j, "recent", p->steps->steps);
+		gb_json_uint_field(j, "seen", p->steps->count);
+	} else {
+		gb_json_string_field(j, "why", p->steps ? p->steps->why : "no synchronisation or collective seen yet");
+	}
+	gb_json_end_object(j);
 	if (p->oldest_ns >= TOP_INFLIGHT_SHOW_NS) {
 		gb_json_name(j, "oldest_inflight");
 		gb_json_start_object(j);

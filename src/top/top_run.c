@@ -113,6 +113,12 @@ static int ring_cb(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(*r) && r->kind == GB_REC_EXIT && t->nexited < MAX_EXITED)
 		t->exited[t->nexited++] = r->pid;
+	/* a sync or collective returned: a beat of its process's steps, nothing to name */
+	if (size >= sizeof(*r) && r->kind == GB_REC_CALL && gb_type_info(r->type) &&
+	    (gb_type_info(r->type)->cat == GB_CAT_SYNC || gb_type_info(r->type)->cat == GB_CAT_COLL)) {
+		top_model_beat(&t->m, r->pid, r->type, r->ts_ns, r->dur_ns);
+		return 0;
+	}
 	return collector_handle(t->col, data, size);
 }
 
@@ -359,8 +365,8 @@ static int run_loop(struct top_ctx *t)
 		n += top_prom_fds(t->prom, fds + n, (int)(sizeof(fds) / sizeof(fds[0])) - n);
 		now = gb_now_mono_ns();
 		timeout = next > now ? (int)((next - now + 999999) / 1000000) : 0;
-		if (t->disc && timeout > 20)
-			timeout = 20;	/* new processes' libraries: attached within tens of ms */
+		if (timeout > 20)
+			timeout = 20;	/* new processes' libraries attached, beats taken, within tens of ms */
 		if (poll(fds, n, timeout) < 0 && errno != EINTR)
 			return -1;
 		if (exiting)
@@ -370,8 +376,7 @@ static int run_loop(struct top_ctx *t)
 		redraw = false;
 		if (t->screen && fds[0].revents && !top_screen_input(&t->v, &redraw))
 			break;
-		if (fds[t->screen].revents)
-			ring_buffer__consume(t->rb);
+		ring_buffer__consume(t->rb);	/* beats come without a wakeup */
 		top_prom_serve(t->prom, fds + 1 + t->screen, n - 1 - t->screen, &t->m, now);
 		if (redraw)
 			top_screen_draw(&t->m, &t->v);

@@ -32,7 +32,7 @@
  * a request that was not a GET of its path. Last, the --open server's
  * announcement takes the input as $SSH_CONNECTION and user name.
  */
-// FUZZ_SRCS: src/core/http.c src/top/top_prom.c src/top/top_model.c src/exporters/ui_serve.c src/core/util.c src/core/hmap.c src/core/event.c
+// FUZZ_SRCS: src/core/http.c src/top/top_prom.c src/top/top_model.c src/top/top_steps.c src/steps/steps.c src/steps/steps_out.c src/exporters/ui_serve.c src/core/util.c src/core/hmap.c src/core/event.c src/core/json.c src/core/libop.c
 // FUZZ_LIBS: -lstdc++ -lm
 #include <errno.h>
 #include <fcntl.h>

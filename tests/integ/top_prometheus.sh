@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gpubpf top --prometheus scraped by a real Prometheus server (1 s scrape
-# interval): rate() over its HTTP API matches the workload's 2000 launches/s.
+# interval): rate() over its HTTP API matches the workload's 2000 launches/s,
+# and a training loop's steps reach it as the gpubpf_step_seconds histogram.
 source "$(dirname "$0")/../lib.sh"
 need_bpf "top prometheus"
 LIB=$WL/libcuda.so.1
@@ -25,7 +26,14 @@ PROM_PORT=$(free_port)
 "$WL/cuda_work" -l "$LIB" -r $RATE -n 100000 -k ratetest -w "$T/ready" >"$T/work.log" 2>&1 &
 WPID=$!
 _bg_pids+=($WPID)
-bg "$GPUBPF" top -b --quiet --prometheus ":$EXP_PORT" --prom-kernels 2 -p $WPID --lib "$LIB" --ready-file "$T/ready" 2>"$T/top.err"
+SPID=
+if [ -x "$WL/steps_work" ]; then	# ~21 ms steps for a minute (stopped at the end)
+	"$WL/steps_work" -l "$LIB" -n 3000 -w 0 train >"$T/steps.out" 2>&1 &
+	SPID=$!
+	_bg_pids+=($SPID)
+fi
+bg "$GPUBPF" top -b --quiet --prometheus ":$EXP_PORT" --prom-kernels 2 -p $WPID ${SPID:+-p $SPID} --lib "$LIB" \
+	--ready-file "$T/ready" 2>"$T/top.err"
 TOPPID=${_bg_pids[-1]}
 if ! wait_for "$T/ready" 60; then fail "top --prometheus started ($(cat "$T/top.err"))"; exit 0; fi
 
@@ -105,4 +113,26 @@ if [ -n "$val" ] && python3 -c 'import sys; sys.exit(0 if abs(float(sys.argv[1])
 	pass "PromQL $query = $val (expected $RATE +-10%)"
 else
 	fail "PromQL rate() of the workload (expected $RATE +-10%, got '$val')"; tail -5 "$T/prom.log"
+fi
+# the step histogram, through PromQL
+if [ -z "$SPID" ]; then
+	skip "PromQL gpubpf_step_seconds" "build/workloads/steps_work missing: run make workloads"
+	exit 0
+fi
+query="histogram_quantile(0.5, sum by (le) (gpubpf_step_seconds_bucket{pid=\"$SPID\"}))"
+val=$(python3 - "http://127.0.0.1:$PROM_PORT/api/v1/query" "$query" <<'PY'
+import json, sys, urllib.parse, urllib.request
+u = sys.argv[1] + "?" + urllib.parse.urlencode({"query": sys.argv[2]})
+try:
+    r = json.load(urllib.request.urlopen(u, timeout=5))["data"]["result"]
+    print(r[0]["value"][1] if r else "")
+except Exception:
+    print("")
+PY
+)
+# the loop's steps take 20-30 ms: the median falls in the (0.01, 0.025] or (0.025, 0.05] bucket
+if [ -n "$val" ] && python3 -c 'import sys; sys.exit(0 if 0.01 < float(sys.argv[1]) <= 0.05 else 1)' "$val"; then
+	pass "PromQL median of gpubpf_step_seconds for the training loop = $val s (its steps take 20-30 ms)"
+else
+	fail "PromQL $query (expected 0.01-0.05 s, got '$val')"
 fi

@@ -6,10 +6,12 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "core/event.h"
 #include "top/top_model.h"
 #include "top/top_prom.h"
 #include "top/top_render.h"
@@ -487,6 +489,62 @@ static void test_prom_server_limits(void **state)
 	top_model_free(&m);
 }
 
+/*
+ * Step times from beats: 30 steps of 25 ms, each an AllReduce after 20 ms
+ * of host work and a sync right after it; found, the last and the median
+ * step 25 ms, each step once in the Prometheus histogram (also after a
+ * second read with nothing new). Random syncs give no steps, and say why.
+ */
+static void test_steps_from_beats(void **state)
+{
+	struct top_model m;
+	struct top_proc_val v = { .calls = 1 };
+	struct gb_buf b = { 0 };
+	uint64_t t = 1000000000ull;
+	const struct top_proc *p;
+	int i;
+
+	(void)state;
+	top_model_init(&m, NULL, NULL);
+	for (i = 0; i < 30; i++) {
+		top_model_beat(&m, 7, GB_T_ncclAllReduce, t + 20000000, 1000000);
+		top_model_beat(&m, 7, GB_T_cuStreamSynchronize, t + 21500000, 500000);
+		t += 25000000;
+	}
+	srand(3);
+	for (i = 0; i < 200; i++)	/* pid 8: syncs at random times */
+		top_model_beat(&m, 8, GB_T_cuStreamSynchronize + (rand() % 2) * (GB_T_cuCtxSynchronize - GB_T_cuStreamSynchronize),
+			       1000000000ull + (uint64_t)(rand() % 1000) * 1000000, 1000);
+	top_model_begin(&m);
+	top_model_put_proc(&m, 7, &v);
+	top_model_put_proc(&m, 8, &v);
+	top_model_end(&m, 2000000000ull);
+	p = top_model_proc(&m, 7);
+	assert_non_null(p->steps);
+	assert_true(p->steps->found);
+	assert_int_equal(p->steps->last_ns, 25000000);
+	assert_int_equal(p->steps->median_ns, 25000000);
+	assert_true(p->steps->count >= 27 && p->steps->count <= 29);	/* the last has no end */
+	assert_false(top_model_proc(&m, 8)->steps->found);
+	assert_non_null(top_model_proc(&m, 8)->steps->why);
+	top_model_begin(&m);
+	top_model_put_proc(&m, 7, &v);
+	top_model_end(&m, 3000000000ull);
+	top_prom_render(&b, &m, 10);
+	assert_non_null(strstr(b.p, "# TYPE gpubpf_step_seconds histogram"));
+	assert_non_null(strstr(b.p, "gpubpf_step_seconds_bucket{pid=\"7\",comm=\"\",le=\"0.025\"}"));
+	{
+		char want[96];
+
+		snprintf(want, sizeof(want), "gpubpf_step_seconds_count{pid=\"7\",comm=\"\"} %llu",
+			 (unsigned long long)p->steps->count);
+		assert_non_null(strstr(b.p, want));
+	}
+	assert_null(strstr(b.p, "gpubpf_step_seconds_count{pid=\"8\""));
+	gb_buf_free(&b);
+	top_model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -504,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_prom_server_crash),
 		cmocka_unit_test(test_prom_server_split),
 		cmocka_unit_test(test_prom_server_limits),
+		cmocka_unit_test(test_steps_from_beats),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
