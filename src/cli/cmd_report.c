@@ -26,7 +26,7 @@ static const char usage_text[] =
 "inference steps, found without annotations, and the slow ones with their\n"
 "causes (gpubpf steps lists every step).\n"
 "\n"
-"  -j, --json          one JSON object: findings, steps, api, kernels, copies, processes, devices\n"
+"  -j, --json          one JSON object: findings, steps and every table\n"
 "      --csv           the tables as CSV, one section per table (\"# name\" first;\n"
 "                      not with --json)\n"
 "      --baseline OLD  compare with an older trace: the tables as changes (+-),\n"
@@ -39,6 +39,10 @@ static const char usage_text[] =
 "      --idle-ms MS    gpu-idle: gaps between kernels longer than MS (default 1)\n"
 "      --jit-ms MS     jit-stall: JIT calls longer than MS (default 100)\n"
 "      --symfs DIR     look for the traced binaries under DIR first (call sites)\n"
+"      --wide          text lines as long as they need (default: the terminal's\n"
+"                      width, $COLUMNS, 80 when piped)\n"
+"      --html FILE     the report as one self-contained page (charts and tables,\n"
+"                      no network) written to FILE\n"
 "  -h, --help          this text\n"
 "\n"
 "Rules:\n"
@@ -49,9 +53,10 @@ static const char usage_text[] =
 "EXAMPLES:\n"
 "  gpubpf report trace.sbt\n"
 "  gpubpf report --json trace.sbt | jq '.findings[] | .rule'\n"
-"  gpubpf report --baseline yesterday.sbt today.sbt\n";
+"  gpubpf report --baseline yesterday.sbt today.sbt\n"
+"  gpubpf report --html report.html trace.sbt\n";
 
-enum { OPT_CSV = 256, OPT_BASE, OPT_IDLE, OPT_SYMFS, OPT_JIT };
+enum { OPT_CSV = 256, OPT_BASE, OPT_IDLE, OPT_SYMFS, OPT_JIT, OPT_WIDE, OPT_HTML };
 
 static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
@@ -61,6 +66,8 @@ static const struct option long_opts[] = {
 	{ "idle-ms", required_argument, NULL, OPT_IDLE },
 	{ "jit-ms", required_argument, NULL, OPT_JIT },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
+	{ "wide", no_argument, NULL, OPT_WIDE },
+	{ "html", required_argument, NULL, OPT_HTML },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -70,11 +77,11 @@ static void usage(void)
 	struct gb_buf b = { 0 };
 	unsigned i;
 
-	for (i = 0; i < report_nrules; i++) {
-		const char *w = report_rules[i].what;
+	for (i = 0; i < report_nrules(); i++) {
+		const char *w = report_rule_what(i);
 		int col = 0;
 
-		gb_buf_printf(&b, "  %-20s", report_rules[i].id);
+		gb_buf_printf(&b, "  %-20s", report_rule_id(i));
 		while (*w) {	/* wrapped at 80 columns, under the description */
 			size_t n = strcspn(w, " ");
 
@@ -150,7 +157,8 @@ int cmd_report(int argc, char **argv)
 	const char *base_path = NULL;
 	struct report *r = NULL, *base = NULL;
 	struct gb_buf b = { 0 };
-	bool refused = false;
+	bool refused = false, wide = false;
+	const char *html = NULL;
 	int c, ret = 1, qrc = 0, bqrc = 0;
 
 	optind = 1;
@@ -198,6 +206,12 @@ int cmd_report(int argc, char **argv)
 		case OPT_SYMFS:
 			ro.symfs = optarg;
 			break;
+		case OPT_WIDE:
+			wide = true;
+			break;
+		case OPT_HTML:
+			html = optarg;
+			break;
 		case 'h':
 			usage();
 			return 0;
@@ -210,12 +224,21 @@ int cmd_report(int argc, char **argv)
 		gb_err("give one trace file: gpubpf report TRACE.sbt (an older one with --baseline OLD.sbt)");
 		return 2;
 	}
+	if (html && (fmt != REPORT_TEXT || base_path)) {
+		gb_err("--html writes one trace's report as a page: not with --json, --csv or --baseline");
+		return 2;
+	}
+	if (html && (!*html || gb_same_file(html, argv[optind]) == 1)) {
+		gb_err("--html %s: name a new file for the page, not the trace", html);
+		return 2;
+	}
 	if (fmt == REPORT_CSV && base_path) {
 		gb_err("--csv prints one trace's tables: compare with --baseline in text or --json");
 		return 2;
 	}
 	if (view_filter_done(&f))
 		return 2;
+	ro.width = wide ? 0 : gb_term_width();
 	/* the window is checked against the trace reported on, not the baseline */
 	if (base_path && !(base = build(base_path, &ro, &f, NULL, &bqrc, "baseline")))
 		return 1;
@@ -224,9 +247,21 @@ int cmd_report(int argc, char **argv)
 		ret = refused ? 2 : 1;
 		goto out;
 	}
-	report_print(&b, r, base, fmt);
-	/* checked by main at exit (gb_stdout_close), with every other stdout write */
-	gb_stdout_write(b.p, b.len);
+	if (html) {
+		char err[512];
+
+		report_html(&b, r);
+		if (gb_out_write_file(html, b.p, b.len, err, sizeof(err))) {
+			gb_err("%s", err);
+			ret = 1;
+			goto out;
+		}
+		fprintf(stderr, "gpubpf: report written to %s (open it in a browser)\n", html);
+	} else {
+		report_print(&b, r, base, fmt);
+		/* checked by main at exit (gb_stdout_close), with every other stdout write */
+		gb_stdout_write(b.p, b.len);
+	}
 	ret = qrc ? qrc : bqrc;	/* SBT_EXIT_DAMAGED when a trace had damaged blocks */
 out:
 	gb_buf_free(&b);

@@ -120,6 +120,38 @@ fail:
 	return e;
 }
 
+int gb_write_all(int fd, const void *p, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t k = write(fd, (const char *)p + done, n - done);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+int gb_out_write_file(const char *path, const void *p, size_t n, char *err, size_t errlen)
+{
+	struct gb_out o;
+	int rc = gb_out_open(&o, path, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = gb_write_all(o.fd, p, n);
+	if (rc) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
+		gb_out_abort(&o);
+		return rc;
+	}
+	return gb_out_commit(&o, err, errlen);
+}
+
 int gb_out_commit(struct gb_out *o, char *err, size_t errlen)
 {
 	int e = 0;

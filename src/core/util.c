@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include "util.h"
 #include "varint.h"
@@ -402,6 +403,122 @@ static unsigned columns(const char *s, size_t bytes)
 		if (((unsigned char)s[i] & 0xc0) != 0x80)
 			c++;
 	return c;
+}
+
+const char *gb_fmt_ns(char *buf, size_t n, uint64_t ns, const char *sep)
+{
+	if (ns < 1000)
+		snprintf(buf, n, "%llu%sns", (unsigned long long)ns, sep);
+	else if (ns < 1000000)
+		snprintf(buf, n, "%.1f%s\u00b5s", ns / 1e3, sep);
+	else if (ns < 1000000000)
+		snprintf(buf, n, "%.2f%sms", ns / 1e6, sep);
+	else
+		snprintf(buf, n, "%.2f%ss", ns / 1e9, sep);
+	return buf;
+}
+
+const char *gb_fmt_bytes(char *buf, size_t n, double bytes, const char *sep)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned u = 0;
+
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, n, u ? "%.1f%s%s" : "%.0f%s%s", bytes, sep, unit[u]);
+	return buf;
+}
+
+const char *gb_plural(char *buf, size_t n, uint64_t count, const char *one, const char *many)
+{
+	snprintf(buf, n, "%llu %s", (unsigned long long)count, count == 1 ? one : many);
+	return buf;
+}
+
+void gb_buf_fold(struct gb_buf *b, const char *text, size_t n, unsigned width)
+{
+	const char *p = text, *end = text + n;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char *line = strndup(p, len);
+		unsigned ind = 0;
+
+		if (line) {
+			while (line[ind] == ' ')
+				ind++;
+			gb_buf_printf(b, "%*s", (int)ind, "");
+			if (width && gb_columns(line) > width)
+				gb_buf_wrap(b, line + ind, ind, ind + 2, width);
+			else
+				gb_buf_puts(b, line + ind);
+			free(line);
+		}
+		if (nl)
+			gb_buf_putc(b, '\n');
+		p += len + (nl != NULL);
+	}
+}
+
+unsigned gb_term_width(void)
+{
+	const char *e = getenv("COLUMNS");
+	struct winsize ws;
+	char *end;
+	long v;
+
+	if (e && *e) {
+		v = strtol(e, &end, 10);
+		if (!*end && v >= 20 && v <= 10000)
+			return (unsigned)v;
+	}
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 20)
+		return ws.ws_col;
+	return 80;
+}
+
+unsigned gb_columns(const char *s)
+{
+	unsigned c = 0;
+
+	for (; *s; s++)
+		c += ((unsigned char)*s & 0xc0) != 0x80;
+	return c;
+}
+
+void gb_buf_wrap(struct gb_buf *b, const char *text, unsigned col, unsigned indent, unsigned width)
+{
+	const char *p = text;
+	bool first = true;
+
+	while (*p) {
+		const char *e = p;
+		unsigned wc = 0;
+		char word[1024];
+		size_t wl;
+
+		while (*e && *e != ' ')
+			wc += ((unsigned char)*e++ & 0xc0) != 0x80;
+		wl = (size_t)(e - p) < sizeof(word) - 1 ? (size_t)(e - p) : sizeof(word) - 1;
+		memcpy(word, p, wl);
+		word[wl] = 0;
+		if (!first && width && col + 1 + wc > width) {
+			gb_buf_printf(b, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (!first) {
+			gb_buf_putc(b, ' ');
+			col++;
+		}
+		gb_buf_puts(b, word);
+		col += wc;
+		first = false;
+		p = e;
+		while (*p == ' ')
+			p++;
+	}
 }
 
 unsigned gb_shorten_middle(char *out, size_t len, const char *s, unsigned max)

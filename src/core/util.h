@@ -97,6 +97,26 @@ void gb_names_free(struct gb_names *t);
  * takes, for padding (printf's widths count bytes).
  */
 unsigned gb_shorten_middle(char *out, size_t len, const char *s, unsigned max);
+/* human units for text: "812 ns", "12.3 \u00b5s", "4.52 ms", "1.23 s"; "1.8 MiB"; sep between number and unit */
+const char *gb_fmt_ns(char *buf, size_t n, uint64_t ns, const char *sep);
+const char *gb_fmt_bytes(char *buf, size_t n, double bytes, const char *sep);
+/* "1 call" / "12 calls": n, then the word as one or the other */
+const char *gb_plural(char *buf, size_t n, uint64_t count, const char *one, const char *many);
+/*
+ * text appended to b folded at spaces into lines of at most width columns
+ * (0: no limit), every line after the first indented by indent spaces; the
+ * first starts at column col. A word longer than a line stays whole.
+ */
+void gb_buf_wrap(struct gb_buf *b, const char *text, unsigned col, unsigned indent, unsigned width);
+/*
+ * text of n bytes appended to b with every line longer than width columns
+ * folded at spaces (gb_buf_wrap), its continuations indented 2 more than it
+ */
+void gb_buf_fold(struct gb_buf *b, const char *text, size_t n, unsigned width);
+/* the width text output folds to: $COLUMNS, else the terminal's, else 80 (piped) */
+unsigned gb_term_width(void);
+/* the columns a UTF-8 string takes (one per character) */
+unsigned gb_columns(const char *s);
 
 /*
  * Open an output file the safe way: no symlink followed, created 0600,
@@ -122,6 +142,10 @@ struct gb_out {
 int gb_out_open(struct gb_out *o, const char *path, char *err, size_t errlen);
 int gb_out_commit(struct gb_out *o, char *err, size_t errlen);
 void gb_out_abort(struct gb_out *o);
+/* every byte to fd (EINTR retried): 0 or -errno */
+int gb_write_all(int fd, const void *p, size_t n);
+/* n bytes as the whole of path, the gb_out way: 0 or -errno, err one line */
+int gb_out_write_file(const char *path, const void *p, size_t n, char *err, size_t errlen);
 /* 1 when a and b are one regular file (device and inode, links followed; "-": stdout) */
 int gb_same_file(const char *a, const char *b);
 /*

@@ -67,21 +67,10 @@ static const char empty_str[] = "";
 
 static void exp_write(struct ts_exp *x, bool force)
 {
-	size_t done = 0;
-
 	if (x->err || (!force && x->out.len < (1u << 20)))
 		return;
-	while (done < x->out.len) {
-		ssize_t k = write(x->fd, x->out.p + done, x->out.len - done);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			x->err = k < 0 ? -errno : -EIO;
-			return;
-		}
-		done += k;
-	}
+	if ((x->err = gb_write_all(x->fd, x->out.p, x->out.len)))
+		return;
 	x->off += x->out.len;
 	x->out.len = 0;
 }

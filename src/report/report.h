@@ -20,6 +20,7 @@ struct report_opts {
 	uint64_t idle_ns;	/* gpu-idle: gaps longer than this (default 1 ms) */
 	uint64_t jit_ns;	/* jit-stall: JIT calls longer than this (default 100 ms) */
 	const char *symfs;	/* where the traced binaries are (symbolize.h) */
+	unsigned width;		/* text: lines fold to this many columns (0: never) */
 };
 
 struct report *report_new(const struct report_opts *o);
@@ -30,15 +31,15 @@ void report_add(struct report *r, const struct gb_event *ev);
 void report_finish(struct report *r, struct sbt_reader *rd);
 
 enum report_fmt { REPORT_TEXT, REPORT_JSON, REPORT_CSV };
-/* The report; with base (a finished report of an older trace), the tables as deltas */
+/* The report; with base (a finished report of an older trace), the tables as deltas (not HTML) */
 void report_print(struct gb_buf *b, struct report *r, const struct report *base, enum report_fmt f);
+/* The report as one self-contained HTML page (report_html.c) */
+void report_html(struct gb_buf *b, const struct report *r);
 /* findings made (after finish) */
 unsigned report_nfindings(const struct report *r);
 
-/* The rules, for --help and the README */
-extern const struct report_rule {
-	const char *id;
-	const char *what;
-} report_rules[];
-extern const unsigned report_nrules;
+/* The rules (report_rules.c), for --help and the README */
+unsigned report_nrules(void);
+const char *report_rule_id(unsigned i);
+const char *report_rule_what(unsigned i);
 #endif

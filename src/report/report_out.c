@@ -20,35 +20,12 @@ static const char *kind_name(unsigned k)
 }
 
 /* a function's host total: measured, or estimated from its timed calls (gb_timed_estimate) */
-static uint64_t rep_total(const struct rep_stat *st)
+uint64_t rep_api_total(const struct rep_stat *st)
 {
 	return gb_timed_estimate(st->n, st->timed, st->sum_ns);
 }
 
-/*
- * A total or a mean in a text column of width w: as measured when every
- * call was timed, "~" and the estimate when some were (mean x calls), "-"
- * when none was: never a partial sum printed as a total, never 0 for
- * "not measured".
- */
-static void put_ms(struct gb_buf *b, int w, uint64_t calls, uint64_t timed, uint64_t sum_ns)
-{
-	char v[32];
 
-	if (!timed && calls)
-		snprintf(v, sizeof(v), "\u2013");
-	else
-		snprintf(v, sizeof(v), "%s%.3f", timed < calls ? "~" : "", gb_timed_estimate(calls, timed, sum_ns) / 1e6);
-	gb_buf_printf(b, " %*s", w + (!timed && calls ? 2 : 0), v);	/* the dash is 3 bytes, 1 column */
-}
-
-static void put_us(struct gb_buf *b, int w, uint64_t timed, double ns)
-{
-	if (timed)
-		gb_buf_printf(b, " %*.2f", w, ns / 1e3);
-	else
-		gb_buf_printf(b, " %*s", w + 2, "\u2013");
-}
 
 /* the JSON form: calls, timed, the measured sum and the estimate (null when nothing was timed) */
 static void jtimed(struct gb_json *j, uint64_t calls, uint64_t timed, uint64_t sum_ns)
@@ -67,14 +44,14 @@ static int cmp_api(const void *a, const void *b, void *ctx)
 	const struct report *r = ctx;
 	const struct rep_stat *x = &r->api[*(const unsigned *)a], *y = &r->api[*(const unsigned *)b];
 
-	uint64_t ex = rep_total(x), ey = rep_total(y);
+	uint64_t ex = rep_api_total(x), ey = rep_api_total(y);
 
 	if (ex != ey)
 		return ex < ey ? 1 : -1;
 	return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
 }
 
-static unsigned api_rows(const struct report *r, unsigned *rows)
+unsigned rep_api_rows(const struct report *r, unsigned *rows)
 {
 	unsigned t, n = 0;
 
@@ -85,7 +62,7 @@ static unsigned api_rows(const struct report *r, unsigned *rows)
 	return n;
 }
 
-static uint64_t kern_host(const struct rep_kern *k)
+uint64_t rep_kern_host(const struct rep_kern *k)
 {
 	return gb_timed_estimate(k->launches, k->host_timed, k->host_ns);
 }
@@ -93,7 +70,7 @@ static uint64_t kern_host(const struct rep_kern *k)
 static int cmp_kern(const void *a, const void *b)
 {
 	const struct rep_kern *x = *(struct rep_kern *const *)a, *y = *(struct rep_kern *const *)b;
-	uint64_t dx = x->device_ns ? x->device_ns : kern_host(x), dy = y->device_ns ? y->device_ns : kern_host(y);
+	uint64_t dx = x->device_ns ? x->device_ns : rep_kern_host(x), dy = y->device_ns ? y->device_ns : rep_kern_host(y);
 
 	if (x->launches != y->launches && !x->device_ns && !y->device_ns)
 		return x->launches < y->launches ? 1 : -1;
@@ -102,14 +79,16 @@ static int cmp_kern(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* KERNELS' first column: the shown name, cut in the middle to 40 columns */
-#define KERN_COLS 40
-static void kern_cell(struct gb_buf *b, const char *name)
-{
-	char cell[4 * KERN_COLS + 4];
-	unsigned w = gb_shorten_middle(cell, sizeof(cell), name, KERN_COLS);
 
-	gb_buf_printf(b, "  %s%*s", cell, (int)(KERN_COLS - w), "");
+struct rep_kern **rep_kerns_sorted(const struct report *r)
+{
+	struct rep_kern **ks = calloc(r->nk + 1, sizeof(*ks));
+
+	if (ks && r->nk) {
+		memcpy(ks, r->klist, r->nk * sizeof(*ks));
+		qsort(ks, r->nk, sizeof(*ks), cmp_kern);
+	}
+	return ks;
 }
 
 static const struct rep_kern *find_kern(const struct report *r, const char *name)
@@ -189,43 +168,299 @@ static uint64_t qtl(const struct rep_stat *st, double q)
 	return v > st->max_ns ? st->max_ns : v;
 }
 
-/* one sentence per finding */
-static void summary(char *b, size_t n, const struct rep_finding *f)
+/* one sentence per finding: text (human units) or JSON (exact numbers), the rule's own */
+void rep_summary(char *b, size_t n, const struct rep_finding *f, bool human)
 {
-	if (!strcmp(f->rule, "sync-after-launch"))
-		snprintf(b, n, "%" PRIu64 " of %" PRIu64 " launches are followed by a synchronisation before the next launch",
-			 f->count, f->of);
-	else if (!strcmp(f->rule, "alloc-in-loop"))
-		snprintf(b, n, "one call site allocated and freed device memory %" PRIu64 " times", f->count);
-	else if (!strcmp(f->rule, "sync-memcpy"))
-		snprintf(b, n, "%" PRIu64 " synchronous host<->device copies, %" PRIu64 " bytes (%" PRIu64 " from pageable memory)",
-			 f->count, f->bytes, f->extra);
-	else if (!strcmp(f->rule, "device-memory-leak"))
-		snprintf(b, n, "%" PRIu64 " allocations, %" PRIu64 " bytes, still allocated when the process exited",
-			 f->count, f->bytes);
-	else if (!strcmp(f->rule, "api-errors"))
-		snprintf(b, n, "%s returned %" PRId64 " %" PRIu64 " times", f->func, f->code, f->count);
-	else if (!strcmp(f->rule, "stuck-call"))
-		snprintf(b, n, "%s in tid %u had not returned after %.3f s", f->func, f->tid, f->ns / 1e9);
-	else if (!strcmp(f->rule, "launch-bound"))
-		snprintf(b, n, "%" PRIu64 " of %" PRIu64 " kernels ran shorter than their launch call", f->count, f->of);
-	else if (!strcmp(f->rule, "straggler"))
-		snprintf(b, n, "rank %u of %u (communicator %016" PRIx64 ") came last on %" PRIu64 " of %" PRIu64 " collectives, %.3f ms late on average",
-			 f->rank, f->nranks, f->comm_id, f->count, f->of, f->ns / 1e6);
-	else if (!strcmp(f->rule, "jit-stall"))
-		snprintf(b, n, "%" PRIu64 " JIT calls over the threshold took %.3f ms in all; the longest, %s%s%s, %.3f ms",
-			 f->count, f->ns / 1e6, f->func ? f->func : "?", f->name ? " " : "", f->name ? f->name : "",
-			 f->extra / 1e6);
-	else if (!strcmp(f->rule, "gpu-idle"))
-		snprintf(b, n, "the GPU was idle %" PRIu64 " times for %.3f ms in all", f->count, f->ns / 1e6);
+	const struct rep_rule *rule = rep_rule_of(f);
+
+	if (rule && rule->say)
+		rule->say(b, n, f, human);
 	else
 		snprintf(b, n, "%" PRIu64, f->count);
+}
+
+/* "4.52 ms (6.4% of its 0.70 s)": what a finding cost, as time and as a share of its process's */
+static void cost_text(char *b, size_t n, const struct rep_finding *f)
+{
+	char t[32], w[32];
+
+	if (!f->cost_ns) {
+		snprintf(b, n, "%s", !strcmp(f->rule, "device-memory-leak") ? "memory, not time" : "no time measured");
+		return;
+	}
+	gb_fmt_ns(t, sizeof(t), f->cost_ns, " ");
+	if (f->wall_ns) {
+		double pct = 100.0 * (double)f->cost_ns / (double)f->wall_ns;
+		char p[16];
+
+		if (pct < 0.1)
+			snprintf(p, sizeof(p), "<0.1%%");
+		else
+			snprintf(p, sizeof(p), "%.1f%%", pct);
+		snprintf(b, n, "%s%s%s (%s of its %s traced)", f->cost_estimated ? "~" : "", t,
+			 !strcmp(f->rule, "gpu-idle") ? " of GPU time" : "", p,
+			 gb_fmt_ns(w, sizeof(w), f->wall_ns, " "));
+	}
+	else
+		snprintf(b, n, "%s%s", f->cost_estimated ? "~" : "", t);
+}
+
+/* the findings, costliest first; lines folded to the width */
+static void findings_text(struct gb_buf *b, const struct report *r)
+{
+	uint64_t total = 0;
+	bool est = false, lossy = sbt_quality_lossy(&r->quality);
+	unsigned w = r->o.width;
+	char s[512], c[96], line[1024], t[32];
+	size_t i;
+
+	for (i = 0; i < r->nf; i++)
+		if (strcmp(r->findings[i].rule, "gpu-idle")) {
+			total += r->findings[i].cost_ns;
+			est |= r->findings[i].cost_estimated;
+		}
+	if (!r->nf) {
+		gb_buf_puts(b, "\nFINDINGS (0)\n  none: no rule matched\n");
+		return;
+	}
+	snprintf(line, sizeof(line), "FINDINGS (%zu), costliest first: %s%s of host time in all%s", r->nf,
+		 est ? "~" : "", gb_fmt_ns(t, sizeof(t), total, " "), lossy ? " (at least: the trace lost data)" : "");
+	gb_buf_putc(b, '\n');
+	gb_buf_wrap(b, line, 0, 2, w);
+	gb_buf_putc(b, '\n');
+	for (i = 0; i < r->nf; i++) {
+		const struct rep_finding *f = &r->findings[i];
+
+		rep_summary(s, sizeof(s), f, true);
+		cost_text(c, sizeof(c), f);
+		snprintf(line, sizeof(line), "%zu. [%s] %s, pid %u (%s): %s", i + 1, f->rule, c, f->pid,
+			 f->comm ? f->comm : "?", s);
+		gb_buf_puts(b, "  ");
+		gb_buf_wrap(b, line, 2, 6, w);
+		gb_buf_putc(b, '\n');
+		if (f->site) {
+			snprintf(line, sizeof(line), "at %s", f->site);
+			gb_buf_puts(b, "      ");
+			gb_buf_wrap(b, line, 6, 9, w);
+			gb_buf_putc(b, '\n');
+		}
+		gb_buf_puts(b, "      ");
+		gb_buf_wrap(b, f->advice, 6, 6, w);
+		gb_buf_putc(b, '\n');
+	}
 }
 
 /* kernels by library op and shape: the table's rows (free() them) */
 static struct gb_opstat **op_rows(const struct report *r)
 {
 	return ((struct report *)r)->ops.by_label.n ? gb_opstats_sorted(&((struct report *)r)->ops) : NULL;
+}
+
+
+/* a signed change in a cell: "+20", "-3" */
+static const char *cell_delta(char *c, size_t n, int64_t d)
+{
+	snprintf(c, n, "%+lld", (long long)d);
+	return c;
+}
+
+static const char *cell_delta_ns(char *c, size_t n, int64_t d)
+{
+	char t[32];
+
+	snprintf(c, n, "%s%s", d < 0 ? "-" : "+", gb_fmt_ns(t, sizeof(t), (uint64_t)(d < 0 ? -d : d), " "));
+	return c;
+}
+
+static void api_table(struct gb_buf *b, const struct report *r, const struct report *base, const unsigned *rows,
+		      unsigned n, bool *sampled)
+{
+	static const struct rep_col ac[] = {
+		{ "FUNCTION", 30, 0, true, 18 }, { "CALLS", 9, 0, false, 0 }, { "TIMED", 8, 2, false, 0 },
+		{ "ERRORS", 6, 3, false, 0 }, { "TOTAL", 10, 0, false, 0 }, { "MEAN", 9, 3, false, 0 },
+		{ "MEDIAN", 9, 6, false, 0 }, { "P99", 9, 4, false, 0 }, { "MAX", 9, 5, false, 0 },
+		{ "CALLS +-", 9, 1, false, 0 }, { "TOTAL +-", 11, 1, false, 0 },
+	};
+	struct rep_table t = { ac, base ? 11 : 9, { 0 }, 0 };
+	char c[11][40];
+	unsigned i, k;
+
+	rep_table_fit(&t, r->o.width);
+	gb_buf_puts(b, "\nAPI CALLS (host time)\n");
+	rep_table_head(b, &t);
+	for (i = 0; i < n; i++) {
+		const struct rep_stat *st = &r->api[rows[i]];
+		const char *cells[11] = { gb_type_name(rows[i]) };
+
+		*sampled |= st->timed < st->n;
+		cells[1] = rep_cell_u64(c[1], 40, st->n);
+		cells[2] = rep_cell_u64(c[2], 40, st->timed);
+		cells[3] = rep_cell_u64(c[3], 40, st->errors);
+		cells[4] = rep_cell_total(c[4], 40, st->n, st->timed, st->sum_ns);
+		cells[5] = rep_cell_ns(c[5], 40, st->timed, st->timed ? st->sum_ns / st->timed : 0);
+		cells[6] = rep_cell_ns(c[6], 40, st->timed, qtl(st, 0.5));
+		cells[7] = rep_cell_ns(c[7], 40, st->timed, qtl(st, 0.99));
+		cells[8] = rep_cell_ns(c[8], 40, st->timed, st->max_ns);
+		if (base && !base->api[rows[i]].n) {
+			cells[9] = "NEW";
+			cells[10] = "";
+		} else if (base) {
+			cells[9] = cell_delta(c[9], 40, d64(st->n, base->api[rows[i]].n));
+			cells[10] = cell_delta_ns(c[10], 40, d64(rep_api_total(st), rep_api_total(&base->api[rows[i]])));
+		}
+		rep_table_row(b, &t, cells);
+	}
+	if (base)
+		for (k = 1; k < GB_T__COUNT; k++)
+			if (base->api[k].n && !r->api[k].n)
+				gb_buf_printf(b, "  %s GONE (%" PRIu64 " calls in the baseline)\n", gb_type_name(k), base->api[k].n);
+}
+
+static void kern_table(struct gb_buf *b, const struct report *r, const struct report *base, bool *sampled)
+{
+	static const struct rep_col kc[] = {
+		{ "NAME", 40, 0, true, 24 }, { "LAUNCHES", 9, 0, false, 0 }, { "TIMED", 8, 2, false, 0 },
+		{ "HOST", 10, 0, false, 0 }, { "ON DEVICE", 9, 5, false, 0 }, { "DEVICE", 10, 1, false, 0 },
+		{ "LAUNCHES +-", 11, 1, false, 0 }, { "DEVICE +-", 11, 1, false, 0 },
+	};
+	struct rep_table t = { kc, base ? 8 : 6, { 0 }, 0 };
+	struct rep_kern **ks = rep_kerns_sorted(r);
+	char c[8][40];
+	unsigned i;
+
+	if (!ks || !r->nk) {
+		free(ks);
+		return;
+	}
+	rep_table_fit(&t, r->o.width);
+	gb_buf_puts(b, "\nKERNELS\n");
+	rep_table_head(b, &t);
+	for (i = 0; i < r->nk; i++) {
+		const struct rep_kern *kn = ks[i], *o = base ? find_kern(base, kn->name) : NULL;
+		const char *cells[8] = { kn->disp };
+
+		*sampled |= kn->host_timed < kn->launches;
+		cells[1] = rep_cell_u64(c[1], 40, kn->launches);
+		cells[2] = rep_cell_u64(c[2], 40, kn->host_timed);
+		cells[3] = rep_cell_total(c[3], 40, kn->launches, kn->host_timed, kn->host_ns);
+		cells[4] = rep_cell_u64(c[4], 40, kn->device_n);
+		cells[5] = rep_cell_ns(c[5], 40, kn->device_n, kn->device_ns);
+		if (base && !o) {
+			cells[6] = "NEW";
+			cells[7] = "";
+		} else if (base) {
+			cells[6] = cell_delta(c[6], 40, d64(kn->launches, o->launches));
+			cells[7] = cell_delta_ns(c[7], 40, d64(kn->device_ns, o->device_ns));
+		}
+		rep_table_row(b, &t, cells);
+	}
+	for (i = 0; base && i < base->nk; i++)
+		if (!find_kern(r, base->klist[i]->name)) {
+			char nm[4 * 40 + 4];
+
+			gb_shorten_middle(nm, sizeof(nm), base->klist[i]->disp, t.namew);
+			gb_buf_printf(b, "  %s GONE (%" PRIu64 " launches in the baseline)\n", nm, base->klist[i]->launches);
+		}
+	free(ks);
+}
+
+static void copy_table(struct gb_buf *b, const struct report *r, const struct report *base)
+{
+	static const struct rep_col cc[] = {
+		{ "KIND", 8, 0, true, 8 }, { "COUNT", 9, 0, false, 0 }, { "BYTES", 10, 0, false, 0 },
+		{ "TIME", 10, 0, false, 0 }, { "GB/s", 8, 1, false, 0 },
+		{ "COUNT +-", 9, 1, false, 0 }, { "BYTES +-", 13, 1, false, 0 },
+	};
+	struct rep_table t = { cc, base ? 7 : 5, { 0 }, 0 };
+	char c[7][40];
+	unsigned k;
+
+	rep_table_fit(&t, r->o.width);
+	gb_buf_puts(b, "\nCOPIES\n");
+	rep_table_head(b, &t);
+	for (k = 0; k < REP_NKINDS; k++) {
+		const struct rep_copy *cp = &r->copies[k];
+		const char *cells[7] = { kind_name(k) };
+
+		if (!cp->n && !(base && base->copies[k].n))
+			continue;
+		cells[1] = rep_cell_u64(c[1], 40, cp->n);
+		cells[2] = rep_cell_bytes(c[2], 40, cp->bytes);
+		cells[3] = rep_cell_ns(c[3], 40, true, cp->ns);
+		snprintf(c[4], 40, "%.2f", cp->ns ? (double)cp->bytes / cp->ns : 0);
+		cells[4] = c[4];
+		if (base) {
+			cells[5] = cell_delta(c[5], 40, d64(cp->n, base->copies[k].n));
+			cells[6] = cell_delta(c[6], 40, d64(cp->bytes, base->copies[k].bytes));
+		}
+		rep_table_row(b, &t, cells);
+	}
+}
+
+/* processes, then containers: one column set */
+static const struct rep_col proc_cols[] = {
+	{ "PID COMM", 24, 0, true, 16 }, { "EVENTS", 9, 3, false, 0 }, { "LAUNCHES", 9, 0, false, 0 },
+	{ "SYNCS", 7, 1, false, 0 }, { "SYNC TIME", 10, 0, false, 0 }, { "COPIES", 7, 2, false, 0 },
+	{ "COPIED", 10, 1, false, 0 }, { "ALLOCS", 7, 2, false, 0 }, { "ALLOCATED", 10, 4, false, 0 },
+	{ "PEAK", 10, 0, false, 0 }, { "ERRORS", 6, 1, false, 0 },
+};
+
+static void proc_cells(char c[11][40], const char **cells, const struct rep_cont *p)
+{
+	cells[1] = rep_cell_u64(c[1], 40, p->events);
+	cells[2] = rep_cell_u64(c[2], 40, p->launches);
+	cells[3] = rep_cell_u64(c[3], 40, p->syncs);
+	cells[4] = rep_cell_ns(c[4], 40, true, p->sync_ns);
+	cells[5] = rep_cell_u64(c[5], 40, p->copies);
+	cells[6] = rep_cell_bytes(c[6], 40, p->copy_bytes);
+	cells[7] = rep_cell_u64(c[7], 40, p->allocs);
+	cells[8] = rep_cell_bytes(c[8], 40, p->alloc_bytes);
+	cells[9] = rep_cell_bytes(c[9], 40, p->peak_bytes);
+	cells[10] = rep_cell_u64(c[10], 40, p->errors);
+}
+
+static void proc_table(struct gb_buf *b, const struct report *r)
+{
+	struct rep_table t = { proc_cols, 11, { 0 }, 0 };
+	struct rep_cont *c;
+	char cell[11][40], name[160];
+	bool any;
+	size_t i, n;
+
+	rep_table_fit(&t, r->o.width);
+	gb_buf_puts(b, "\nPROCESSES\n");
+	rep_table_head(b, &t);
+	for (i = 0; i < r->np; i++) {
+		const struct rep_proc *p = r->plist[i];
+		const struct rep_cont pc = { NULL, 1, p->events, p->launches, p->syncs, p->sync_ns, p->copies,
+					     p->copy_bytes, p->allocs, p->alloc_bytes, p->peak_bytes, p->errors };
+		const char *cells[11] = { name };
+
+		snprintf(name, sizeof(name), "%u %s%s%s", p->pid, p->comm ? p->comm : "?",
+			 p->container ? " @" : "", p->container ? p->container : "");
+		proc_cells(cell, cells, &pc);
+		rep_table_row(b, &t, cells);
+	}
+	n = containers(r, &c, &any);
+	if (any) {
+		static const struct rep_col head = { "CONTAINER (PROCESSES)", 24, 0, true, 16 };
+		struct rep_col cols[11];
+
+		memcpy(cols, proc_cols, sizeof(cols));
+		cols[0] = head;
+		t.col = cols;
+		gb_buf_puts(b, "\nCONTAINERS (totals of their processes; peak: sum of the processes' peaks)\n");
+		rep_table_head(b, &t);
+		for (i = 0; i < n; i++)
+			if (c[i].procs) {
+				const char *cells[11] = { name };
+
+				snprintf(name, sizeof(name), "%s (%llu)", c[i].name, (unsigned long long)c[i].procs);
+				proc_cells(cell, cells, &c[i]);
+				rep_table_row(b, &t, cells);
+			}
+	}
+	free(c);
 }
 
 /* --- text --- */
@@ -235,7 +470,6 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 	unsigned rows[GB_T__COUNT], n, i, k;
 	struct gb_opstat **ops;
 	double dur = r->last > r->first ? (r->last - r->first) / 1e9 : 0;
-	struct rep_kern **ks;
 	bool sampled = false;
 	char s[512];
 
@@ -250,154 +484,79 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 		if (s[0])	/* its losses too: a change may be the baseline's loss */
 			gb_buf_printf(b, "baseline: %s\n", s);
 	}
-	gb_buf_printf(b, "\nFINDINGS (%zu)\n", r->nf);
-	if (!r->nf)
-		gb_buf_puts(b, "  none: no rule matched\n");
-	for (i = 0; i < r->nf; i++) {
-		const struct rep_finding *f = &r->findings[i];
-
-		summary(s, sizeof(s), f);
-		gb_buf_printf(b, "  [%s] pid %u (%s): %s%s\n", f->rule, f->pid, f->comm ? f->comm : "?", s,
-			      sbt_quality_lossy(&r->quality) ? " (at least: the trace lost data)" : "");
-		if (f->site)
-			gb_buf_printf(b, "      at %s\n", f->site);
-		gb_buf_printf(b, "      %s\n", f->advice);
-	}
+	findings_text(b, r);
 	gb_buf_putc(b, '\n');
-	steps_text(b, r->steps, 0, false);
-	n = api_rows(r, rows);
-	gb_buf_puts(b, "\nAPI CALLS (host time)\n");
-	gb_buf_printf(b, "  %-28s %10s %8s %7s %12s %10s %10s %10s %10s%s\n", "FUNCTION", "CALLS", "TIMED", "ERRORS",
-		      "TOTAL ms", "MEAN us", "MEDIAN us", "P99 us", "MAX us", base ? "   CALLS +-  TOTAL ms +-" : "");
-	for (i = 0; i < n; i++) {
-		const struct rep_stat *st = &r->api[rows[i]];
+	{
+		struct gb_buf st = { 0 };
 
-		sampled |= st->timed < st->n;
-		gb_buf_printf(b, "  %-28s %10" PRIu64 " %8" PRIu64 " %7" PRIu64, gb_type_name(rows[i]), st->n, st->timed,
-			      st->errors);
-		put_ms(b, 12, st->n, st->timed, st->sum_ns);
-		put_us(b, 10, st->timed, st->timed ? (double)st->sum_ns / st->timed : 0);
-		put_us(b, 10, st->timed, qtl(st, 0.5));
-		put_us(b, 10, st->timed, qtl(st, 0.99));
-		put_us(b, 10, st->timed, st->max_ns);
-		if (base) {
-			const struct rep_stat *o = &base->api[rows[i]];
-
-			if (!o->n)
-				gb_buf_puts(b, "   NEW");
-			else
-				gb_buf_printf(b, " %+8" PRId64 " %+10.3f", d64(st->n, o->n), d64(rep_total(st), rep_total(o)) / 1e6);
-		}
-		gb_buf_putc(b, '\n');
+		steps_text(&st, r->steps, 0, false);
+		gb_buf_fold(b, st.p, st.len, r->o.width);
+		gb_buf_free(&st);
 	}
-	if (base)
-		for (k = 1; k < GB_T__COUNT; k++)
-			if (base->api[k].n && !r->api[k].n)
-				gb_buf_printf(b, "  %-28s GONE (%" PRIu64 " calls in the baseline)\n", gb_type_name(k), base->api[k].n);
+	n = rep_api_rows(r, rows);
+	api_table(b, r, base, rows, n, &sampled);
+	kern_table(b, r, base, &sampled);
 	if (sampled)
-		gb_buf_puts(b, "  TIMED: calls whose duration was measured; ~ estimated from them (their mean x CALLS), \u2013 none timed.\n"
-			    "  Launches are timed 1 in 64 by default: record --launch-returns times every one.\n");
-	ks = calloc(r->nk + 1, sizeof(*ks));
-	if (ks && r->nk) {
-		memcpy(ks, r->klist, r->nk * sizeof(*ks));
-		qsort(ks, r->nk, sizeof(*ks), cmp_kern);
-		gb_buf_puts(b, "\nKERNELS\n");
-		gb_buf_printf(b, "  %-40s %10s %8s %12s %10s %12s%s\n", "NAME", "LAUNCHES", "TIMED", "HOST ms", "ON DEVICE",
-			      "DEVICE ms", base ? "  LAUNCHES +-  DEVICE ms +-" : "");
-		for (i = 0; i < r->nk; i++) {
-			const struct rep_kern *kn = ks[i], *o = base ? find_kern(base, kn->name) : NULL;
-
-			sampled |= kn->host_timed < kn->launches;
-			kern_cell(b, kn->disp);
-			gb_buf_printf(b, " %10" PRIu64 " %8" PRIu64, kn->launches, kn->host_timed);
-			put_ms(b, 12, kn->launches, kn->host_timed, kn->host_ns);
-			gb_buf_printf(b, " %10" PRIu64 " %12.3f", kn->device_n, kn->device_ns / 1e6);
-			if (base && !o)
-				gb_buf_puts(b, "   NEW");
-			else if (base)
-				gb_buf_printf(b, " %+11" PRId64 " %+12.3f", d64(kn->launches, o->launches),
-					      d64(kn->device_ns, o->device_ns) / 1e6);
-			gb_buf_putc(b, '\n');
-		}
-		for (i = 0; base && i < base->nk; i++)
-			if (!find_kern(r, base->klist[i]->name)) {
-				kern_cell(b, base->klist[i]->disp);
-				gb_buf_printf(b, " GONE (%" PRIu64 " launches in the baseline)\n",
-					      base->klist[i]->launches);
-			}
-	}
-	free(ks);
+		gb_buf_puts(b, "\n  "), gb_buf_wrap(b, "TIMED: calls whose duration was measured; ~ estimated from them (their mean x CALLS), \u2013 none timed. Launches are timed 1 in 64 by default: record --launch-returns times every one.",
+			    2, 2, r->o.width), gb_buf_putc(b, '\n');
 	ops = op_rows(r);
 	if (ops) {
+		static const struct rep_col oc[] = {
+			{ "OP / KERNELS", 60, 0, true, 24 }, { "CALLS", 8, 0, false, 0 },
+			{ "HOST", 10, 0, false, 0 }, { "LAUNCHES", 9, 1, false, 0 },
+		};
+		struct rep_table t = { oc, 4, { 0 }, 0 };
+		char c1[32], c2[32], c3[32], nm[1024];
+
+		rep_table_fit(&t, r->o.width);
 		gb_buf_puts(b, "\nKERNELS BY OP AND SHAPE\n");
-		gb_buf_printf(b, "  %8s %12s %10s  %s\n", "CALLS", "HOST ms", "LAUNCHES", "OP / KERNELS");
+		rep_table_head(b, &t);
 		for (i = 0; ops[i]; i++) {
-			gb_buf_printf(b, "  %8" PRIu64 " %12.3f %10" PRIu64 "  %s\n", ops[i]->calls, ops[i]->ns / 1e6,
-				      ops[i]->launches, ops[i]->label);
-			for (k = 0; k < ops[i]->nkern; k++)
-				gb_buf_printf(b, "  %8s %12s %10" PRIu64 "    %s\n", "", "", ops[i]->kern_n[k],
-					      gb_names_disp(r->names, ops[i]->kern[k]));
+			const char *cells[] = { ops[i]->label, rep_cell_u64(c1, sizeof(c1), ops[i]->calls),
+						rep_cell_ns(c2, sizeof(c2), true, ops[i]->ns),
+						rep_cell_u64(c3, sizeof(c3), ops[i]->launches) };
+
+			rep_table_row(b, &t, cells);
+			for (k = 0; k < ops[i]->nkern; k++) {
+				const char *kc[] = { nm, "", "", rep_cell_u64(c3, sizeof(c3), ops[i]->kern_n[k]) };
+
+				snprintf(nm, sizeof(nm), "  %s", gb_names_disp(r->names, ops[i]->kern[k]));
+				rep_table_row(b, &t, kc);
+			}
 		}
 		free(ops);
 	}
-	gb_buf_puts(b, "\nCOPIES\n");
-	gb_buf_printf(b, "  %-8s %10s %14s %12s %10s%s\n", "KIND", "COUNT", "BYTES", "TIME ms", "GB/s",
-		      base ? "   COUNT +-     BYTES +-" : "");
-	for (k = 0; k < REP_NKINDS; k++) {
-		const struct rep_copy *c = &r->copies[k];
-
-		if (!c->n && !(base && base->copies[k].n))
-			continue;
-		gb_buf_printf(b, "  %-8s %10" PRIu64 " %14" PRIu64 " %12.3f %10.2f", kind_name(k), c->n, c->bytes, c->ns / 1e6,
-			      c->ns ? (double)c->bytes / c->ns : 0);
-		if (base)
-			gb_buf_printf(b, " %+10" PRId64 " %+13" PRId64, d64(c->n, base->copies[k].n),
-				      d64(c->bytes, base->copies[k].bytes));
-		gb_buf_putc(b, '\n');
-	}
-	gb_buf_puts(b, "\nPROCESSES\n");
-	gb_buf_printf(b, "  %7s %-16s %9s %9s %7s %10s %7s %12s %7s %12s %12s %6s\n", "PID", "COMM", "EVENTS", "LAUNCHES",
-		      "SYNCS", "SYNC ms", "COPIES", "COPY bytes", "ALLOCS", "ALLOC bytes", "PEAK bytes", "ERRORS");
-	for (i = 0; i < r->np; i++) {
-		const struct rep_proc *p = r->plist[i];
-
-		gb_buf_printf(b, "  %7u %-16.16s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %10.3f %7" PRIu64 " %12" PRIu64
-			      " %7" PRIu64 " %12" PRIu64 " %12" PRIu64 " %6" PRIu64 "%s%s\n", p->pid, p->comm ? p->comm : "?",
-			      p->events, p->launches, p->syncs, p->sync_ns / 1e6, p->copies, p->copy_bytes, p->allocs,
-			      p->alloc_bytes, p->peak_bytes, p->errors, p->container ? "  container " : "",
-			      p->container ? p->container : "");
-	}
-	{
-		struct rep_cont *c;
-		bool any;
-		size_t n = containers(r, &c, &any);
-
-		if (any) {
-			gb_buf_puts(b, "\nCONTAINERS (totals of their processes; peak: sum of the processes' peaks)\n");
-			gb_buf_printf(b, "  %-16s %6s %9s %9s %7s %10s %7s %12s %7s %12s %12s %6s\n", "CONTAINER",
-				      "PROCS", "EVENTS", "LAUNCHES", "SYNCS", "SYNC ms", "COPIES", "COPY bytes", "ALLOCS",
-				      "ALLOC bytes", "PEAK bytes", "ERRORS");
-			for (i = 0; i < n; i++)
-				if (c[i].procs)
-					gb_buf_printf(b, "  %-16.16s %6" PRIu64 " %9" PRIu64 " %9" PRIu64 " %7" PRIu64
-						      " %10.3f %7" PRIu64 " %12" PRIu64 " %7" PRIu64 " %12" PRIu64 " %12"
-						      PRIu64 " %6" PRIu64 "\n", c[i].name, c[i].procs, c[i].events,
-						      c[i].launches, c[i].syncs, c[i].sync_ns / 1e6, c[i].copies,
-						      c[i].copy_bytes, c[i].allocs, c[i].alloc_bytes, c[i].peak_bytes,
-						      c[i].errors);
-		}
-		free(c);
-	}
+	copy_table(b, r, base);
+	proc_table(b, r);
 	if (r->nd) {
+		static const struct rep_col dc[] = {
+			{ "DEVICE", 6, 0, true, 6 }, { "KERNELS", 9, 0, false, 0 }, { "BUSY %", 7, 0, false, 0 },
+			{ "GAPS", 8, 1, false, 0 }, { "IDLE", 10, 0, false, 0 }, { "MAX CONCURRENT", 14, 2, false, 0 },
+		};
+		struct rep_table t = { dc, 6, { 0 }, 0 };
+		char c0[16], c1[32], c2[16], c3[32], c4[32], c5[16];
+
+		rep_table_fit(&t, r->o.width);
 		gb_buf_puts(b, "\nDEVICES (device timing)\n");
-		gb_buf_printf(b, "  %6s %10s %7s %8s %10s %14s\n", "DEVICE", "KERNELS", "BUSY %", "GAPS", "IDLE ms", "MAX CONCURRENT");
+		rep_table_head(b, &t);
 		for (i = 0; i < r->nd; i++) {
 			const struct rep_dev *d = r->dlist[i];
 			uint64_t span = d->last > d->first ? d->last - d->first : 0;
+			const char *cells[6];
 
-			gb_buf_printf(b, "  %6u %10" PRIu64 " %7.1f %8" PRIu64 " %10.3f %14u\n", d->device, d->kernels,
-				      span ? 100.0 * d->busy_ns / span : 0, d->gaps, d->gap_ns / 1e6, d->max_conc);
+			snprintf(c0, sizeof(c0), "%u", d->device);
+			snprintf(c2, sizeof(c2), "%.1f", span ? 100.0 * d->busy_ns / span : 0);
+			snprintf(c5, sizeof(c5), "%u", d->max_conc);
+			cells[0] = c0, cells[1] = rep_cell_u64(c1, sizeof(c1), d->kernels), cells[2] = c2;
+			cells[3] = rep_cell_u64(c3, sizeof(c3), d->gaps), cells[4] = rep_cell_ns(c4, sizeof(c4), true, d->gap_ns);
+			cells[5] = c5;
+			rep_table_row(b, &t, cells);
 		}
+	} else {
+		gb_buf_putc(b, '\n');
+		gb_buf_wrap(b, "Not measured: device time per kernel, device busy and idle time, and the rules launch-bound and gpu-idle need device timing: record with --cupti (or attach it to a running job with record -p PID --cupti).",
+			    0, 2, r->o.width);
+		gb_buf_putc(b, '\n');
 	}
 }
 
@@ -413,6 +572,7 @@ static void jkern_name(struct gb_json *j, const struct rep_kern *kn)
 
 static void jfinding(struct gb_json *j, const struct rep_finding *f, bool lossy)
 {
+	const struct rep_rule *rule = rep_rule_of(f);
 	char s[512];
 
 	gb_json_start_object(j);
@@ -425,28 +585,24 @@ static void jfinding(struct gb_json *j, const struct rep_finding *f, bool lossy)
 	gb_json_uint_field(j, "count", f->count);
 	if (f->of)
 		gb_json_uint_field(j, "of", f->of);
-	if (f->bytes || !strcmp(f->rule, "sync-memcpy") || !strcmp(f->rule, "device-memory-leak"))
-		gb_json_uint_field(j, "bytes", f->bytes);
-	if (f->has_extra)
-		gb_json_uint_field(j, "pageable", f->extra);
 	if (f->func)
 		gb_json_string_field(j, "func", f->func);
 	if (f->name)
 		gb_json_string_field(j, "name", f->name);
-	if (!strcmp(f->rule, "jit-stall"))
-		gb_json_uint_field(j, "max_ns", f->extra);
-	if (f->has_code)
+	if (f->api)
+		gb_json_string_field(j, "api", gb_api_name(f->api));
+	if (f->has_code) {
 		gb_json_int_field(j, "code", f->code);
+		if (rep_err_name(f->api, f->code))
+			gb_json_string_field(j, "code_name", rep_err_name(f->api, f->code));
+	}
+	gb_json_uint_field(j, "cost_ns", f->cost_ns);
+	gb_json_bool_field(j, "cost_estimated", f->cost_estimated);
+	gb_json_uint_field(j, "process_traced_ns", f->wall_ns);
 	if (f->tid)
 		gb_json_uint_field(j, "tid", f->tid);
-	if (f->nranks) {
-		char id[24];
-
-		snprintf(id, sizeof(id), "%016" PRIx64, f->comm_id);
-		gb_json_string_field(j, "comm_id", id);
-		gb_json_uint_field(j, "rank", f->rank);
-		gb_json_uint_field(j, "nranks", f->nranks);
-	}
+	if (rule && rule->json)
+		rule->json(j, f);
 	if (f->ns)
 		gb_json_uint_field(j, "ns", f->ns);
 	gb_json_uint_field(j, "first_ns", f->first);
@@ -455,7 +611,7 @@ static void jfinding(struct gb_json *j, const struct rep_finding *f, bool lossy)
 		gb_json_string_field(j, "site", f->site);
 	else
 		gb_json_null_field(j, "site");
-	summary(s, sizeof(s), f);
+	rep_summary(s, sizeof(s), f, false);
 	gb_json_string_field(j, "summary", s);
 	gb_json_string_field(j, "advice", f->advice);
 	gb_json_end_object(j);
@@ -504,7 +660,7 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 
 	gb_json_name(&j, "api");
 	gb_json_start_array(&j);
-	n = api_rows(r, rows);
+	n = rep_api_rows(r, rows);
 	for (i = 0; i < n; i++) {
 		const struct rep_stat *st = &r->api[rows[i]];
 
@@ -527,7 +683,7 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 		}
 		if (base)
 			jdelta(&j, true, base->api[rows[i]].n, "calls", d64(st->n, base->api[rows[i]].n),
-			       "total_ns", d64(rep_total(st), rep_total(&base->api[rows[i]])));
+			       "total_ns", d64(rep_api_total(st), rep_api_total(&base->api[rows[i]])));
 		gb_json_end_object(&j);
 	}
 	for (k = 1; base && k < GB_T__COUNT; k++)
@@ -712,11 +868,11 @@ static void csv(struct gb_buf *b, const struct report *r)
 	unsigned rows[GB_T__COUNT], n, i, k;
 	char s[512];
 
-	gb_buf_puts(b, "# findings\nrule,pid,comm,count,bytes,func,code,first_ns,last_ns,site,summary,advice\n");
+	gb_buf_puts(b, "# findings\nrule,pid,comm,count,bytes,func,code,first_ns,last_ns,site,summary,advice,api,code_name,cost_ns,cost_estimated\n");
 	for (i = 0; i < r->nf; i++) {
 		const struct rep_finding *f = &r->findings[i];
 
-		summary(s, sizeof(s), f);
+		rep_summary(s, sizeof(s), f, false);
 		gb_buf_printf(b, "%s,%u,", f->rule, f->pid);
 		csv_str(b, f->comm);
 		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",", f->count, f->bytes);
@@ -731,18 +887,20 @@ static void csv(struct gb_buf *b, const struct report *r)
 		csv_str(b, s);
 		gb_buf_putc(b, ',');
 		csv_str(b, f->advice);
-		gb_buf_putc(b, '\n');
+		gb_buf_printf(b, ",%s,%s,%" PRIu64 ",%s\n", f->api ? gb_api_name(f->api) : "",
+			      f->has_code && rep_err_name(f->api, f->code) ? rep_err_name(f->api, f->code) : "",
+			      f->cost_ns, f->cost_estimated ? "true" : "false");
 	}
 	/* untimed: empty fields, never 0 */
 	gb_buf_puts(b, "\n# api\nname,calls,timed,errors,total_ns_measured,total_ns_estimated,mean_ns,median_ns,p99_ns,max_ns\n");
-	n = api_rows(r, rows);
+	n = rep_api_rows(r, rows);
 	for (i = 0; i < n; i++) {
 		const struct rep_stat *st = &r->api[rows[i]];
 
 		gb_buf_printf(b, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", gb_type_name(rows[i]), st->n,
 			      st->timed, st->errors, st->sum_ns);
 		if (st->timed)
-			gb_buf_printf(b, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", rep_total(st),
+			gb_buf_printf(b, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", rep_api_total(st),
 				      st->sum_ns / st->timed, qtl(st, 0.5), qtl(st, 0.99), st->max_ns);
 		else
 			gb_buf_puts(b, ",,,,\n");
@@ -754,7 +912,7 @@ static void csv(struct gb_buf *b, const struct report *r)
 		csv_str(b, kn->disp);
 		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", kn->launches, kn->host_timed, kn->host_ns);
 		if (kn->host_timed)
-			gb_buf_printf(b, "%" PRIu64, kern_host(kn));
+			gb_buf_printf(b, "%" PRIu64, rep_kern_host(kn));
 		gb_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",", kn->device_n, kn->device_ns);
 		if (kn->disp != kn->name)
 			csv_str(b, kn->name);

@@ -139,31 +139,34 @@ unsigned steps_causes(const struct step *st, const struct steps_sum *sum, struct
 	uint64_t d = st->end - st->start, extra = d > sum->median_ns ? d - sum->median_ns : 0;
 	uint64_t big = extra * 3 / 10;
 	unsigned n = 0;
+	char t1[32], t2[32];
 
 	if (st->jits > m->jits)
 		add(c, &n, max, "jit", st->jit_ns > m->jit_ns ? st->jit_ns - m->jit_ns : 0,
-		    "JIT compilation: %u call%s, %.3f ms (median step: %u)", st->jits, st->jits == 1 ? "" : "s",
-		    st->jit_ns / 1e6, m->jits);
+		    "JIT compilation: %u call%s, %s (median step: %u)", st->jits, st->jits == 1 ? "" : "s",
+		    gb_fmt_ns(t1, sizeof(t1), st->jit_ns, " "), m->jits);
 	if (st->allocs > m->allocs)
 		add(c, &n, max, "alloc", st->alloc_ns > m->alloc_ns ? st->alloc_ns - m->alloc_ns : 0,
-		    "%u device allocation%s, %.3f ms (median step: %u)", st->allocs, st->allocs == 1 ? "" : "s",
-		    st->alloc_ns / 1e6, m->allocs);
+		    "%u device allocation%s, %s (median step: %u)", st->allocs, st->allocs == 1 ? "" : "s",
+		    gb_fmt_ns(t1, sizeof(t1), st->alloc_ns, " "), m->allocs);
 	if (st->syncs > m->syncs || st->sync_ns > m->sync_ns + big)
 		add(c, &n, max, "sync", st->sync_ns > m->sync_ns ? st->sync_ns - m->sync_ns : 0,
-		    "%.3f ms waiting in %u synchronisation%s (median step: %.3f ms in %u)%s", st->sync_ns / 1e6,
-		    st->syncs, st->syncs == 1 ? "" : "s", m->sync_ns / 1e6, m->syncs,
+		    "%s waiting in %u synchronisation%s (median step: %s in %u)%s",
+		    gb_fmt_ns(t1, sizeof(t1), st->sync_ns, " "), st->syncs, st->syncs == 1 ? "" : "s",
+		    gb_fmt_ns(t2, sizeof(t2), m->sync_ns, " "), m->syncs,
 		    st->syncs > m->syncs ? ": a synchronisation the median step does not make" : "");
 	if (st->coll_ns > m->coll_ns + big && st->colls)
 		add(c, &n, max, "collective", st->coll_ns - m->coll_ns,
-		    "%.3f ms in %u collective%s (median step: %.3f ms): waiting for a late rank?",
-		    st->coll_ns / 1e6, st->colls, st->colls == 1 ? "" : "s", m->coll_ns / 1e6);
+		    "%s in %u collective%s (median step: %s): waiting for a late rank?",
+		    gb_fmt_ns(t1, sizeof(t1), st->coll_ns, " "), st->colls, st->colls == 1 ? "" : "s",
+		    gb_fmt_ns(t2, sizeof(t2), m->coll_ns, " "));
 	if (st->max_gap > m->max_gap + big)
 		add(c, &n, max, "host_gap", st->max_gap - m->max_gap,
-		    "a host gap of %.3f ms with no GPU call (median step's longest: %.3f ms)",
-		    st->max_gap / 1e6, m->max_gap / 1e6);
+		    "a host gap of %s with no GPU call (median step's longest: %s)",
+		    gb_fmt_ns(t1, sizeof(t1), st->max_gap, " "), gb_fmt_ns(t2, sizeof(t2), m->max_gap, " "));
 	if (st->dev_ns > m->dev_ns + big)
-		add(c, &n, max, "device", st->dev_ns - m->dev_ns, "%.3f ms of device time (median step: %.3f ms)",
-		    st->dev_ns / 1e6, m->dev_ns / 1e6);
+		add(c, &n, max, "device", st->dev_ns - m->dev_ns, "%s of device time (median step: %s)",
+		    gb_fmt_ns(t1, sizeof(t1), st->dev_ns, " "), gb_fmt_ns(t2, sizeof(t2), m->dev_ns, " "));
 	if (st->kernels > m->kernels + 2 && st->kernels * 10 > m->kernels * 11)
 		add(c, &n, max, "kernels", 0, "%u kernel launches (median step: %u)", st->kernels, m->kernels);
 	qsort(c, n, sizeof(*c), cmp_cause);
@@ -192,6 +195,7 @@ static void text_proc(struct gb_buf *b, const struct steps *s, unsigned i, bool 
 	const char *why;
 	enum steps_source src = steps_source(s, i, &why);
 	unsigned n, k, j, nc, slow = 0, *order;
+	char t[4][32];
 
 	st = steps_of(s, i, &n);
 	gb_buf_printf(b, "  pid %u (%s): ", steps_pid(s, i), *steps_comm(s, i) ? steps_comm(s, i) : "?");
@@ -209,8 +213,9 @@ static void text_proc(struct gb_buf *b, const struct steps *s, unsigned i, bool 
 		gb_buf_printf(b, "; the last one's time is not known: no step follows it");
 	gb_buf_printf(b, ")\n");
 	if (sum.counted)
-		gb_buf_printf(b, "    step time: mean %.3f ms, median %.3f ms, p99 %.3f ms, max %.3f ms\n",
-			      sum.mean_ns / 1e6, sum.median_ns / 1e6, sum.p99_ns / 1e6, sum.max_ns / 1e6);
+		gb_buf_printf(b, "    step time: mean %s, median %s, p99 %s, max %s\n",
+			      gb_fmt_ns(t[0], sizeof(t[0]), sum.mean_ns, " "), gb_fmt_ns(t[1], sizeof(t[1]), sum.median_ns, " "),
+			      gb_fmt_ns(t[2], sizeof(t[2]), sum.p99_ns, " "), gb_fmt_ns(t[3], sizeof(t[3]), sum.max_ns, " "));
 	if (all) {
 		gb_buf_printf(b, "    %5s %12s %10s %8s %7s %9s %6s %9s %5s %9s %10s\n", "STEP", "START s",
 			      "TIME ms", "KERNELS", "SYNCS", "SYNC ms", "ALLOCS", "COLL ms", "JITS", "GAP ms",
@@ -234,8 +239,8 @@ static void text_proc(struct gb_buf *b, const struct steps *s, unsigned i, bool 
 
 		k = order[j];
 		nc = steps_causes(&st[k], &sum, c, STEPS_MAX_CAUSES);
-		gb_buf_printf(b, "    slow: step %u at %.3f s: %.3f ms (%.1fx the median)%s", k + 1,
-			      (st[k].start - st[0].start) / 1e9, (st[k].end - st[k].start) / 1e6,
+		gb_buf_printf(b, "    slow: step %u at %.3f s: %s (%.1fx the median)%s", k + 1,
+			      (st[k].start - st[0].start) / 1e9, gb_fmt_ns(t[0], sizeof(t[0]), st[k].end - st[k].start, " "),
 			      (double)(st[k].end - st[k].start) / (double)sum.median_ns, nc ? ":" : "");
 		for (m = 0; m < nc; m++)
 			gb_buf_printf(b, "%s %s", m ? ";" : "", c[m].text);

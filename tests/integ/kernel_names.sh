@@ -89,7 +89,7 @@ else
 fi
 
 # long names: cut in the middle, so the ends that tell instances apart stay
-"$GPUBPF" report "$ROOT/tests/fixtures/sbt/golden/v0-main-synthetic.sbt" >"$T/long.txt"
+"$GPUBPF" report --wide "$ROOT/tests/fixtures/sbt/golden/v0-main-synthetic.sbt" >"$T/long.txt"
 check_eq "report KERNELS: 54-character names cut in the middle to 40, ends kept" "7 7" \
 	"$(sed -n '/^KERNELS/,/^$/p' "$T/long.txt" | grep -c '^  _ZN7cutlass6KernelIN…[0-9]EEEvNT_6ParamsE_[0-9]* ') \
 $(sed -n '/^KERNELS/,/^$/p' "$T/long.txt" | grep '…' | cut -c3- | awk '{print $1}' | sort -u | wc -l)"

@@ -3,10 +3,15 @@
 # (tests/workloads/mistakes_work.c), a clean one and a hung one. Each rule
 # flags exactly its faulty process with exact counts and names the call
 # site; the clean process gets no finding. Text, JSON and CSV agree;
-# --baseline shows what changed; bad input gets one line.
+# --baseline shows what changed; bad input gets one line. Findings come
+# costliest first, each with the time its calls took, within 10% of the
+# workload's own timing of them (the fake library's calls made slow:
+# syncs 3 ms, allocations 1 ms, copies 0.5 ms), and a site naming the
+# workload's function and source line; text fits 80 columns.
 source "$(dirname "$0")/../lib.sh"
 need_bpf "report rules"
 export FAKE_CUDA_RELEASE=$T/release FAKE_CUDA_BLOCKED=$T/blocked
+export FAKE_CUDA_SYNC_US=3000 FAKE_CUDA_ALLOC_US=1000 FAKE_CUDA_COPY_US=500
 LIB=$WL/libcuda.so.1
 MW="$WL/mistakes_work -l $LIB -P 0.5"
 
@@ -31,11 +36,12 @@ pid() { sed -n 's/.*pid=\([0-9]*\).*/\1/p' "$T/$1.out"; }
 
 "$GPUBPF" report --json "$T/all.sbt" >"$T/r.json" 2>"$T/r.err"
 check_eq "report --json: exit 0" 0 "$?"
-ROOT=$ROOT python3 - "$T/r.json" "$(pid a)" "$(pid b)" "$(pid c)" "$(pid d)" "$(pid e)" "$(pid f)" "$G" <<'PY' || fail "report checks ran"
+ROOT=$ROOT python3 - "$T/r.json" "$(pid a)" "$(pid b)" "$(pid c)" "$(pid d)" "$(pid e)" "$(pid f)" "$G" "$T" <<'PY' || fail "report checks ran"
 import json, sys
 sys.path.insert(0, __import__("os").environ["ROOT"] + "/tests/py")
-from events import Checker
+from events import Checker, produced
 r = json.load(open(sys.argv[1]))
+T = sys.argv[9]
 A, B, C, D, E, F, G = (int(x) for x in sys.argv[2:9])
 c = Checker()
 f = r["findings"]
@@ -70,6 +76,25 @@ c.eq("the clean process: no finding", [], [x["rule"] for x in by.get(F, [])])
 c.eq("no finding for any other process", [], [x["rule"] for x in f if x["pid"] not in (A, B, C, D, E, F, G)])
 c.true("every finding has advice and first/last times",
        all(x.get("advice") and x["first_ns"] <= x["last_ns"] for x in f))
+costs = [x["cost_ns"] for x in f]
+c.true("findings come costliest first, across processes", costs == sorted(costs, reverse=True),
+       [(x["rule"], x["cost_ns"]) for x in f])
+for pid, rule, out, mode in ((A, "sync-after-launch", "a", "sync"), (B, "alloc-in-loop", "b", "alloc"),
+                             (C, "sync-memcpy", "c", "memcpy")):
+    x = next((y for y in by.get(pid, []) if y["rule"] == rule), {})
+    own = produced(f"{T}/{out}.out").get(f"{mode}_ns", 0)
+    got = x.get("cost_ns", 0)
+    c.true(f"{rule}: its cost is the workload's own timing of the calls within 10% ({got} ns vs {own} ns)",
+           own > 0 and abs(got - own) <= own / 10, x)
+    c.true(f"{rule}: a share of its process's traced time, not estimated",
+           0 < got <= x.get("process_traced_ns", 0) and x.get("cost_estimated") is False, x)
+for pid, rule, fn in ((A, "sync-after-launch", "launch_and_sync"), (B, "alloc-in-loop", "alloc_loop"),
+                      (C, "sync-memcpy", "copy_loop"), (E, "api-errors", "errors")):
+    x = next((y for y in by.get(pid, []) if y["rule"] == rule), {})
+    c.true(f"{rule}: the site is the workload's function and source line",
+           (x.get("site") or "").startswith(f"{fn} (mistakes_work.c:"), x.get("site"))
+x = next((y for y in by.get(E, []) if y["rule"] == "api-errors"), {})
+c.eq("api-errors: the code by its CUresult name", ("cuda-driver", "CUDA_ERROR_NOT_FOUND"), (x.get("api"), x.get("code_name")))
 api = {a["name"]: a for a in r["api"]}
 c.eq("api table: cuLaunchKernel calls (20 + 30)", 50, api.get("cuLaunchKernel", {}).get("calls"))
 c.eq("api table: cuModuleGetFunction errors", 11, api.get("cuModuleGetFunction", {}).get("errors"))
@@ -85,8 +110,19 @@ PY
 
 "$GPUBPF" report "$T/all.sbt" >"$T/r.txt" 2>"$T/r.err"
 check_eq "report (text): exit 0" 0 "$?"
-check_true "report (text): 6 findings with their rule ids" grep -q "^FINDINGS (6)" "$T/r.txt"
+check_true "report (text): 6 findings with their rule ids" grep -q "^FINDINGS (6), costliest first" "$T/r.txt"
 check_true "report (text): the advice lines" grep -q "allocate once outside the loop" "$T/r.txt"
+check_true "report (text): the error by name" grep -q "returned CUDA_ERROR_NOT_FOUND (500) 11 times" <("$GPUBPF" report --wide "$T/all.sbt" 2>/dev/null)
+# lines fit the width: COLUMNS, else 80 when piped; --wide does not fold
+widest() { python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$1"; }
+COLUMNS=80 "$GPUBPF" report "$T/all.sbt" >"$T/r80.txt" 2>/dev/null
+check_true "COLUMNS=80 report: no line over 80 columns ($(widest "$T/r80.txt"))" [ "$(widest "$T/r80.txt")" -le 80 ]
+env -u COLUMNS "$GPUBPF" report "$T/all.sbt" 2>/dev/null | cat >"$T/rcat.txt"
+check_true "report | cat: no line over 80 columns ($(widest "$T/rcat.txt"))" [ "$(widest "$T/rcat.txt")" -le 80 ]
+COLUMNS=60 "$GPUBPF" report "$T/all.sbt" >"$T/r60.txt" 2>/dev/null
+check_true "COLUMNS=60 report: no line over 60 columns ($(widest "$T/r60.txt"))" [ "$(widest "$T/r60.txt")" -le 60 ]
+"$GPUBPF" report --wide "$T/all.sbt" >"$T/rw.txt" 2>/dev/null
+check_true "report --wide: every column of the API table" grep -q "MEDIAN.*P99.*MAX" "$T/rw.txt"
 "$GPUBPF" report --csv "$T/all.sbt" >"$T/r.csv"
 check_eq "report --csv: sections" "# findings # api # kernels # copies # processes # containers # steps" "$(grep '^# ' "$T/r.csv" | tr '\n' ' ' | sed 's/ $//')"
 check_eq "report --csv: one row per finding" 6 "$(sed -n '/^# findings/,/^$/p' "$T/r.csv" | grep -c '^[a-z-]*,[0-9]')"

@@ -82,7 +82,7 @@ check_eq "sampled recording: the checks above" 0 $?
 start_record -a --lean -o "$T/l.sbt" --lib "$WL/libcuda.so.1" || { fail "record --lean started"; exit 0; }
 "$WL/cuda_work" -l "$WL/libcuda.so.1" -n 500 -t 1 >"$T/wl2.out"
 stop_record
-"$GPUBPF" report "$T/l.sbt" >"$T/l.txt" 2>&1
+"$GPUBPF" report --wide "$T/l.sbt" >"$T/l.txt" 2>&1
 "$GPUBPF" report --json "$T/l.sbt" >"$T/l.json" 2>&1
 python3 - "$T/l.txt" "$T/l.json" <<'PY'
 import sys, json

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 #include "core/util.h"
@@ -191,6 +192,150 @@ static void test_quantiles_and_json(void **state)
 	report_free(r);
 }
 
+static const struct rep_finding *rule_of(const struct report *r, const char *rule, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < r->nf; i++)
+		if (!strcmp(r->findings[i].rule, rule) && r->findings[i].pid == pid)
+			return &r->findings[i];
+	return NULL;
+}
+
+/*
+ * Findings come costliest first across processes, each with the host time
+ * its calls took; a HIP process gets HIP's words, errors their API's
+ * names, a cuBLAS status no CUDA sticky-error advice.
+ */
+static void test_ranked_and_worded(void **state)
+{
+	struct report *r = fresh();
+	const struct rep_finding *f;
+	struct gb_buf b = { 0 };
+	struct gb_event e;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 10; i++) {	/* pid 1 (CUDA): 10 sync copies of 1 us each: 10 us */
+		e = call(1, GB_T_cuMemcpyHtoD_v2, 1000);
+		e.kind = GB_K_HTOD;
+		e.bytes = 4096;
+		e.src = 0x5000;	/* malloc'd: pageable */
+		report_add(r, &e);
+	}
+	for (i = 0; i < 10; i++) {	/* pid 2 (HIP): 10 alloc/free pairs of 5 + 3 us: 80 us */
+		e = call(2, GB_T_hipMalloc, 5000);
+		e.ptr = 0x7000 + i;
+		e.bytes = 64;
+		e.stack_id = 9;
+		report_add(r, &e);
+		e = call(2, GB_T_hipFree, 3000);
+		e.ptr = 0x7000 + i;
+		report_add(r, &e);
+	}
+	e = call(3, GB_T_cuModuleGetFunction, 2000);	/* CUDA_ERROR_NOT_FOUND */
+	e.ret = 500;
+	report_add(r, &e);
+	e = call(3, GB_T_cublasSgemm_v2, 40000);	/* CUBLAS_STATUS_NOT_INITIALIZED */
+	e.ret = 1;
+	report_add(r, &e);
+	report_finish(r, NULL);
+	assert_true(r->nf >= 4);
+	for (i = 1; i < (int)r->nf; i++)
+		assert_true(r->findings[i - 1].cost_ns >= r->findings[i].cost_ns);
+	assert_string_equal(r->findings[0].rule, "alloc-in-loop");
+	assert_int_equal(r->findings[0].cost_ns, 80000);
+	assert_non_null(strstr(r->findings[0].advice, "hipMallocAsync"));
+	assert_null(strstr(r->findings[0].advice, "cuda"));
+	f = rule_of(r, "sync-memcpy", 1);
+	assert_non_null(f);
+	assert_int_equal(f->cost_ns, 10000);
+	assert_non_null(strstr(f->advice, "cuMemAllocHost"));	/* driver API: driver words */
+	assert_int_equal(f->wall_ns, 10 * 1000 + 9 * 1000);	/* first call's start to last one's end */
+	report_print(&b, r, NULL, REPORT_TEXT);
+	assert_non_null(strstr(b.p, "cuModuleGetFunction returned CUDA_ERROR_NOT_FOUND (500) once"));
+	assert_non_null(strstr(b.p, "cublasSgemm_v2 returned CUBLAS_STATUS_NOT_INITIALIZED (1) once"));
+	assert_non_null(strstr(b.p, "cublasGetStatusName"));
+	assert_non_null(strstr(b.p, "costliest first"));
+	gb_buf_free(&b);
+	report_print(&b, r, NULL, REPORT_JSON);
+	assert_non_null(strstr(b.p, "\"code_name\":\"CUBLAS_STATUS_NOT_INITIALIZED\""));
+	assert_non_null(strstr(b.p, "\"cost_ns\":80000"));
+	gb_buf_free(&b);
+	report_free(r);
+}
+
+/* text folds to the width: no line wider than 80 columns (UTF-8 counted as one) at 80 */
+static void test_width(void **state)
+{
+	struct report_opts o = { .width = 80 };
+	struct report *r = report_new(&o);
+	struct gb_buf b = { 0 };
+	struct gb_event e;
+	const char *p;
+	unsigned widest = 0;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 12; i++) {
+		e = call(4242424, GB_T_cuLaunchKernel, 100);
+		e.name = "_ZN7cutlass6KernelINS_4gemm6kernel4GemmINS1_11threadblock12MmaPipelinedEEEEEvNT_6ParamsE";
+		report_add(r, &e);
+		e = call(4242424, GB_T_cuStreamSynchronize, 123456789);
+		report_add(r, &e);
+	}
+	report_finish(r, NULL);
+	report_print(&b, r, NULL, REPORT_TEXT);
+	for (p = b.p; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		char line[1024];
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		if (gb_columns(line) > widest)
+			widest = gb_columns(line);
+		p += n + (nl != NULL);
+	}
+	assert_true(widest <= 80);
+	assert_non_null(strstr(b.p, "\u2026"));	/* the long name shortened in the middle */
+	gb_buf_free(&b);
+	report_free(r);
+}
+
+/*
+ * Every rule is one complete entry of the table (id, what, a way to make
+ * its findings, its sentence), ids unique, and each is in the README's
+ * table of rules.
+ */
+static void test_rule_table(void **state)
+{
+	FILE *f = fopen("README.md", "r");
+	static char readme[1 << 20];
+	size_t n = f ? fread(readme, 1, sizeof(readme) - 1, f) : 0;
+	unsigned i, j;
+
+	(void)state;
+	if (f)
+		fclose(f);
+	readme[n] = 0;
+	assert_true(rep_nrules >= 10);
+	assert_int_equal(report_nrules(), rep_nrules);
+	for (i = 0; i < rep_nrules; i++) {
+		char cell[64];
+
+		assert_non_null(rep_rules[i].id);
+		assert_non_null(rep_rules[i].what);
+		assert_non_null(rep_rules[i].say);
+		assert_true(rep_rules[i].find || rep_rules[i].find_all);
+		assert_string_equal(report_rule_id(i), rep_rules[i].id);
+		for (j = 0; j < i; j++)
+			assert_string_not_equal(rep_rules[i].id, rep_rules[j].id);
+		snprintf(cell, sizeof(cell), "| `%s` |", rep_rules[i].id);
+		if (n && !strstr(readme, cell))
+			fail_msg("rule %s is not in the README's table of rules", rep_rules[i].id);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +343,9 @@ int main(void)
 		cmocka_unit_test(test_alloc_and_leak),
 		cmocka_unit_test(test_device_rules),
 		cmocka_unit_test(test_quantiles_and_json),
+		cmocka_unit_test(test_ranked_and_worded),
+		cmocka_unit_test(test_width),
+		cmocka_unit_test(test_rule_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

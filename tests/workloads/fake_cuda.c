@@ -186,7 +186,11 @@ NOINLINE CUresult cuMemFree_v2(CUdeviceptr p) { return p ? CUDA_SUCCESS : CUDA_E
 NOINLINE CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
 NOINLINE CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return CUDA_SUCCESS; }
 NOINLINE CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return CUDA_SUCCESS; }
-NOINLINE CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { return CUDA_SUCCESS; }
+NOINLINE CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
+{
+	fake_delay("FAKE_CUDA_COPY_US");
+	return CUDA_SUCCESS;
+}
 /*
  * Blocking on demand (tests of calls in flight, `gpubpf stuck`): a sync of
  * FAKE_STREAM_BLOCK or a DtoH copy of FAKE_BLOCK_BYTES waits in a futex, as
@@ -236,6 +240,8 @@ NOINLINE CUresult cuStreamSynchronize(CUstream s)
 {
 	if (s == FAKE_STREAM_BLOCK)
 		block_until_released();
+	else
+		fake_delay("FAKE_CUDA_SYNC_US");
 	return s == FAKE_STREAM_FAULT ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS;
 }
 NOINLINE CUresult cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }

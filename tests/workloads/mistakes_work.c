@@ -13,12 +13,17 @@
  *   errors   N cuModuleGetFunction of a missing kernel (CUDA_ERROR_NOT_FOUND)
  *   clean    N launches, async copies, one sync, allocations freed
  * -P  pause SECS after loading the library (a tracer attaches)
- * Prints "produced MODE=N ... pid=P".
+ * Prints "produced MODE=N ... MODE_ns=T ... pid=P": T the time the mode's
+ * offending calls took, timed here around each (sync: the syncs; alloc:
+ * the allocations and frees; memcpy: the copies; errors: the failed
+ * calls). The fake library's FAKE_CUDA_SYNC_US, _ALLOC_US and _COPY_US
+ * make them take that long.
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "fake_cuda.h"
 
@@ -35,6 +40,16 @@ static struct {
 } api;
 static CUfunction fn;
 static long n = 20;
+static long long spent;	/* ns in the current mode's offending calls */
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+#define TIMED(call) do { long long t0_ = now_ns(); call; spent += now_ns() - t0_; } while (0)
 
 static void *sym(void *h, const char *name)
 {
@@ -53,7 +68,7 @@ static __attribute__((noinline)) void launch_and_sync(void)
 
 	for (i = 0; i < n; i++) {
 		api.launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
-		api.ssync(NULL);
+		TIMED(api.ssync(NULL));
 	}
 }
 
@@ -63,8 +78,8 @@ static __attribute__((noinline)) void alloc_loop(void)
 	long i;
 
 	for (i = 0; i < n; i++) {
-		api.alloc(&p, 1 << 20);
-		api.freep(p);
+		TIMED(api.alloc(&p, 1 << 20));
+		TIMED(api.freep(p));
 	}
 }
 
@@ -78,9 +93,9 @@ static __attribute__((noinline)) void copy_loop(void)
 	api.alloc(&d, 4096);
 	api.allochost(&pinned, 4096);
 	for (i = 0; i < n; i++)
-		api.htod(d, pageable, 4096);
+		TIMED(api.htod(d, pageable, 4096));
 	for (i = 0; i < n; i++)
-		api.htod(d, pinned, 4096);
+		TIMED(api.htod(d, pinned, 4096));
 	api.freep(d);
 	free(pageable);
 }
@@ -100,7 +115,7 @@ static __attribute__((noinline)) void errors(void)
 	long i;
 
 	for (i = 0; i < n; i++)
-		api.getfn(&f, (CUmodule)0x1, "missing_kernel");
+		TIMED(api.getfn(&f, (CUmodule)0x1, "missing_kernel"));
 }
 
 static __attribute__((noinline)) void clean(void)
@@ -154,6 +169,7 @@ int main(int argc, char **argv)
 	for (i = optind; i < argc; i++) {
 		const char *m = argv[i];
 
+		spent = 0;
 		if (!strcmp(m, "sync"))
 			launch_and_sync();
 		else if (!strcmp(m, "alloc"))
@@ -170,7 +186,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mistakes_work: unknown mode %s\n", m);
 			return 2;
 		}
-		len += snprintf(out + len, sizeof(out) - len, " %s=%ld", m, n);
+		len += snprintf(out + len, sizeof(out) - len, " %s=%ld %s_ns=%lld", m, n, m, spent);
 	}
 	printf("%s pid=%d\n", out, (int)getpid());
 	return 0;
