@@ -730,8 +730,8 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 		c->st.procs_seen++;
 		if (!p->container[0] && procmaps_container(p->pid, p->container, sizeof(p->container)))
 			strcpy(p->container, "-");
-		if (c->ops.seen && strcmp(p->container, "-"))
-			c->ops.seen(c->ops.ctx, (pid_t)r->pid, p->container);
+		if (c->ops.seen)
+			c->ops.seen(c->ops.ctx, (pid_t)r->pid, strcmp(p->container, "-") ? p->container : NULL);
 	}
 	p->ns_pid = r->ns_pid;
 	ev.comm = thread_comm(c, p, r);

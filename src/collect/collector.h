@@ -34,9 +34,9 @@ struct collector_ops {
 	/* a process that made traced calls died of a core-dumping signal at ts */
 	void (*crash)(void *ctx, pid_t pid, int sig, const char *comm, uint64_t ts);
 	/*
-	 * a process in a container made its first traced call (once per
-	 * process): the container's short id or "pidns-INODE" (procmaps_container),
-	 * read when the process mapped GPU code
+	 * a process made its first traced call (once per process), while it
+	 * lives: container, its container's short id or "pidns-INODE"
+	 * (procmaps_container, read when it mapped GPU code), NULL on the host
 	 */
 	void (*seen)(void *ctx, pid_t pid, const char *container);
 	void *ctx;

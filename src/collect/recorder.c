@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include "cuda.skel.h"
 #include "collector.h"
+#include "host/procmaps.h"
 #include "discover.h"
 #include "incident/flight.h"
 #include "host/bpfmaps.h"
@@ -196,19 +197,27 @@ static void sink_crash(void *ctx, pid_t pid, int sig, const char *comm, uint64_t
 }
 
 /*
- * The container of a process that makes GPU calls, as the note
- * "container.PID" = its short id (or "pidns-INODE"): `report` totals and
- * `export --group-by container` read it. Host processes get none.
+ * A process that makes GPU calls: its container, as the note
+ * "container.PID" = its short id (or "pidns-INODE"; host processes get
+ * none), and its rank in a distributed job from its environment, as
+ * "rank.PID" = "rank=R size=N local=L node=NAME job=J.S from=LAUNCHER"
+ * (procmaps_rank). `report` and `export --group-by container|rank` read them.
  */
 static void sink_seen(void *ctx, pid_t pid, const char *container)
 {
 	struct rec_ctx *r = ctx;
-	char key[32];
+	char key[32], rank[256];
 
 	if (!r->w)
 		return;
-	snprintf(key, sizeof(key), "container.%d", (int)pid);
-	sbt_writer_note(r->w, key, container);
+	if (container) {
+		snprintf(key, sizeof(key), "container.%d", (int)pid);
+		sbt_writer_note(r->w, key, container);
+	}
+	if (!procmaps_rank(pid, rank, sizeof(rank))) {
+		snprintf(key, sizeof(key), "rank.%d", (int)pid);
+		sbt_writer_note(r->w, key, rank);
+	}
 }
 
 /* one counter of the per-CPU drops map (GB_DROP_*), per CPU and summed */

@@ -42,7 +42,7 @@ enum gb_group {
 	GB_GROUP_DEVICE,	/* default: processes with their threads; GPU work under "GPU n" */
 	GB_GROUP_PROCESS,	/* a process's GPU work under the process, beside its threads */
 	GB_GROUP_CONTAINER,	/* one group per container (and "host"): its processes' threads and GPU work */
-	GB_GROUP_RANK,		/* one group per NCCL rank (and "no rank") */
+	GB_GROUP_RANK,		/* one group per rank: NCCL's, else its launcher's (environment); and "no rank" */
 };
 /* "device", "process", ...: 0, or -1 for an unknown name */
 int gb_group_parse(const char *s, enum gb_group *g);

@@ -343,8 +343,25 @@ static const char *group_of(void *ctx, uint32_t pid)
 	const char *c;
 	char key[32];
 
-	if (g->by == GB_GROUP_RANK)
-		return hmap_get(&g->rank, pid);
+	if (g->by == GB_GROUP_RANK) {
+		const char *nccl = hmap_get(&g->rank, pid), *env;
+		unsigned rank, size;
+		char from[32];
+
+		if (nccl)
+			return nccl;
+		/* no communicator: the rank its launcher gave it (record's note "rank.PID") */
+		snprintf(key, sizeof(key), "rank.%u", pid);
+		if (!(env = sbt_reader_note(g->r, key)) || sscanf(env, "rank=%u", &rank) != 1)
+			return NULL;
+		if (!strstr(env, " from=") || sscanf(strstr(env, " from=") + 6, "%31s", from) != 1)
+			snprintf(from, sizeof(from), "environment");
+		if (strstr(env, " size=") && sscanf(strstr(env, " size=") + 6, "%u", &size) == 1)
+			snprintf(g->buf, sizeof(g->buf), "rank %u/%u (%s)", rank, size, from);
+		else
+			snprintf(g->buf, sizeof(g->buf), "rank %u (%s)", rank, from);
+		return g->buf;
+	}
 	snprintf(key, sizeof(key), "container.%u", pid);
 	if (!(c = sbt_reader_note(g->r, key)))
 		return NULL;

@@ -371,3 +371,95 @@ int procmaps_container(pid_t pid, char *out, size_t outlen)
 	snprintf(out, outlen, "pidns-%.*s", (int)strspn(theirs + 5, "0123456789"), theirs + 5);
 	return 0;
 }
+
+/* the value of NAME in NUL-separated NAME=VALUE text, if it is a plain token */
+static const char *env_get(const char *env, size_t len, const char *name, char *val, size_t vlen)
+{
+	size_t nl = strlen(name), i = 0;
+
+	while (i < len) {
+		const char *e = memchr(env + i, 0, len - i);
+		size_t l = e ? (size_t)(e - (env + i)) : len - i;
+
+		if (l > nl && !memcmp(env + i, name, nl) && env[i + nl] == '=') {
+			size_t v = l - nl - 1, k;
+
+			if (!v || v >= vlen)
+				return NULL;
+			for (k = 0; k < v; k++) {
+				char c = env[i + nl + 1 + k];
+
+				if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+				      c == '-' || c == '_' || c == '.'))
+					return NULL;	/* not something to put in a note as is */
+			}
+			memcpy(val, env + i + nl + 1, v);
+			val[v] = 0;
+			return val;
+		}
+		i += l + 1;
+	}
+	return NULL;
+}
+
+static bool all_digits(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s) && strlen(s) < 10;
+}
+
+int procmaps_rank_env(const char *env, size_t len, char *out, size_t outlen)
+{
+	static const struct {
+		const char *from, *rank, *local, *size;
+	} launchers[] = {
+		{ "torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE" },
+		{ "slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS" },
+		{ "mpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE" },
+		{ "pmi", "PMI_RANK", NULL, "PMI_SIZE" },
+	};
+	char rank[64], v[64], job[64], step[64];
+	size_t i, n = 0;
+
+	for (i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++)
+		if (env_get(env, len, launchers[i].rank, rank, sizeof(rank)) && all_digits(rank))
+			break;
+	if (i == sizeof(launchers) / sizeof(launchers[0]) || !outlen)
+		return -ENOENT;
+	n += snprintf(out + n, outlen - n, "rank=%s", rank);
+	if (n < outlen && env_get(env, len, launchers[i].size, v, sizeof(v)) && all_digits(v))
+		n += snprintf(out + n, outlen - n, " size=%s", v);
+	if (n < outlen && launchers[i].local && env_get(env, len, launchers[i].local, v, sizeof(v)) && all_digits(v))
+		n += snprintf(out + n, outlen - n, " local=%s", v);
+	if (n < outlen && env_get(env, len, "SLURMD_NODENAME", v, sizeof(v)))
+		n += snprintf(out + n, outlen - n, " node=%s", v);
+	if (n < outlen && env_get(env, len, "SLURM_JOB_ID", job, sizeof(job)) && all_digits(job))
+		n += snprintf(out + n, outlen - n, " job=%s%s%s", job,
+			      env_get(env, len, "SLURM_STEP_ID", step, sizeof(step)) ? "." : "",
+			      env_get(env, len, "SLURM_STEP_ID", step, sizeof(step)) ? step : "");
+	if (n < outlen)
+		snprintf(out + n, outlen - n, " from=%s", launchers[i].from);
+	return 0;
+}
+
+int procmaps_rank(pid_t pid, char *out, size_t outlen)
+{
+	char path[64], *buf;
+	size_t len;
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	buf = malloc(1 << 20);	/* an environment is at most a few hundred KiB */
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	rc = procmaps_rank_env(buf, len, out, outlen);
+	free(buf);
+	return rc;
+}

@@ -82,4 +82,17 @@ int procmaps_container_id(const char *cgroup, size_t len, char *out, size_t outl
  * set, -ENOENT for a process of the host, -errno when /proc cannot be read.
  */
 int procmaps_container(pid_t pid, char *out, size_t outlen);
+/*
+ * A process's place in a distributed job, from its environment (the text
+ * of /proc/PID/environ: NUL-separated NAME=VALUE): the first launcher that
+ * names a rank wins, torchrun (RANK, LOCAL_RANK, WORLD_SIZE), then Slurm
+ * (SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS), Open MPI
+ * (OMPI_COMM_WORLD_RANK, ..._LOCAL_RANK, ..._SIZE), PMI (PMI_RANK,
+ * PMI_SIZE); with SLURMD_NODENAME and SLURM_JOB_ID.SLURM_STEP_ID where set.
+ * out: "rank=R size=N local=L node=NAME job=J.S from=torchrun" (the fields
+ * known). 0 with out set, -ENOENT when no rank is named.
+ */
+int procmaps_rank_env(const char *environ, size_t len, char *out, size_t outlen);
+/* the same, of a live process (-errno when /proc cannot be read) */
+int procmaps_rank(pid_t pid, char *out, size_t outlen);
 #endif

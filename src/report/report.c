@@ -430,6 +430,10 @@ static void containers(struct report *r, struct sbt_reader *rd)
 		if (!c && p->ns_pid && p->ns_pid != p->pid)
 			c = "unnamed";	/* its own pid namespace, the recorder could not tell more */
 		p->container = c ? intern_str(r->strs, c) : NULL;
+		/* its rank in a distributed job, as its launcher set it (recorder.c) */
+		snprintf(key, sizeof(key), "rank.%u", p->pid);
+		c = rd ? sbt_reader_note(rd, key) : NULL;
+		p->rank = c ? intern_str(r->strs, c) : NULL;
 	}
 }
 

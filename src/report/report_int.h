@@ -83,6 +83,7 @@ struct rep_proc {
 	uint32_t pid, ns_pid;
 	const char *comm;
 	const char *container;		/* interned; NULL: the host's */
+	const char *rank;		/* "rank=R size=N ... from=L" (the note rank.PID); NULL */
 	uint64_t events, launches, syncs, sync_ns, copies, copy_bytes, errors, colls, coll_bytes;
 	uint64_t allocs, alloc_bytes, frees, live_bytes, peak_bytes;
 	struct rep_mem_pt *mem;		/* live_bytes after a change, every memstride-th change */

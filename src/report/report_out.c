@@ -436,8 +436,14 @@ static void proc_table(struct gb_buf *b, const struct report *r)
 					     p->copy_bytes, p->allocs, p->alloc_bytes, p->peak_bytes, p->errors };
 		const char *cells[11] = { name };
 
+		unsigned rk, sz;
+
 		snprintf(name, sizeof(name), "%u %s%s%s", p->pid, p->comm ? p->comm : "?",
 			 p->container ? " @" : "", p->container ? p->container : "");
+		if (p->rank && sscanf(p->rank, "rank=%u size=%u", &rk, &sz) == 2)
+			snprintf(name + strlen(name), sizeof(name) - strlen(name), " rank %u/%u", rk, sz);
+		else if (p->rank && sscanf(p->rank, "rank=%u", &rk) == 1)
+			snprintf(name + strlen(name), sizeof(name) - strlen(name), " rank %u", rk);
 		proc_cells(cell, cells, &pc);
 		rep_table_row(b, &t, cells);
 	}
@@ -617,6 +623,25 @@ static void jfinding(struct gb_json *j, const struct rep_finding *f, bool lossy)
 	gb_json_end_object(j);
 }
 
+/* "rank": {"rank": 3, "size": 8, "local": 1, "node": "n1", "job": "12.0", "from": "slurm"} */
+static void jrank(struct gb_json *j, const char *note)
+{
+	char k[16], v[96];
+	const char *p = note;
+	int n;
+
+	gb_json_name(j, "rank");
+	gb_json_start_object(j);
+	while (sscanf(p, " %15[^=]=%95s%n", k, v, &n) == 2) {
+		if (strspn(v, "0123456789") == strlen(v) && strcmp(k, "job") && strlen(v) < 10)
+			gb_json_uint_field(j, k, strtoull(v, NULL, 10));
+		else
+			gb_json_string_field(j, k, v);
+		p += n;
+	}
+	gb_json_end_object(j);
+}
+
 static void jdelta(struct gb_json *j, bool base, bool found, const char *k1, int64_t d1, const char *k2, int64_t d2)
 {
 	if (!base)
@@ -778,6 +803,8 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 			gb_json_uint_field(&j, "ns_pid", p->ns_pid);
 		if (p->container)
 			gb_json_string_field(&j, "container", p->container);
+		if (p->rank)
+			jrank(&j, p->rank);
 		gb_json_uint_field(&j, "events", p->events);
 		gb_json_uint_field(&j, "launches", p->launches);
 		gb_json_uint_field(&j, "syncs", p->syncs);

@@ -2,7 +2,8 @@
 /*
  * fuzz_procmaps.c - libFuzzer target: arbitrary text as /proc/PID/maps
  * (host/procmaps.c): parse, then look up addresses in what came out; and
- * the same bytes as /proc/PID/cgroup (procmaps_container_id).
+ * the same bytes as /proc/PID/cgroup (procmaps_container_id) and as
+ * /proc/PID/environ (procmaps_rank_env).
  */
 // FUZZ_SRCS: src/host/procmaps.c src/core/util.c
 #include <stdint.h>
@@ -49,6 +50,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* the same bytes as /proc/PID/cgroup */
 		if (!procmaps_container_id((const char *)data, size, id, sizeof(id)) &&
 		    strlen(id) != 12)
+			abort();
+	}
+	{
+		char rank[64];
+
+		/* the same bytes as /proc/PID/environ: a note that is one line of plain tokens */
+		if (!procmaps_rank_env((const char *)data, size, rank, sizeof(rank)) &&
+		    (strncmp(rank, "rank=", 5) || strpbrk(rank, "\n\"\\")))
 			abort();
 	}
 	return 0;

@@ -43,6 +43,36 @@ static int out(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n)
 }
 
 /* /proc/PID/cgroup texts of the container engines users run, and of the host */
+/* a process's rank from its environment: the first launcher that names one */
+static void test_rank_env(void **state)
+{
+	static const char torch[] = "PATH=/bin\0RANK=3\0LOCAL_RANK=1\0WORLD_SIZE=8\0SLURM_PROCID=9\0";
+	static const char slurm[] = "SLURM_JOB_ID=412\0SLURM_STEP_ID=0\0SLURM_PROCID=5\0SLURM_LOCALID=1\0"
+				    "SLURM_NTASKS=16\0SLURMD_NODENAME=gpu-n07\0";
+	static const char mpi[] = "OMPI_COMM_WORLD_RANK=2\0OMPI_COMM_WORLD_SIZE=4\0";
+	static const char none[] = "RANK=x3\0HOME=/root\0SLURM_PROCID=\0RANKS=1\0";
+	static const char odd[] = "RANK=7\0SLURMD_NODENAME=a b\0";
+	char out[256];
+
+	(void)state;
+	assert_int_equal(procmaps_rank_env(torch, sizeof(torch) - 1, out, sizeof(out)), 0);
+	assert_string_equal(out, "rank=3 size=8 local=1 from=torchrun");
+	assert_int_equal(procmaps_rank_env(slurm, sizeof(slurm) - 1, out, sizeof(out)), 0);
+	assert_string_equal(out, "rank=5 size=16 local=1 node=gpu-n07 job=412.0 from=slurm");
+	assert_int_equal(procmaps_rank_env(mpi, sizeof(mpi) - 1, out, sizeof(out)), 0);
+	assert_string_equal(out, "rank=2 size=4 from=mpi");
+	/* not a number, empty, a longer name: no rank */
+	assert_int_equal(procmaps_rank_env(none, sizeof(none) - 1, out, sizeof(out)), -ENOENT);
+	/* a value that is not a plain token is left out, not copied into the note */
+	assert_int_equal(procmaps_rank_env(odd, sizeof(odd) - 1, out, sizeof(out)), 0);
+	assert_string_equal(out, "rank=7 from=torchrun");
+	/* a short buffer: cut, never overrun */
+	assert_int_equal(procmaps_rank_env(slurm, sizeof(slurm) - 1, out, 12), 0);
+	assert_true(strlen(out) < 12);
+	/* ourselves: the test runs with no launcher's rank, or with one */
+	assert_true(procmaps_rank(getpid(), out, sizeof(out)) == 0 || procmaps_rank(getpid(), out, sizeof(out)) == -ENOENT);
+}
+
 static void test_container_id(void **state)
 {
 	static const struct { const char *cg, *id; } c[] = {
@@ -417,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_dedup),
 		cmocka_unit_test(test_stack_every_family),
 		cmocka_unit_test(test_container_id),
+		cmocka_unit_test(test_rank_env),
 		cmocka_unit_test(test_frames_from_maps),
 		cmocka_unit_test(test_unwind_self),
 		cmocka_unit_test(test_unwind_memo),
