@@ -23,6 +23,15 @@ refuse() {
 
 refuse "report --json --csv: two formats" "--json and --csv both given" report --json --csv "$G"
 refuse "report --csv --json: two formats" "--json and --csv both given" report --csv --json "$G"
+refuse "report --html with --json" "--html writes one trace's report as a page: not with --json" report --html "$T/p.html" --json "$G"
+refuse "report --html with --baseline" "not with --json, --csv or --baseline" report --html "$T/p.html" --baseline "$G" "$G"
+cp "$G" "$T/in.sbt"
+refuse "report --html onto its input" "--html .*: name a new file for the page, not the trace" report --html "$T/in.sbt" "$T/in.sbt"
+check_true "report --html onto its input: the trace intact" cmp -s "$G" "$T/in.sbt"
+"$GPUBPF" report --html "$T/nodir/p.html" "$G" >"$T/out" 2>"$T/err"
+rc=$?
+check_true "report --html into a missing directory: exit 1, one line naming it (rc $rc: $(head -c 150 "$T/err"))" \
+	bash -c "[ $rc = 1 ] && [ \$(wc -l <'$T/err') = 1 ] && grep -q nodir '$T/err' && [ ! -e '$T/nodir' ]"
 for cmd in view report "export -f json -o $T/x.json"; do
 	c=${cmd%% *}
 	# shellcheck disable=SC2086
