@@ -78,23 +78,8 @@ static void usage(void)
 	unsigned i;
 
 	for (i = 0; i < report_nrules(); i++) {
-		const char *w = report_rule_what(i);
-		int col = 0;
-
-		gb_buf_printf(&b, "  %-20s", report_rule_id(i));
-		while (*w) {	/* wrapped at 80 columns, under the description */
-			size_t n = strcspn(w, " ");
-
-			if (col && col + n + 1 > 57) {
-				gb_buf_printf(&b, "\n  %-20s", "");
-				col = 0;
-			}
-			gb_buf_printf(&b, " %.*s", (int)n, w);
-			col += (int)n + 1;
-			w += n;
-			while (*w == ' ')
-				w++;
-		}
+		gb_buf_printf(&b, "  %-20s ", report_rule_id(i));	/* wrapped at 80 columns, under the description */
+		gb_buf_wrap(&b, report_rule_what(i), 23, 23, 80);
 		gb_buf_putc(&b, '\n');
 	}
 	printf(usage_text, b.p ? b.p : "");
