@@ -22,6 +22,7 @@
 struct proc {
 	pid_t pid;
 	char container[24];	/* procmaps_container, read while it maps GPU code; "-": host */
+	char *rank;		/* procmaps_rank, read then too; "" none, NULL not read */
 	struct hmap names;	/* name_key(handle or stub address) -> interned name */
 	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
@@ -155,6 +156,8 @@ static void clear_proc(struct proc *p)
 	p->nexec = p->capexec = 0;
 	p->have_maps = p->complete = p->seeded = false;
 	p->container[0] = 0;
+	free(p->rank);
+	p->rank = NULL;
 	p->fork_parent = 0;
 	p->exit_ns = 0;
 	p->exit_sig = 0;
@@ -210,6 +213,15 @@ static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_
  * launches are named and its stacks unwound even if it is gone (and its
  * mount namespace with it) before its records are read.
  */
+/* its rank in a distributed job, from its environment, once while it lives */
+static void read_rank(struct proc *p)
+{
+	char r[256];
+
+	if (!p->rank)
+		p->rank = strdup(procmaps_rank(p->pid, r, sizeof(r)) ? "" : r);
+}
+
 void collector_pin_files(struct collector *c, pid_t pid)
 {
 	struct proc *p = hmap_get(&c->procs, (uint64_t)pid);
@@ -219,6 +231,7 @@ void collector_pin_files(struct collector *c, pid_t pid)
 		return;
 	if (!p->container[0] && procmaps_container(pid, p->container, sizeof(p->container)))
 		strcpy(p->container, "-");
+	read_rank(p);
 	for (i = 0; i < p->maps.n; i++)
 		if (p->maps.v[i].path && !procmaps_same_file(p->maps.v[i].path, &p->maps.v[i]))
 			elf_for(c, pid, &p->maps.v[i]);
@@ -730,8 +743,10 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 		c->st.procs_seen++;
 		if (!p->container[0] && procmaps_container(p->pid, p->container, sizeof(p->container)))
 			strcpy(p->container, "-");
+		read_rank(p);
 		if (c->ops.seen)
-			c->ops.seen(c->ops.ctx, (pid_t)r->pid, strcmp(p->container, "-") ? p->container : NULL);
+			c->ops.seen(c->ops.ctx, (pid_t)r->pid, strcmp(p->container, "-") ? p->container : NULL,
+				    p->rank && *p->rank ? p->rank : NULL);
 	}
 	p->ns_pid = r->ns_pid;
 	ev.comm = thread_comm(c, p, r);

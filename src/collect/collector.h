@@ -34,11 +34,12 @@ struct collector_ops {
 	/* a process that made traced calls died of a core-dumping signal at ts */
 	void (*crash)(void *ctx, pid_t pid, int sig, const char *comm, uint64_t ts);
 	/*
-	 * a process made its first traced call (once per process), while it
-	 * lives: container, its container's short id or "pidns-INODE"
-	 * (procmaps_container, read when it mapped GPU code), NULL on the host
+	 * a process made its first traced call (once per process): container,
+	 * its container's short id or "pidns-INODE" (procmaps_container), NULL
+	 * on the host; rank, its place in a distributed job (procmaps_rank),
+	 * NULL if its launcher set none; both read when it mapped GPU code
 	 */
-	void (*seen)(void *ctx, pid_t pid, const char *container);
+	void (*seen)(void *ctx, pid_t pid, const char *container, const char *rank);
 	void *ctx;
 };
 

@@ -24,7 +24,6 @@
 #include <unistd.h>
 #include "cuda.skel.h"
 #include "collector.h"
-#include "host/procmaps.h"
 #include "discover.h"
 #include "incident/flight.h"
 #include "host/bpfmaps.h"
@@ -203,10 +202,10 @@ static void sink_crash(void *ctx, pid_t pid, int sig, const char *comm, uint64_t
  * "rank.PID" = "rank=R size=N local=L node=NAME job=J.S from=LAUNCHER"
  * (procmaps_rank). `report` and `export --group-by container|rank` read them.
  */
-static void sink_seen(void *ctx, pid_t pid, const char *container)
+static void sink_seen(void *ctx, pid_t pid, const char *container, const char *rank)
 {
 	struct rec_ctx *r = ctx;
-	char key[32], rank[256];
+	char key[32];
 
 	if (!r->w)
 		return;
@@ -214,7 +213,7 @@ static void sink_seen(void *ctx, pid_t pid, const char *container)
 		snprintf(key, sizeof(key), "container.%d", (int)pid);
 		sbt_writer_note(r->w, key, container);
 	}
-	if (!procmaps_rank(pid, rank, sizeof(rank))) {
+	if (rank) {
 		snprintf(key, sizeof(key), "rank.%d", (int)pid);
 		sbt_writer_note(r->w, key, rank);
 	}

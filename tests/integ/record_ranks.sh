@@ -5,16 +5,18 @@
 # SLURMD_NODENAME, SLURM_JOB_ID.SLURM_STEP_ID) and one with neither. The
 # trace notes each rank (rank.PID); report --json names it per process and
 # the text shows it; export --group-by rank groups each process by it (no
-# NCCL communicator here), the third under "no rank".
+# NCCL communicator here), the third under "no rank". The rank is read
+# from /proc when the process maps GPU code: each lives on 1 s after its
+# calls, as any process the recorder can name.
 source "$(dirname "$0")/../lib.sh"
 need_bpf "record ranks"
 [ -x "$WL/cuda_work" ] || { skip "record ranks" "no workloads: run make workloads"; exit 0; }
 LIB=$WL/libcuda.so.1
 start_record -a -o "$T/t.sbt" --lib "$LIB" || { fail "record started"; exit 0; }
-env RANK=3 WORLD_SIZE=4 LOCAL_RANK=1 "$WL/cuda_work" -l "$LIB" -n 20 -k torch >"$T/torch.out" 2>&1
+env RANK=3 WORLD_SIZE=4 LOCAL_RANK=1 "$WL/cuda_work" -l "$LIB" -n 20 -s 1 -k torch >"$T/torch.out" 2>&1
 env SLURM_PROCID=2 SLURM_NTASKS=4 SLURM_LOCALID=0 SLURMD_NODENAME=gpu-n07 SLURM_JOB_ID=412 SLURM_STEP_ID=0 \
-	"$WL/cuda_work" -l "$LIB" -n 20 -k slurm >"$T/slurm.out" 2>&1
-env -u RANK -u SLURM_PROCID "$WL/cuda_work" -l "$LIB" -n 20 -k plain >"$T/plain.out" 2>&1
+	"$WL/cuda_work" -l "$LIB" -n 20 -s 1 -k slurm >"$T/slurm.out" 2>&1
+env -u RANK -u SLURM_PROCID "$WL/cuda_work" -l "$LIB" -n 20 -s 1 -k plain >"$T/plain.out" 2>&1
 stop_record
 check_eq "record exits 0" 0 "$REC_RC"
 "$GPUBPF" report --json "$T/t.sbt" >"$T/r.json" 2>/dev/null
