@@ -13,7 +13,6 @@ struct symbolizer;
 
 #define REP_HBUCKETS	512	/* 64 powers of two x 8 steps */
 #define REP_NKINDS	(GB_K_ARG + 1)
-#define REP_MAX_SITES	64
 #define REP_MAX_ACTIVE	64	/* kernels counted as running at once, per device */
 #define REP_MAX_CORR	65536	/* launches waiting for their kernel, per process */
 
@@ -65,11 +64,6 @@ struct rep_stuck {
 	uint32_t tid, stack;
 	uint64_t ts, ns;
 	bool attached;
-};
-
-struct rep_site_ts {
-	uint32_t stack;
-	uint64_t ts;
 };
 
 #define REP_MEM_POINTS	512	/* device memory over time, per process (the HTML chart) */

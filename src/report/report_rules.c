@@ -209,7 +209,6 @@ static void sync_add(struct rep_ctx *c, struct rep_proc *p, const struct gb_even
 		rep_site_count(&s->sites, ev->stack_id);
 	}
 	s->pending = false;
-	(void)c;
 }
 
 static void sync_find(struct rep_ctx *c, struct rep_proc *p)
@@ -272,7 +271,6 @@ static void pairs_add(struct rep_ctx *c, struct rep_proc *p, const struct gb_eve
 	if (!hmap_get(&s->first, a->stack))
 		hmap_put(&s->first, a->stack, (void *)(uintptr_t)a->ts);
 	s->last = ev->ts_ns;
-	(void)c;
 }
 
 static void pairs_find(struct rep_ctx *c, struct rep_proc *p)
@@ -359,7 +357,6 @@ static void copy_add(struct rep_ctx *c, struct rep_proc *p, const struct gb_even
 		s->first = ev->ts_ns;
 	s->last = ev->ts_ns;
 	rep_site_count(&s->sites, ev->stack_id);
-	(void)c;
 }
 
 static void copy_find(struct rep_ctx *c, struct rep_proc *p)
@@ -485,7 +482,6 @@ static void errs_add(struct rep_ctx *c, struct rep_proc *p, const struct gb_even
 		e->ns += ev->dur_ns;
 	}
 	rep_site_count(&e->sites, ev->stack_id);
-	(void)c;
 }
 
 static void errs_find(struct rep_ctx *c, struct rep_proc *p)
@@ -553,7 +549,7 @@ static void stuck_add(struct rep_ctx *c, struct rep_proc *p, const struct gb_eve
 	struct s_stuck *s;
 	struct rep_stuck *x;
 
-	(void)c, (void)cat;
+	(void)cat;
 	if (!(ev->flags & (GB_EF_INFLIGHT | GB_EF_ATTACHED)) || !(s = rule_state(p, R_STUCK, sizeof(*s))) ||
 	    GB_GROW(s->v, s->cap, s->n + 1))
 		return;
@@ -616,7 +612,6 @@ static void bound_add(struct rep_ctx *c, struct rep_proc *p, const struct gb_eve
 	struct s_bound *s;
 	uintptr_t host;
 
-	(void)c;
 	if (cat == GB_CAT_LAUNCH) {
 		/* its kernel comes later with the same correlation id (CUPTI) */
 		if (!gb_event_outermost(ev) || gb_event_captured(ev) || !ev->corr_id || !(ev->flags & GB_EF_DUR) ||

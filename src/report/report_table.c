@@ -72,7 +72,7 @@ static void pad_cell(struct gb_buf *b, const char *s, unsigned w, bool left)
 		gb_buf_printf(b, "%*s%s", (int)(w > c ? w - c : 0), "", s);
 }
 
-static void row(struct gb_buf *b, const struct rep_table *t, const char *const *cells, bool head)
+static void row(struct gb_buf *b, const struct rep_table *t, const char *const *cells)
 {
 	char name[1024];
 	unsigned i, last = 0;
@@ -104,12 +104,12 @@ void rep_table_head(struct gb_buf *b, const struct rep_table *t)
 
 	for (i = 0; i < t->n; i++)
 		cells[i] = t->col[i].head;
-	row(b, t, cells, true);
+	row(b, t, cells);
 }
 
 void rep_table_row(struct gb_buf *b, const struct rep_table *t, const char *const *cells)
 {
-	row(b, t, cells, false);
+	row(b, t, cells);
 }
 
 /* a total over calls some of which were timed: "12.61 ms", "~13.78 ms", "–" (none timed) */
