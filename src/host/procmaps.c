@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* procmaps.c - /proc/PID/maps parsing */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -253,22 +254,51 @@ static int insert(struct gb_maps *m, const struct gb_map *nm, uint64_t t0)
 
 int procmaps_map(struct gb_maps *m, const struct gb_map *nm, uint64_t ts)
 {
+	uint64_t newer = 0;
 	unsigned i;
 
 	if (!nm->path || nm->end <= nm->start)
 		return 0;
 	/* an mmap over a range replaces whatever was there (a mapping it cuts
-	 * only partly ends whole: the kernel's events say nothing of the rest) */
+	 * only partly ends whole: the kernel's events say nothing of the rest);
+	 * one read after a newer mapping of the range (another CPU's buffer
+	 * read first) was replaced by it: history only */
+	for (i = lower(m, nm->start); i < m->n && m->v[i].start < nm->end; i++)
+		if (ts && m->v[i].t0 > ts && (!newer || m->v[i].t0 < newer))
+			newer = m->v[i].t0;
+	if (newer) {
+		char *path = strdup(nm->path);
+
+		if (!path || GB_GROW(m->old, m->capold, m->nold + 1)) {
+			free(path);
+			return -ENOMEM;
+		}
+		m->old[m->nold] = *nm;
+		m->old[m->nold].path = path;
+		m->old[m->nold].t0 = ts;
+		m->old[m->nold++].t1 = newer;
+		changed(m, newer);
+		return 0;
+	}
 	i = lower(m, nm->start);
 	while (i < m->n && m->v[i].start < nm->end)
 		retire(m, i, ts);
 	return insert(m, nm, ts);
 }
 
+/*
+ * The kernel's mapping events come through per-CPU buffers read in turns:
+ * a process that moved to another CPU between its exec and its first
+ * mmap can have that mmap read first. What began after ts is the new
+ * image's and stays.
+ */
 void procmaps_unmap_all(struct gb_maps *m, uint64_t ts)
 {
-	while (m->n)
-		retire(m, m->n - 1, ts);
+	unsigned i = m->n;
+
+	while (i--)
+		if (!ts || m->v[i].t0 <= ts)
+			retire(m, i, ts);
 }
 
 int procmaps_merge(struct gb_maps *m, const struct gb_maps *snap)
@@ -462,4 +492,49 @@ int procmaps_rank(pid_t pid, char *out, size_t outlen)
 	rc = procmaps_rank_env(buf, len, out, outlen);
 	free(buf);
 	return rc;
+}
+
+/* the children of every thread of p, appended */
+static int children_of(pid_t p, pid_t **out, unsigned *n, unsigned *cap)
+{
+	char path[64], buf[4096], *s, *e;
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)p);
+	if (!(d = opendir(path)))
+		return 0;	/* gone */
+	while (!err && (de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)p, de->d_name);
+		if (!(f = fopen(path, "re")))
+			continue;
+		while (!err && fgets(buf, sizeof(buf), f))
+			for (s = buf; !err; s = e) {
+				long c = strtol(s, &e, 10);
+
+				if (e == s)
+					break;
+				if (c > 0 && !(err = GB_GROW(*out, *cap, *n + 1)))
+					(*out)[(*n)++] = (pid_t)c;
+			}
+		fclose(f);
+	}
+	closedir(d);
+	return err ? -ENOMEM : 0;
+}
+
+int procmaps_descendants(pid_t pid, pid_t **out, unsigned *n, unsigned *cap)
+{
+	unsigned i = *n;
+	int err = children_of(pid, out, n, cap);
+
+	/* breadth first: each process found has its children read in turn */
+	for (; !err && i < *n; i++)
+		err = children_of((*out)[i], out, n, cap);
+	return err;
 }

@@ -95,4 +95,10 @@ int procmaps_container(pid_t pid, char *out, size_t outlen);
 int procmaps_rank_env(const char *environ, size_t len, char *out, size_t outlen);
 /* the same, of a live process (-errno when /proc cannot be read) */
 int procmaps_rank(pid_t pid, char *out, size_t outlen);
+/*
+ * The live descendants of pid (children of every thread, theirs, ...) from
+ * /proc/PID/task/TID/children: appended to *out (grown, *n counted, the
+ * caller frees). 0, or -ENOMEM.
+ */
+int procmaps_descendants(pid_t pid, pid_t **out, unsigned *n, unsigned *cap);
 #endif
