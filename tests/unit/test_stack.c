@@ -353,6 +353,15 @@ static void test_unwind_memo(void **state)
  * between), an mmap read after a newer one of the same range. Each
  * mapping is found as of the times it was valid.
  */
+static const char *path_at(struct gb_maps *m, uint64_t at, uint64_t addr)
+{
+	const struct gb_map *f;
+
+	m->at_ns = at;
+	f = procmaps_find(m, addr);
+	return f ? f->path : "(none)";
+}
+
 static void test_maps_out_of_order(void **state)
 {
 	struct gb_map old = { .start = 0x1000, .end = 0x3000, .path = "/bin/sh", .inode = 1 };
@@ -360,33 +369,19 @@ static void test_maps_out_of_order(void **state)
 	struct gb_map lib1 = { .start = 0x8000, .end = 0x9000, .path = "/lib/a.so", .inode = 3 };
 	struct gb_map lib2 = { .start = 0x8000, .end = 0x9000, .path = "/lib/b.so", .inode = 4 };
 	struct gb_maps m = { 0 };
-	const struct gb_map *f;
 
 	(void)state;
 	assert_int_equal(procmaps_map(&m, &old, 10), 0);
 	assert_int_equal(procmaps_map(&m, &exe, 105), 0);	/* read first ... */
 	procmaps_unmap_all(&m, 100);				/* ... the exec at 100 after */
-	m.at_ns = 200;
-	f = procmaps_find(&m, 0x2100);
-	assert_non_null(f);
-	assert_string_equal(f->path, "/work/app");
-	m.at_ns = 50;
-	f = procmaps_find(&m, 0x1100);
-	assert_non_null(f);
-	assert_string_equal(f->path, "/bin/sh");
-	m.at_ns = 200;
-	assert_null(procmaps_find(&m, 0x1100));			/* the old image is gone */
+	assert_string_equal(path_at(&m, 200, 0x2100), "/work/app");
+	assert_string_equal(path_at(&m, 50, 0x1100), "/bin/sh");
+	assert_string_equal(path_at(&m, 200, 0x1100), "(none)");	/* the old image is gone */
 	/* b.so mapped at 300 read before a.so mapped at 250 over the same range */
 	assert_int_equal(procmaps_map(&m, &lib2, 300), 0);
 	assert_int_equal(procmaps_map(&m, &lib1, 250), 0);
-	m.at_ns = 400;
-	f = procmaps_find(&m, 0x8100);
-	assert_non_null(f);
-	assert_string_equal(f->path, "/lib/b.so");
-	m.at_ns = 260;
-	f = procmaps_find(&m, 0x8100);
-	assert_non_null(f);
-	assert_string_equal(f->path, "/lib/a.so");
+	assert_string_equal(path_at(&m, 400, 0x8100), "/lib/b.so");
+	assert_string_equal(path_at(&m, 260, 0x8100), "/lib/a.so");
 	procmaps_free(&m);
 }
 
