@@ -14,6 +14,7 @@ cleanup_test() {
 	local p
 	for p in "${_bg_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
+	[ -n "${GPUBPF_TEST_KEEP:-}" ] && { echo "kept: $T" >&2; return; }	# a test's files, to look at
 	rm -rf "$T"
 }
 trap cleanup_test EXIT
@@ -67,6 +68,12 @@ inject_job_done() {
 wait_for() {
 	local i n=$(( ${2:-10} * 20 ))
 	for ((i = 0; i < n; i++)); do [ -e "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+# wait_for_cmd 'SHELL CONDITION' [secs]: until the condition holds
+wait_for_cmd() {
+	local i n=$(( ${2:-10} * 20 ))
+	for ((i = 0; i < n; i++)); do eval "$1" && return 0; sleep 0.05; done
 	return 1
 }
 # wait_blocked N: until N threads of the fake libcuda said they are about to

@@ -61,11 +61,17 @@ static const char usage_text[] =
 "                         (containers, wheels, static CUDA runtimes included)\n"
 "  -p, --pid PID          a running process and its threads (repeatable); the\n"
 "                         breakpoints go into these processes only\n"
+"      --children         with -p: also the processes they start (now and later),\n"
+"                         each with its own breakpoints; stops when all have exited\n"
+"      --ack-dir DIR      with --children: create DIR/PID once a followed process\n"
+"                         has its breakpoints (a launcher can hold a child until then:\n"
+"                         its very first calls are then traced too)\n"
 "  -- COMMAND ARGS        start COMMAND, trace it and its descendants, stop when it exits\n"
 "\n"
 "Options:\n"
 "  -o, --output FILE      trace file to write (default gpubpf.sbt); created 0600,\n"
-"                         never through a symlink, owned by the sudo caller\n"
+"                         never through a symlink, owned by the sudo caller;\n"
+"                         /dev/fd/N: the regular file open on descriptor N, emptied\n"
 "  -d, --duration SECS    stop after SECS seconds\n"
 "      --ring-size SIZE   BPF ring buffer size (default 8M, 64M for DWARF stacks;\n"
 "                         rounded up to a power of 2)\n"
@@ -172,7 +178,7 @@ static const char usage_text[] =
 
 enum { OPT_RING = 256, OPT_LIB, OPT_LEAN, OPT_LAUNCH_RETS, OPT_READY, OPT_PERFETTO, OPT_CUPTI_LIB, OPT_CUPTI, OPT_XRAY_DIR,
        OPT_STACK, OPT_PYTHON, OPT_NO_SYMBOLS, OPT_IOCTL, OPT_IOCTL_DEV, OPT_FLIGHT, OPT_FLIGHT_MEM, OPT_TRIG_ERR,
-       OPT_TRIG_STUCK, OPT_OPEN, OPT_OPEN_PORT, OPT_LIBS, OPT_NO_LIBS };
+       OPT_TRIG_STUCK, OPT_OPEN, OPT_OPEN_PORT, OPT_LIBS, OPT_NO_LIBS, OPT_CHILDREN, OPT_ACK_DIR };
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -186,6 +192,8 @@ static const struct option long_opts[] = {
 	{ "libs", required_argument, NULL, OPT_LIBS },
 	{ "no-libs", no_argument, NULL, OPT_NO_LIBS },
 	{ "ready-file", required_argument, NULL, OPT_READY },
+	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "ack-dir", required_argument, NULL, OPT_ACK_DIR },
 	{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 	{ "open", no_argument, NULL, OPT_OPEN },
 	{ "open-port", required_argument, NULL, OPT_OPEN_PORT },
@@ -320,6 +328,12 @@ static int parse_args(struct record_opts *o, struct open_opts *op, int argc, cha
 		case OPT_READY:
 			o->ready_file = optarg;
 			break;
+		case OPT_CHILDREN:
+			o->children = true;
+			break;
+		case OPT_ACK_DIR:
+			o->ack_dir = optarg;
+			break;
 		case OPT_PERFETTO:
 			o->perfetto = optarg;
 			break;
@@ -449,6 +463,14 @@ static int parse_args(struct record_opts *o, struct open_opts *op, int argc, cha
 		o->flight_mem = 64ull << 20;
 	if (!o->all + !o->npids + !o->cmd != 2) {
 		gb_err("choose one target: -a (every process), -p PID, or -- COMMAND");
+		return -1;
+	}
+	if (o->children && !o->npids) {
+		gb_err("--children goes with -p PID (-a has everyone, -- COMMAND follows its children already)");
+		return -1;
+	}
+	if (o->ack_dir && !o->children) {
+		gb_err("--ack-dir goes with -p PID --children");
 		return -1;
 	}
 	return 0;

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* discover.c - the side-band stream drives attaching and the collector's timelines */
+#include <fcntl.h>
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include "collector.h"
 #include "core/hmap.h"
 #include "core/util.h"
@@ -149,8 +153,15 @@ static bool wanted(struct discover *d, const struct sb_event *ev)
 	if (d->o.all)
 		return true;
 	if (ev->type == SB_FORK && d->o.follow_children && ev->pid != ev->ppid &&
-	    hmap_get(&d->want, ev->ppid))
+	    hmap_get(&d->want, ev->ppid) && !hmap_get(&d->want, ev->pid)) {
 		hmap_put(&d->want, ev->pid, (void *)1);
+		gb_dbg("following pid %u, a child of %u", ev->pid, ev->ppid);
+		/* -p --children: its own breakpoints (it inherited its parent's mappings) */
+		if (libs_add_pid(d->libs, (pid_t)ev->pid) < 0)
+			gb_warn("out of memory: pid %u, a child of a target, is not traced", ev->pid);
+		else
+			discover_ack(d, (pid_t)ev->pid);
+	}
 	return hmap_get(&d->want, ev->pid) != NULL;
 }
 
@@ -187,8 +198,23 @@ static void on_event(void *ctx, const struct sb_event *ev)
 		if (r > 0 && d->col)
 			collector_pin_files(d->col, (pid_t)ev->pid);
 	}
-	if (ev->type == SB_EXIT && ev->pid == ev->tid && !d->o.all)
+	if (ev->type == SB_EXIT && ev->pid == ev->tid && !d->o.all) {
 		hmap_del(&d->want, ev->pid);
+		libs_drop_pid(d->libs, (pid_t)ev->pid);
+	}
+}
+
+void discover_ack(struct discover *d, pid_t pid)
+{
+	char name[16];
+	int fd;
+
+	if (!d || d->o.ack_fd < 0)
+		return;
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	fd = openat(d->o.ack_fd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
 }
 
 void discover_poll(struct discover *d)
@@ -198,6 +224,18 @@ void discover_poll(struct discover *d)
 	if (d->col)
 		collector_sideband_read(d->col, gb_now_mono_ns());
 	sideband_drain(d->sb, on_event, d);
+}
+
+size_t discover_alive(const struct discover *d)
+{
+	size_t i = 0, n = 0;
+	uint64_t pid;
+	void *v;
+
+	/* by the kernel, not the stream: an exit read before its fork leaves a pid behind */
+	while (d && hmap_next(&d->want, &i, &pid, &v))
+		n += !kill((pid_t)pid, 0) || errno != ESRCH;
+	return n;
 }
 
 uint64_t discover_lost(const struct discover *d)

@@ -23,10 +23,11 @@ struct discover_opts {
 	const pid_t *pids;		/* -p: their executables are checked for a static runtime */
 	unsigned npids;
 	const char *cmd;		/* -- CMD: its name, attached before it runs (or NULL) */
-	bool follow_children;		/* -- CMD: descendants of pids count too */
+	bool follow_children;		/* -- CMD, -p --children: descendants of pids count too */
 	const char *const *lib_paths;	/* --lib */
 	unsigned nlib_paths;
 	bool allow_none;		/* no GPU library anywhere is not an error (ioctls only) */
+	int ack_fd;			/* -p --children --ack-dir: a directory (or -1) */
 };
 
 /*
@@ -47,6 +48,13 @@ void discover_add_pid(struct discover *d, pid_t pid);
 void discover_poll(struct discover *d);
 /* records the kernel lost (its buffers were full) */
 uint64_t discover_lost(const struct discover *d);
+/*
+ * --ack-dir: DIR/PID created once a followed process (pid) has its
+ * breakpoints: a launcher holding that child can let it run
+ */
+void discover_ack(struct discover *d, pid_t pid);
+/* not -a: how many targets (and followed descendants) are alive (asked of the kernel) */
+size_t discover_alive(const struct discover *d);
 /* mapping-to-probes latency of the files attached (ns): median, max, count */
 void discover_latency(const struct discover *d, uint64_t *median, uint64_t *max, unsigned *n);
 void discover_close(struct discover *d);

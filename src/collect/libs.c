@@ -33,8 +33,14 @@ struct lib {
 	enum gb_lib_kind kind;
 	struct bpf_link **links;
 	unsigned nlinks, caplinks;
+	pid_t *lpid;		/* per link: the process it is for (0: everyone) */
+	unsigned caplpid;
 	int *mfds;		/* uprobe_multi links: entries and returns, per pid */
+	pid_t *mpid;		/* per mfds entry: its process (0: everyone) */
+	unsigned capmpid;
 	unsigned nmfds, capmfds;
+	uint64_t *poff, *pcookie;	/* its probes: to link a process found later (-p --children) */
+	unsigned np;
 	unsigned nmulti;	/* probes in them (one pid's worth) */
 	/* find-only mode (no entry program): what gpubpf check reports */
 	unsigned funcs, how[3], endbr64;
@@ -45,6 +51,9 @@ struct lib {
 
 struct gb_libs {
 	struct libs_opts o;
+	pid_t *pids;		/* -p: the processes links are for, descendants added (libs_add_pid) */
+	unsigned npids, cappids;
+	struct closer *closer;	/* exited descendants' links, closed off the collector's thread */
 	struct hmap by_inode;	/* dev ^ ino -> struct lib */
 	struct hmap checked;	/* dev ^ ino -> 1: a mapped file that holds no GPU code */
 	struct hmap unreachable;	/* dev ^ ino -> 1: GPU library its process left no way to */
@@ -140,17 +149,27 @@ struct gb_libs *libs_new(const struct libs_opts *o)
 {
 	struct gb_libs *l = calloc(1, sizeof(*l));
 
-	if (l)
-		l->o = *o;
+	if (!l)
+		return NULL;
+	l->o = *o;
+	if (o->npids && GB_GROW(l->pids, l->cappids, o->npids)) {
+		free(l);
+		return NULL;
+	}
+	if (o->npids)
+		memcpy(l->pids, o->pids, o->npids * sizeof(*o->pids));
+	l->npids = o->npids;
 	return l;
 }
 
-static int add_link(struct lib *lib, struct bpf_link *link)
+static int add_link(struct lib *lib, struct bpf_link *link, pid_t pid)
 {
-	if (GB_GROW(lib->links, lib->caplinks, lib->nlinks + 1)) {
+	if (GB_GROW(lib->links, lib->caplinks, lib->nlinks + 1) ||
+	    GB_GROW(lib->lpid, lib->caplpid, lib->nlinks + 1)) {
 		bpf_link__destroy(link);
 		return -ENOMEM;
 	}
+	lib->lpid[lib->nlinks] = pid;
 	lib->links[lib->nlinks++] = link;
 	return 0;
 }
@@ -217,24 +236,26 @@ static void inspect_entry(struct lib *lib, uint64_t off)
 	lib->endbr64 += skip != 0;
 }
 
-static int add_mfd(struct lib *lib, int fd)
+static int add_mfd(struct lib *lib, int fd, pid_t pid)
 {
-	if (GB_GROW(lib->mfds, lib->capmfds, lib->nmfds + 1)) {
+	if (GB_GROW(lib->mfds, lib->capmfds, lib->nmfds + 1) ||
+	    GB_GROW(lib->mpid, lib->capmpid, lib->nmfds + 1)) {
 		close(fd);
 		return -ENOMEM;
 	}
+	lib->mpid[lib->nmfds] = pid;
 	lib->mfds[lib->nmfds++] = fd;
 	return 0;
 }
 
-/* the processes links are limited to: -p's, or everyone (pid 0) */
+/* the processes links are limited to: -p's (and their descendants), or everyone (pid 0) */
 static unsigned link_pids(const struct gb_libs *l, const pid_t **pids)
 {
 	static const pid_t everyone;
 
 	if (l->o.npids) {
-		*pids = l->o.pids;
-		return l->o.npids;
+		*pids = l->pids;
+		return l->npids;
 	}
 	*pids = &everyone;
 	return 1;
@@ -246,6 +267,8 @@ static int link_one(struct lib *lib, struct bpf_program *prog, uint32_t type, co
 {
 	int fd = umulti_link(bpf_program__fd(prog), type, lib->path, off, cookie, n, ret, pid);
 
+	if (fd == -ESRCH && pid)
+		return 0;	/* it exited before its links were made: nothing to trace */
 	if (fd < 0) {
 		if (ret)
 			gb_warn("cannot attach return probes to %s: %s", lib->path, strerror(-fd));
@@ -254,7 +277,7 @@ static int link_one(struct lib *lib, struct bpf_program *prog, uint32_t type, co
 				strerror(-fd));
 		return 0;
 	}
-	return add_mfd(lib, fd) ? -ENOMEM : 1;
+	return add_mfd(lib, fd, pid) ? -ENOMEM : 1;
 }
 
 /*
@@ -264,14 +287,14 @@ static int link_one(struct lib *lib, struct bpf_program *prog, uint32_t type, co
  * kernel then puts its breakpoints in those processes only, and nobody
  * else ever traps.
  */
-static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64_t *off,
-				const uint64_t *cookie, unsigned n)
+static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const pid_t *pids, unsigned np,
+				bool first)
 {
 	uint64_t roff[GB_MAX_PROBES], rcookie[GB_MAX_PROBES];
 	uint64_t eoff[GB_MAX_PROBES], ecookie[GB_MAX_PROBES];
 	uint64_t soff[GB_MAX_PROBES], scookie[GB_MAX_PROBES];
-	const pid_t *pids;
-	unsigned i, nr = 0, ne = 0, ns = 0, np = link_pids(l, &pids), ok = 0;
+	const uint64_t *off = lib->poff, *cookie = lib->pcookie;
+	unsigned i, nr = 0, ne = 0, ns = 0, n = lib->np, ok = 0;
 
 	for (i = 0; i < n; i++) {
 		if (cookie[i] & GB_COOKIE_F_SESS) {
@@ -302,7 +325,7 @@ static int attach_gpu_lib_multi(struct gb_libs *l, struct lib *lib, const uint64
 			return r;
 		ok += sess || ent;
 	}
-	if (ok) {
+	if (ok && first) {
 		lib->nmulti = n + nr;
 		l->probes += n;
 	}
@@ -319,7 +342,7 @@ static int attach_single(struct gb_libs *l, struct lib *lib, uint64_t off, uint6
 		gb_warn("cannot attach to %s in %s: %s", name, lib->path, strerror(errno));
 		return -errno;
 	}
-	if (add_link(lib, link))
+	if (add_link(lib, link, pid))
 		return -ENOMEM;
 	if (!(cookie & GB_COOKIE_F_RET))
 		return 0;
@@ -328,13 +351,36 @@ static int attach_single(struct gb_libs *l, struct lib *lib, uint64_t off, uint6
 		gb_warn("cannot attach return probe to %s in %s: %s", name, lib->path, strerror(errno));
 		return 0;
 	}
-	return add_link(lib, link);
+	return add_link(lib, link, pid);
+}
+
+/* lib's probes (lib->poff) for these processes; first: the file's first links, counted */
+static int link_lib(struct gb_libs *l, struct lib *lib, const pid_t *pids, unsigned np, bool first)
+{
+	unsigned t, i;
+
+	if (l->o.multi)
+		return attach_gpu_lib_multi(l, lib, pids, np, first);
+	for (t = 0; t < lib->np; t++) {
+		unsigned ok = 0;
+
+		for (i = 0; i < np; i++) {
+			int err = attach_single(l, lib, lib->poff[t], lib->pcookie[t], pids[i]);
+
+			if (err == -ENOMEM)
+				return err;
+			ok += !err;
+		}
+		l->probes += first && ok > 0;
+	}
+	return 0;
 }
 
 static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s)
 {
 	uint64_t offs[GB_MAX_PROBES], cookies[GB_MAX_PROBES];
-	unsigned t, n = 0, api = kind_api[lib->kind];
+	unsigned t, n = 0, np, api = kind_api[lib->kind];
+	const pid_t *pids;
 
 	for (t = 1; t < GB_T__COUNT; t++) {
 		const struct gb_type_info *ti = gb_type_info(t);
@@ -370,22 +416,208 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 	}
 	if (!n || !l->o.entry)
 		return 0;
-	if (l->o.multi)
-		return attach_gpu_lib_multi(l, lib, offs, cookies, n);
-	for (t = 0; t < n; t++) {
-		const pid_t *pids;
-		unsigned i, np = link_pids(l, &pids), ok = 0;
+	lib->poff = malloc(n * sizeof(*offs));
+	lib->pcookie = malloc(n * sizeof(*cookies));
+	if (!lib->poff || !lib->pcookie)
+		return -ENOMEM;
+	memcpy(lib->poff, offs, n * sizeof(*offs));
+	memcpy(lib->pcookie, cookies, n * sizeof(*cookies));
+	lib->np = n;
+	np = link_pids(l, &pids);
+	return link_lib(l, lib, pids, np, true);
+}
 
-		for (i = 0; i < np; i++) {
-			int err = attach_single(l, lib, offs[t], cookies[t], pids[i]);
+static bool has_pid(const pid_t *v, unsigned n, pid_t pid)
+{
+	while (n--)
+		if (v[n] == pid)
+			return true;
+	return false;
+}
 
-			if (err == -ENOMEM)
-				return err;
-			ok += !err;
-		}
-		l->probes += ok > 0;
+/* pid (a target) has lib's links, made now if it has none */
+static int use_lib(struct gb_libs *l, struct lib *lib, pid_t pid)
+{
+	int err;
+
+	if (!l->o.npids || !lib->np || !has_pid(l->pids, l->npids, pid) ||
+	    has_pid(lib->mpid, lib->nmfds, pid) || has_pid(lib->lpid, lib->nlinks, pid))
+		return 0;
+	err = link_lib(l, lib, &pid, 1, false);
+	return err < 0 ? err : 0;
+}
+
+int libs_add_pid(struct gb_libs *l, pid_t pid)
+{
+	struct lib *lib;
+	int err;
+
+	if (!l || !l->o.npids)
+		return 0;	/* everyone's links cover it */
+	if (has_pid(l->pids, l->npids, pid))
+		return 0;
+	if (GB_GROW(l->pids, l->cappids, l->npids + 1))
+		return -ENOMEM;
+	l->pids[l->npids++] = pid;
+	/*
+	 * every file now, before it execs and maps one: its first calls come
+	 * right after its dlopen, sooner than the mapping's event is read
+	 */
+	for (lib = l->list; lib; lib = lib->next)
+		if ((err = use_lib(l, lib, pid)))
+			return err;
+	return 1;
+}
+
+/*
+ * The links of exited processes are closed by a thread of their own: each
+ * close waits for an RCU grace period (tens of ms; a process's few dozen
+ * links, a second), which the collector must not. The waits of a batch,
+ * closed from several threads at once, share their grace periods.
+ */
+struct closer {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t th;
+	int *fds;
+	unsigned n, cap;
+	bool stop;
+};
+
+struct close_batch {
+	int *fds;
+	unsigned n, next;
+};
+
+static void *close_some(void *arg)
+{
+	struct close_batch *b = arg;
+	unsigned i;
+
+	while ((i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED)) < b->n)
+		close(b->fds[i]);
+	return NULL;
+}
+
+static void *closer_main(void *arg)
+{
+	struct closer *c = arg;
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		struct close_batch b = { 0 };
+		pthread_t th[16];
+		unsigned nth = 0, i;
+
+		while (!c->n && !c->stop)
+			pthread_cond_wait(&c->cv, &c->mu);
+		if (!c->n)
+			break;
+		b.fds = c->fds;
+		b.n = c->n;
+		c->fds = NULL;
+		c->n = c->cap = 0;
+		pthread_mutex_unlock(&c->mu);
+		while (nth < 16 && nth * 2 < b.n && !pthread_create(&th[nth], NULL, close_some, &b))
+			nth++;
+		close_some(&b);
+		for (i = 0; i < nth; i++)
+			pthread_join(th[i], NULL);
+		free(b.fds);
+		pthread_mutex_lock(&c->mu);
 	}
-	return 0;
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* fd goes to the closer (started on first use); closed here if it cannot */
+static void close_later(void *ctx, void *item)
+{
+	struct gb_libs *l = ctx;
+	struct closer *c = l->closer;
+	int fd = *(int *)item;
+
+	if (!c && (c = calloc(1, sizeof(*c)))) {
+		pthread_mutex_init(&c->mu, NULL);
+		pthread_cond_init(&c->cv, NULL);
+		if (pthread_create(&c->th, NULL, closer_main, c)) {
+			free(c);
+			c = NULL;
+		}
+		l->closer = c;
+	}
+	if (c) {
+		pthread_mutex_lock(&c->mu);
+		if (!GB_GROW(c->fds, c->cap, c->n + 1)) {
+			c->fds[c->n++] = fd;
+			fd = -1;
+			pthread_cond_signal(&c->cv);
+		}
+		pthread_mutex_unlock(&c->mu);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* the closer's last batch closed, and it gone */
+static void closer_stop(struct closer *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->mu);
+	c->stop = true;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	pthread_join(c->th, NULL);
+	free(c->fds);
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cv);
+	free(c);
+}
+
+static void close_link(void *ctx, void *item)
+{
+	(void)ctx;
+	bpf_link__destroy(*(struct bpf_link **)item);	/* perf-event uprobes: older kernels */
+}
+
+/* entries of items (with their pids) that are pid's closed, the rest kept in order */
+static unsigned drop_for(pid_t *pids, void *items, size_t size, unsigned n, pid_t pid,
+			 void (*close_one)(void *ctx, void *item), void *ctx)
+{
+	char *it = items;
+	unsigned i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (pids[i] == pid) {
+			close_one(ctx, it + i * size);
+			continue;
+		}
+		pids[k] = pids[i];
+		memmove(it + k * size, it + i * size, size);
+		k++;
+	}
+	return k;
+}
+
+void libs_drop_pid(struct gb_libs *l, pid_t pid)
+{
+	struct lib *lib;
+	unsigned i, k;
+
+	if (!l || !l->o.npids || !pid)
+		return;
+
+	for (i = k = 0; i < l->npids; i++)
+		if (l->pids[i] != pid)
+			l->pids[k++] = l->pids[i];
+	l->npids = k;
+	for (lib = l->list; lib; lib = lib->next) {
+		lib->nmfds = drop_for(lib->mpid, lib->mfds, sizeof(*lib->mfds), lib->nmfds, pid, close_later, l);
+		lib->nlinks = drop_for(lib->lpid, lib->links, sizeof(*lib->links), lib->nlinks, pid, close_link,
+				       NULL);
+	}
+
 }
 
 static int attach_ldso(struct gb_libs *l, struct lib *lib, struct elf_syms *s)
@@ -400,7 +632,7 @@ static int attach_ldso(struct gb_libs *l, struct lib *lib, struct elf_syms *s)
 		gb_dbg("cannot hook the loader %s: %s", lib->path, strerror(errno));
 		return 0;
 	}
-	return add_link(lib, link);
+	return add_link(lib, link, 0);
 }
 
 /* note a file that holds GPU code and is not traced: stderr once, and the trace's notes */
@@ -498,8 +730,12 @@ int libs_add_mapped(struct gb_libs *l, pid_t pid, const struct gb_map *m)
 
 	if (m->path[0] != '/' || hmap_get(&l->checked, key))
 		return 0;
-	if (hmap_get(&l->by_inode, key))
-		return kind == LIB_LDSO ? 0 : 2;	/* GPU code, attached before */
+	if ((lib = hmap_get(&l->by_inode, key))) {
+		if (kind == LIB_LDSO)
+			return 0;
+		/* GPU code, attached before: -p --children, a target's own links */
+		return use_lib(l, lib, pid) < 0 ? -ENOMEM : 2;
+	}
 	if (kind == LIB_LDSO && !l->o.dl_state)
 		kind = -1;	/* the loader needs no hook: the kernel tells us of mappings */
 	if (procmaps_reach(pid, m, p, sizeof(p))) {
@@ -525,6 +761,8 @@ int libs_add_mapped(struct gb_libs *l, pid_t pid, const struct gb_map *m)
 		lib->pid = pid;
 		lib->ns_path = strdup(m->path);
 	}
+	if (err == 1 && lib && use_lib(l, lib, pid) < 0)
+		return -ENOMEM;
 	return err;
 }
 
@@ -737,13 +975,18 @@ void libs_free(struct gb_libs *l)
 
 	if (!l)
 		return;
+	closer_stop(l->closer);
 	detach_all(l);
 	for (lib = l->list; lib; lib = n) {
 		n = lib->next;
 		for (i = 0; i < lib->nmfds; i++)
 			close(lib->mfds[i]);
 		free(lib->mfds);
+		free(lib->mpid);
 		free(lib->links);
+		free(lib->lpid);
+		free(lib->poff);
+		free(lib->pcookie);
 		free(lib->ns_path);
 		free(lib->path);
 		free(lib);
@@ -751,6 +994,7 @@ void libs_free(struct gb_libs *l)
 	hmap_free(&l->by_inode);
 	hmap_free(&l->checked);
 	hmap_free(&l->unreachable);
+	free(l->pids);
 	gb_buf_free(&l->searched);
 	gb_buf_free(&l->notes);
 	free(l);

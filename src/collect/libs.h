@@ -61,6 +61,16 @@ void libs_scan_standard(struct gb_libs *l);
 /* Files mapped by pid (new ones are attached). Returns how many new. */
 int libs_scan_pid(struct gb_libs *l, pid_t pid);
 void libs_scan_all_pids(struct gb_libs *l);
+/*
+ * -p --children: pid, a new descendant of the targets, becomes a target:
+ * links on every attached file now (before it execs and maps one: its
+ * first calls come right after its dlopen, sooner than the mapping's event
+ * is read), and on files found later. 1 if added, 0 if links are for
+ * everyone (or it is a target already), -ENOMEM. libs_drop_pid: it
+ * exited, its links go.
+ */
+int libs_add_pid(struct gb_libs *l, pid_t pid);
+void libs_drop_pid(struct gb_libs *l, pid_t pid);
 /* How many GPU library files (not counting the loader) are attached */
 unsigned libs_count(const struct gb_libs *l);
 unsigned libs_probe_count(const struct gb_libs *l);

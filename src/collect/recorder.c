@@ -36,10 +36,13 @@
 #include "cupti/inject_rec.h"
 #include "ioctl/ioctl.h"
 #include "stacks/stack.h"
+#include "host/hostclock.h"
+#include "host/procmaps.h"
 #include "libs.h"
 #include "recorder.h"
 #include "umulti.h"
 #include "sbt/sbt.h"
+#include "sbt/sbt_merge.h"
 #include "session.h"
 #include "stack_record.h"
 #include "xray_import/xray.h"
@@ -58,6 +61,10 @@ static void on_usr1(int sig)
 
 struct rec_ctx {
 	struct record_opts *o;
+	struct clocksim sim;	/* tests only: written as another host's clock (hostclock.h) */
+	int ack_fd;		/* --ack-dir, or -1 */
+	struct gb_event sim_ev;
+	char clock_start[128];	/* the note "clock.start" */
 	struct cuda_bpf *skel;
 	struct gb_libs *libs;
 	struct collector *col;
@@ -149,6 +156,14 @@ static int sink_event(void *ctx, const struct gb_event *ev)
 
 	if (r->write_err)
 		return -1;
+	if (r->sim.on) {
+		struct gb_event *sev = &r->sim_ev;
+
+		*sev = *ev;
+		sev->ts_ns = clocksim_ts(&r->sim, ev->ts_ns);
+		sev->dur_ns = (uint64_t)((double)ev->dur_ns * (1.0 + r->sim.ppm / 1e6));
+		ev = sev;
+	}
 	if (r->fl) {
 		if (flight_add(r->fl, ev))
 			return 0;	/* out of memory: this event is lost, not the recording */
@@ -353,7 +368,7 @@ static int open_bpf(struct rec_ctx *r)
 		return -1;
 	}
 	r->skel->rodata->filter_pids = !o->all;
-	r->skel->rodata->follow_children = o->cmd != NULL;
+	r->skel->rodata->follow_children = o->cmd != NULL || o->children;
 	/* fault injection for the tests: every Nth thread-state lookup fails */
 	if (getenv("GPUBPF_TEST_FAIL_STORAGE"))
 		r->skel->rodata->fail_storage_every = (uint32_t)strtoul(getenv("GPUBPF_TEST_FAIL_STORAGE"), NULL, 10);
@@ -406,6 +421,36 @@ static int open_bpf(struct rec_ctx *r)
 	return 0;
 }
 
+/*
+ * -p --children: the targets' descendants alive now become targets (the
+ * kernel tells of later ones: the newtask program and the side-band stream
+ * are on before this looks).
+ */
+static int add_descendants(struct rec_ctx *r)
+{
+	pid_t *d = NULL;
+	unsigned n = 0, cap = 0, i;
+	int err = 0;
+
+	if (!r->disc)
+		gb_warn("--children: without the kernel's process events only the processes alive now are followed");
+	for (i = 0; !err && i < r->o->npids; i++)
+		err = procmaps_descendants(r->o->pids[i], &d, &n, &cap);
+	for (i = 0; !err && i < n; i++) {
+		add_target(r, d[i]);
+		discover_add_pid(r->disc, d[i]);
+		err = libs_add_pid(r->libs, d[i]) < 0 ? -ENOMEM : 0;
+		if (!err)
+			libs_scan_pid(r->libs, d[i]);	/* GPU files only it maps */
+		if (!err)
+			discover_ack(r->disc, d[i]);
+	}
+	free(d);
+	if (err)
+		gb_err("--children: out of memory listing the targets' descendants");
+	return err;
+}
+
 /* the side-band stream, then what is there now (discover.h) */
 static int attach_libs(struct rec_ctx *r)
 {
@@ -427,8 +472,9 @@ static int attach_libs(struct rec_ctx *r)
 	};
 	struct discover_opts dop = {
 		.all = o->all, .pids = o->pids, .npids = o->npids,
-		.cmd = o->cmd ? o->cmd[0] : NULL, .follow_children = o->cmd != NULL,
+		.cmd = o->cmd ? o->cmd[0] : NULL, .follow_children = o->cmd != NULL || o->children,
 		.lib_paths = o->libs, .nlib_paths = o->nlibs, .allow_none = o->ioctl,
+		.ack_fd = r->ack_fd,
 	};
 
 	if (discover_start(&dop, &lo, &r->disc, &r->libs, r->disc_why, sizeof(r->disc_why)))
@@ -439,7 +485,7 @@ static int attach_libs(struct rec_ctx *r)
 	}
 	if (r->child)
 		discover_add_pid(r->disc, r->child);
-	return 0;
+	return o->children ? add_descendants(r) : 0;
 }
 
 /* how libraries were found, and what was found and not traced */
@@ -475,6 +521,51 @@ static void note_inject(struct rec_ctx *r, struct sbt_writer *w)
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (inject_rec_note(r->inj, keys[i]))
 			sbt_writer_note(w, keys[i], inject_rec_note(r->inj, keys[i]));
+}
+
+/* the host's clock as merge needs it: the pair and the daemon's error bound (sbt_merge.h) */
+static void clock_note(const struct rec_ctx *r, uint64_t pair_err, char *out, size_t len)
+{
+	struct hostclock hc;
+	struct sbt_clock c;
+
+	hostclock_read(&hc);
+	c = (struct sbt_clock){ .synced = hc.synced, .maxerr_ns = hc.maxerr_ns, .esterr_ns = hc.esterr_ns,
+				.pair_ns = pair_err };
+	if (r->sim.on) {
+		c.synced = true;
+		c.maxerr_ns = c.esterr_ns = r->sim.maxerr_ns;
+	}
+	sbt_clock_format(&c, out, len);
+}
+
+static int clock_start(struct rec_ctx *r, struct sbt_meta *m)
+{
+	char err[256];
+	uint64_t pair = gb_clock_pair(&m->real_start_ns, &m->mono_start_ns);
+
+	if (clocksim_env(&r->sim, m->mono_start_ns, err, sizeof(err))) {
+		gb_err("%s", err);
+		return -1;
+	}
+	clock_note(r, pair, r->clock_start, sizeof(r->clock_start));
+	if (r->sim.on) {
+		m->mono_start_ns = clocksim_ts(&r->sim, m->mono_start_ns);
+		snprintf(m->host, sizeof(m->host), "%s", r->sim.host);
+		snprintf(m->boot_id, sizeof(m->boot_id), "simulated-%.20s", r->sim.host);
+	}
+	return 0;
+}
+
+static void clock_end(struct rec_ctx *r, struct sbt_writer *w, struct sbt_meta *m)
+{
+	char v[128];
+	uint64_t pair = gb_clock_pair(&m->real_end_ns, &m->mono_end_ns);
+
+	m->mono_end_ns = clocksim_ts(&r->sim, m->mono_end_ns);
+	sbt_writer_note(w, "clock.start", r->clock_start);
+	clock_note(r, pair, v, sizeof(v));
+	sbt_writer_note(w, "clock.end", v);
 }
 
 /* XRay logs written during the recording join the trace; a bad log is reported, not fatal */
@@ -782,7 +873,7 @@ static void final_drain(struct rec_ctx *r)
 
 static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 {
-	uint64_t last_flush = start_ns, now;
+	uint64_t last_flush = start_ns, last_alive = start_ns, now;
 	bool backlog = false;
 
 	while (!exiting) {
@@ -814,6 +905,12 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 			r->child = 0;
 			break;
 		}
+		/* --children: the targets and all they started have exited (looked at every 50 ms) */
+		if (r->o->children && r->disc && now - last_alive >= 50000000ull) {
+			last_alive = now;
+			if (!discover_alive(r->disc))
+				break;
+		}
 	}
 	/* the injected libraries flush, then switch off: their last records are in the ring */
 	inject_rec_stop(r->inj);
@@ -826,7 +923,7 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 
 int recorder_run(struct record_opts *o, int argc, char **argv)
 {
-	struct rec_ctx r = { .o = o, .go_fd = -1, .sock = -1, .client = -1 };
+	struct rec_ctx r = { .o = o, .go_fd = -1, .sock = -1, .client = -1, .ack_fd = -1 };
 	struct collector_ops ops = { .event = sink_event, .rescan = sink_rescan, .sync = sink_sync,
 				     .crash = sink_crash, .seen = sink_seen, .ctx = &r };
 	struct sbt_meta meta;
@@ -838,9 +935,15 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 
 	if (session_preflight(o->pids, o->npids))
 		return 1;
+	if (o->ack_dir && (r.ack_fd = open(o->ack_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		gb_err("--ack-dir %s: %s; give an existing directory", o->ack_dir, strerror(errno));
+		return 1;
+	}
 	session_log_init();
 	sbt_meta_init(&meta, argc, argv);
 	r.meta = &meta;
+	if (clock_start(&r, &meta))
+		return 1;
 	if (o->flight_ns) {
 		/* nothing streams to disk: notes made while recording go nowhere,
 		 * each dump writes its own */
@@ -972,8 +1075,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 		if (dm[0])
 			sbt_writer_note(r.w, "ioctl.devmem", dm);
 	}
-	meta.real_end_ns = gb_now_real_ns();
-	meta.mono_end_ns = gb_now_mono_ns();
+	clock_end(&r, r.w, &meta);
 	err = sbt_writer_close(r.w, &meta);
 	r.w = NULL;
 	if (err) {
@@ -991,6 +1093,8 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	}
 	ret = 0;
 cleanup:
+	if (r.ack_fd >= 0)
+		close(r.ack_fd);
 	if (r.w)
 		sbt_writer_abort(r.w);
 	reply(&r, "error the flight recorder stopped\n");

@@ -21,6 +21,8 @@ struct record_opts {
 	bool all;
 	pid_t pids[RECORD_MAX_PIDS];
 	unsigned npids;
+	bool children;		/* -p --children: their descendants too, each with its own links */
+	const char *ack_dir;	/* --ack-dir: DIR/PID once a followed process is linked */
 	char **cmd;
 	const char *output;
 	uint64_t duration_ns;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* util.c - array growth, buffers, clocks, messages, safe output files */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
@@ -270,6 +272,30 @@ int gb_open_output(const char *path)
 	struct stat st;
 	int fd;
 
+	/*
+	 * /dev/fd/N: a descriptor the caller opened for us (the Slurm plugin
+	 * opens the trace in the job user's directory): that file, emptied
+	 */
+	if (!strncmp(path, "/dev/fd/", 8) && isdigit((unsigned char)path[8])) {
+		char *end;
+		long n = strtol(path + 8, &end, 10);
+		int fl;
+
+		if (*end || n < 0 || n > INT_MAX || (fl = fcntl((int)n, F_GETFL)) < 0)
+			return -EBADF;
+		if ((fl & O_ACCMODE) == O_RDONLY || fstat((int)n, &st) || !S_ISREG(st.st_mode))
+			return -EINVAL;
+		fd = fcntl((int)n, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			return -errno;
+		if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET)) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+		return fd;
+	}
 	/*
 	 * Never follow a symlink, and replace only regular files we could have
 	 * made: a planted FIFO or device must not receive trace data.

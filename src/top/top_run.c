@@ -162,7 +162,7 @@ static int attach_libs(struct top_ctx *t)
 	};
 	struct discover_opts dop = {
 		.all = !t->o->npids, .pids = t->o->pids, .npids = t->o->npids,
-		.lib_paths = t->o->libs, .nlib_paths = t->o->nlibs,
+		.lib_paths = t->o->libs, .nlib_paths = t->o->nlibs, .ack_fd = -1,
 	};
 	char why[256];
 
