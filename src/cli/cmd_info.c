@@ -408,6 +408,8 @@ static const struct note_group {
 	  { "launch.returns" } },
 	{ "device timing (CUPTI injected into running processes)", "cupti",
 	  { "cupti.inject", "cupti.detach", "cupti.test_cycles" } },
+	{ "host clock (realtime as its time daemon keeps it; merge's error bound)", "clock",
+	  { "clock.start", "clock.end" } },
 	{ "XRay logs", "xray",
 	  { "xray.logs", "xray.clock_source", "xray.clock_error_ns" } },
 	{ "flight recorder dump", "flight",
@@ -416,6 +418,64 @@ static const struct note_group {
 };
 
 #define NGROUPS (sizeof(note_groups) / sizeof(note_groups[0]))
+
+/* a merged trace: each file's placement on the first one's clock (sbt_merge.c) */
+static const char *merge_note(struct sbt_reader *r, const char *what, unsigned i)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "merge.%s.%u", what, i);
+	return sbt_reader_note(r, key);
+}
+
+static void print_merge_text(struct sbt_reader *r)
+{
+	unsigned i;
+
+	if (!merge_note(r, "file", 0))
+		return;
+	printf("\nmerged files (on the first one's clock):\n");
+	for (i = 0; merge_note(r, "file", i); i++) {
+		const char *off = merge_note(r, "offset", i), *dr = merge_note(r, "drift_ppb", i);
+		const char *err = merge_note(r, "error_ns", i), *unb = merge_note(r, "unbounded", i);
+
+		printf("  %s: offset %s ns, drift %.3f ppm, ", merge_note(r, "file", i), off ? off : "?",
+		       dr ? atof(dr) / 1000.0 : 0.0);
+		if (unb)
+			printf("error unbounded: %s\n", unb);
+		else
+			printf("error bound ±%s ns\n", err ? err : "?");
+	}
+}
+
+static void print_merge_json(struct gb_json *j, struct sbt_reader *r)
+{
+	unsigned i;
+
+	if (!merge_note(r, "file", 0))
+		return;
+	gb_json_name(j, "merged_files");
+	gb_json_start_array(j);
+	for (i = 0; merge_note(r, "file", i); i++) {
+		const char *unb = merge_note(r, "unbounded", i);
+		uint64_t v;
+
+		gb_json_start_object(j);
+		gb_json_string_field(j, "path", merge_note(r, "file", i));
+		gb_json_int_field(j, "offset_ns", merge_note(r, "offset", i) ? atoll(merge_note(r, "offset", i)) : 0);
+		gb_json_int_field(j, "drift_ppb", merge_note(r, "drift_ppb", i) ? atoll(merge_note(r, "drift_ppb", i)) : 0);
+		/* the drift applies from here, on the file's own clock */
+		gb_json_uint_field(j, "pivot_ns", merge_note(r, "pivot_ns", i) ? strtoull(merge_note(r, "pivot_ns", i), NULL, 10) : 0);
+		if (unb || !merge_note(r, "error_ns", i) || gb_parse_u64(merge_note(r, "error_ns", i), &v)) {
+			gb_json_null_field(j, "error_bound_ns");
+			gb_json_string_field(j, "unbounded", unb ? unb : "no bound recorded");
+		} else {
+			gb_json_uint_field(j, "error_bound_ns", v);
+		}
+		gb_json_end_object(j);
+	}
+	gb_json_end_array(j);
+}
 
 static void print_notes_text(struct sbt_reader *r)
 {
@@ -431,6 +491,7 @@ static void print_notes_text(struct sbt_reader *r)
 			if (sbt_reader_note(r, ng->keys[i]))
 				printf("  %-10s %s\n", strchr(ng->keys[i], '.') + 1, sbt_reader_note(r, ng->keys[i]));
 	}
+	print_merge_text(r);
 }
 
 static void print_notes_json(struct gb_json *j, struct sbt_reader *r)
@@ -454,6 +515,7 @@ static void print_notes_json(struct gb_json *j, struct sbt_reader *r)
 		}
 		gb_json_end_object(j);
 	}
+	print_merge_json(j, r);
 }
 
 static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc_stat **ps,

@@ -20,11 +20,16 @@ static const char usage_text[] =
 "Usage: gpubpf merge A.sbt B.sbt ... -o ALL.sbt\n"
 "\n"
 "Merge traces taken on several hosts (or by several recorders) into one, on\n"
-"the monotonic clock of the first file. Each file's clock is aligned through\n"
-"the CLOCK_REALTIME/CLOCK_MONOTONIC pairs it stored at start and end; the\n"
-"offset, skew and error bound of each file are printed and kept as notes\n"
-"(merge.offset.N, merge.error_ns.N, merge.skew_ppb.N). Processes of\n"
-"different hosts stay apart: host N's pids and tids are raised by N << 22.\n"
+"the monotonic clock of the first file. Each file's clock is placed through\n"
+"the CLOCK_REALTIME/CLOCK_MONOTONIC pairs it stored at start and end: an\n"
+"offset and a drift, fitted per host. What remains is each host's realtime\n"
+"error, as its time daemon (chrony, ntpd, PTP) bounds it when recording:\n"
+"the bound is the sum of the two hosts' bounds and the pairs' read error;\n"
+"a host no daemon synchronises leaves it unbounded, and that is said. Per\n"
+"file: offset, drift and bound printed, and kept as notes (merge.offset.N,\n"
+"merge.drift_ppb.N, merge.error_ns.N, merge.unbounded.N) that 'gpubpf info'\n"
+"shows. Processes of different hosts stay apart: host N's pids and tids\n"
+"are raised by N << 22.\n"
 "\n"
 "  -o, --output FILE   the merged trace (required; written whole or not at all,\n"
 "                      never onto an input). The same trace twice is refused;\n"
@@ -33,6 +38,7 @@ static const char usage_text[] =
 "\n"
 "EXAMPLES:\n"
 "  gpubpf merge node0.sbt node1.sbt -o job.sbt\n"
+"  gpubpf merge traces/4242.0.*.sbt -o job.sbt    # a Slurm step's nodes (srun --gpubpf)\n"
 "  gpubpf merge rank*.sbt -o all.sbt && gpubpf export all.sbt -o all.pftrace\n";
 
 static int open_all(struct sbt_merge_trace *t, unsigned n, char **paths)
@@ -124,12 +130,19 @@ static void report(const struct sbt_merge_trace *t, unsigned n)
 {
 	unsigned i;
 
-	for (i = 0; i < n; i++)
-		fprintf(stderr, "gpubpf: merge: %s (host %s, #%u): offset %+" PRId64 " ns, error bound"
-			" %s%" PRIu64 " ns, realtime skew %+.3f ppm\n", t[i].path,
-			t[i].info->meta.host[0] ? t[i].info->meta.host : "?", t[i].host,
-			t[i].offset_ns, t[i].has_end || !i ? "±" : "± (start pair only) ",
-			t[i].err_ns, (double)t[i].skew_ppb / 1000.0);
+	for (i = 0; i < n; i++) {
+		char bound[160];
+
+		if (t[i].bounded)
+			snprintf(bound, sizeof(bound), "error bound ±%" PRIu64 " ns%s", t[i].err_ns,
+				 t[i].stepped ? " (realtime was stepped during it: mean offset)" :
+				 !t[i].has_end && i ? " (start pair only)" : "");
+		else
+			snprintf(bound, sizeof(bound), "error unbounded: %s", t[i].unbounded);
+		fprintf(stderr, "gpubpf: merge: %s (host %s, #%u): offset %+" PRId64 " ns, drift %+.3f ppm, %s\n",
+			t[i].path, t[i].info->meta.host[0] ? t[i].info->meta.host : "?", t[i].host,
+			t[i].offset_ns, (double)t[i].drift_ppb / 1000.0, bound);
+	}
 }
 
 /* what each input lost, in every reader's words; 3 when one was damaged */

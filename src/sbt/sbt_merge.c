@@ -6,12 +6,17 @@
  * alignment, notes and drop counts of "gpubpf merge". See sbt_merge.h.
  *
  * Clock alignment: each trace stores CLOCK_REALTIME/CLOCK_MONOTONIC pairs
- * sampled together at its start and end. Through realtime, trace i's
- * monotonic clock maps onto trace 0's: offset_i = real - mono, averaged
- * over the start and end pairs; half their difference bounds the error
- * (realtime was slewed or stepped in between) and their slope is the
- * skew. Traces with the same boot id share one monotonic clock: offset
- * exactly 0.
+ * sampled together at its start and end, and its host's clock status
+ * (notes "clock.start"/"clock.end": synchronised, the time daemon's error
+ * bound). Through realtime, trace i's monotonic clock maps onto trace 0's:
+ * a line through its two pairs (offset and drift), placed on trace 0's
+ * line. What remains is realtime's own error on each host: the daemons'
+ * bounds, added, plus the pairs' read error; a host whose clock no daemon
+ * synchronises leaves the placement unbounded, and that is said. When
+ * realtime moved against monotonic faster than a daemon slews (500 ppm) it
+ * was stepped: the offset is then the mean of the two pairs and half their
+ * difference is added to the bound. Traces with the same boot id share one
+ * monotonic clock: offset exactly 0, bound 0.
  *
  * Hosts: trace 0's host keeps its pids; host h >= 1 gets pid and tid
  * + (h << 22), so processes of different hosts never collide. Notes
@@ -19,6 +24,7 @@
  * "comm @host".
  */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +52,11 @@ static int advance(const struct sbt_merge_src *s, struct cursor *c)
 	if (!c->live)
 		return rc < 0 ? rc : 0;
 	ts = c->ev.ts_ns;
+	if (s->rate != 0.0) {
+		double d = (double)(int64_t)(ts - s->pivot_ns) * s->rate;
+
+		ts = d < 0 && (uint64_t)-d > ts ? 0 : ts + (uint64_t)(int64_t)d;
+	}
 	if (s->delta_ns < 0)
 		c->ev.ts_ns = ts < (uint64_t)-s->delta_ns ? 0 : ts - (uint64_t)-s->delta_ns;
 	else
@@ -148,22 +159,65 @@ long sbt_merge_write(const struct sbt_merge_src *src, unsigned n, struct sbt_wri
 
 /* ---------------- several traces onto one clock ---------------- */
 
-struct offs { int64_t off; uint64_t half_diff; int64_t skew_ppb; bool has_end; };
-
-static struct offs trace_offset(const struct sbt_meta *m)
+int sbt_clock_format(const struct sbt_clock *c, char *out, size_t len)
 {
-	struct offs o = { 0 };
+	return snprintf(out, len, "synced=%d maxerror_ns=%" PRIu64 " esterror_ns=%" PRIu64 " pair_ns=%" PRIu64,
+			c->synced, c->maxerr_ns, c->esterr_ns, c->pair_ns);
+}
+
+int sbt_clock_parse(const char *s, struct sbt_clock *c)
+{
+	int synced;
+
+	memset(c, 0, sizeof(*c));
+	if (!s || sscanf(s, "synced=%d maxerror_ns=%" SCNu64 " esterror_ns=%" SCNu64 " pair_ns=%" SCNu64,
+			 &synced, &c->maxerr_ns, &c->esterr_ns, &c->pair_ns) != 4)
+		return -EINVAL;
+	c->synced = synced != 0;
+	return 0;
+}
+
+/* one trace's clock: monotonic -> realtime as a line through its pairs */
+struct line {
+	double k;		/* realtime ns per monotonic ns */
+	uint64_t m0, r0;	/* the start pair */
+	uint64_t half_diff;	/* stepped: half the pairs' difference */
+	int64_t skew_ppb;
+	bool has_end, stepped;
+	struct sbt_clock clk;	/* the worse of start and end; clk_known when noted */
+	bool clk_known;
+};
+
+static struct line trace_line(const struct sbt_merge_trace *t)
+{
+	const struct sbt_meta *m = &t->info->meta;
+	struct line l = { .k = 1.0, .m0 = m->mono_start_ns, .r0 = m->real_start_ns };
+	struct sbt_clock a, b;
 	int64_t s = (int64_t)(m->real_start_ns - m->mono_start_ns), e;
 
-	o.off = s;
+	if (t->r && !sbt_clock_parse(sbt_reader_note(t->r, "clock.start"), &a)) {
+		l.clk = a;
+		l.clk_known = true;
+		if (!sbt_clock_parse(sbt_reader_note(t->r, "clock.end"), &b)) {
+			l.clk.synced = a.synced && b.synced;
+			l.clk.maxerr_ns = a.maxerr_ns > b.maxerr_ns ? a.maxerr_ns : b.maxerr_ns;
+			l.clk.pair_ns = a.pair_ns > b.pair_ns ? a.pair_ns : b.pair_ns;
+		}
+	}
 	if (!m->real_end_ns || !m->mono_end_ns || m->mono_end_ns <= m->mono_start_ns)
-		return o;
+		return l;
 	e = (int64_t)(m->real_end_ns - m->mono_end_ns);
-	o.has_end = true;
-	o.off = s + (e - s) / 2;
-	o.half_diff = (uint64_t)(e > s ? e - s : s - e) / 2;
-	o.skew_ppb = (int64_t)((double)(e - s) * 1e9 / (double)(m->mono_end_ns - m->mono_start_ns));
-	return o;
+	l.has_end = true;
+	l.skew_ppb = (int64_t)((double)(e - s) * 1e9 / (double)(m->mono_end_ns - m->mono_start_ns));
+	if (l.skew_ppb > SBT_MAX_SLEW_PPB || l.skew_ppb < -SBT_MAX_SLEW_PPB) {
+		/* stepped: the mean offset, placed at the start pair */
+		l.stepped = true;
+		l.half_diff = (uint64_t)(e > s ? e - s : s - e) / 2;
+		l.r0 = (uint64_t)((int64_t)m->real_start_ns + (e - s) / 2);
+		return l;
+	}
+	l.k = (double)(m->real_end_ns - m->real_start_ns) / (double)(m->mono_end_ns - m->mono_start_ns);
+	return l;
 }
 
 static bool same_boot(const struct sbt_meta *a, const struct sbt_meta *b)
@@ -171,18 +225,44 @@ static bool same_boot(const struct sbt_meta *a, const struct sbt_meta *b)
 	return a->boot_id[0] && !strcmp(a->boot_id, b->boot_id);
 }
 
+/*
+ * Trace i onto trace 0: ts' = M0 + (Ri + (ts - Mi) * ki - R0) / k0
+ *                          = ts + (ts - Mi) * (ki / k0 - 1) + M0 - Mi + (Ri - R0) / k0
+ */
+static void place(struct sbt_merge_trace *t, const struct line *l0, const struct line *li)
+{
+	double rate = li->k / l0->k - 1.0;
+
+	t->pivot_ns = li->m0;
+	t->drift_ppb = (int64_t)llround(rate * 1e9);
+	t->offset_ns = (int64_t)l0->m0 - (int64_t)li->m0 +
+		       (int64_t)((double)((int64_t)li->r0 - (int64_t)l0->r0) / l0->k);
+	t->err_ns = li->half_diff + l0->half_diff + li->clk.pair_ns + l0->clk.pair_ns;
+	t->bounded = li->clk_known && l0->clk_known && li->clk.synced && l0->clk.synced;
+	if (t->bounded)
+		t->err_ns += li->clk.maxerr_ns + l0->clk.maxerr_ns;
+	else
+		t->unbounded = !li->clk_known || !l0->clk_known ?
+			"no clock status recorded (a trace of an older gpubpf): the daemons' error is unknown" :
+			"a host's clock is not synchronised by a time daemon (adjtimex: unsynchronised)";
+}
+
 int64_t sbt_merge_align(struct sbt_merge_trace *t, unsigned n)
 {
-	struct offs o0 = n ? trace_offset(&t[0].info->meta) : (struct offs){ 0 };
+	struct line l0 = n ? trace_line(&t[0]) : (struct line){ .k = 1.0 };
 	unsigned i, j, hosts = 1;
 	int64_t base = 0, first;
 
 	for (i = 0; i < n; i++) {
 		const struct sbt_meta *m = &t[i].info->meta;
-		struct offs oi = trace_offset(m);
+		struct line li = trace_line(&t[i]);
 
 		t[i].offset_ns = 0;
+		t[i].drift_ppb = 0;
+		t[i].pivot_ns = 0;
 		t[i].err_ns = 0;
+		t[i].bounded = true;
+		t[i].unbounded = NULL;
 		t[i].host = i ? hosts : 0;
 		for (j = 0; j < i; j++)
 			if (same_boot(m, &t[j].info->meta) ||
@@ -192,15 +272,17 @@ int64_t sbt_merge_align(struct sbt_merge_trace *t, unsigned n)
 			}
 		if (i && t[i].host == hosts)
 			hosts++;
-		t[i].skew_ppb = oi.skew_ppb;
-		t[i].has_end = oi.has_end;
-		if (i && same_boot(m, &t[0].info->meta))
+		t[i].skew_ppb = li.skew_ppb;
+		t[i].has_end = li.has_end;
+		t[i].stepped = li.stepped;
+		if (!i || same_boot(m, &t[0].info->meta))
 			continue;	/* one monotonic clock: nothing to estimate */
-		t[i].offset_ns = oi.off - o0.off;
-		t[i].err_ns = i ? oi.half_diff + o0.half_diff : 0;
+		place(&t[i], &l0, &li);
 	}
 	for (i = 0; i < n; i++) {
-		first = (int64_t)t[i].info->first_ts + t[i].offset_ns;
+		first = (int64_t)t[i].info->first_ts + t[i].offset_ns +
+			(int64_t)((double)((int64_t)t[i].info->first_ts - (int64_t)t[i].pivot_ns) *
+				  (double)t[i].drift_ppb / 1e9);
 		if (t[i].info->events && first < -base)
 			base = -first;	/* a trace began before trace 0's clock epoch */
 	}
@@ -246,6 +328,16 @@ static int write_notes(struct sbt_writer *w, const struct sbt_merge_trace *t, un
 		snprintf(key, sizeof(key), "merge.skew_ppb.%u", i);
 		snprintf(val, sizeof(val), "%" PRId64, t[i].skew_ppb);
 		rc |= sbt_writer_note(w, key, val);
+		snprintf(key, sizeof(key), "merge.drift_ppb.%u", i);
+		snprintf(val, sizeof(val), "%" PRId64, t[i].drift_ppb);
+		rc |= sbt_writer_note(w, key, val);
+		snprintf(key, sizeof(key), "merge.pivot_ns.%u", i);
+		snprintf(val, sizeof(val), "%" PRIu64, t[i].pivot_ns);
+		rc |= sbt_writer_note(w, key, val);
+		if (!t[i].bounded) {
+			snprintf(key, sizeof(key), "merge.unbounded.%u", i);
+			rc |= sbt_writer_note(w, key, t[i].unbounded);
+		}
 	}
 	/* the processes' containers ("container.PID"), under their merged pids */
 	for (i = 0; i < n; i++) {
@@ -348,6 +440,7 @@ int sbt_merge_traces(struct sbt_writer *w, const struct sbt_merge_trace *t, unsi
 	for (i = 0; i < n; i++)
 		src[i] = (struct sbt_merge_src){
 			.r = t[i].r, .delta_ns = t[i].offset_ns, .host = t[i].host,
+			.rate = (double)t[i].drift_ppb / 1e9, .pivot_ns = t[i].pivot_ns,
 		};
 	rc = write_notes(w, t, n, base);
 	if (!rc)

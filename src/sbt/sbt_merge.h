@@ -11,6 +11,7 @@
 #define GB_SBT_MERGE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "core/event.h"
 
@@ -29,6 +30,8 @@ struct sbt_merge_src {
 	int (*next)(void *ctx, struct gb_event *ev);
 	void *ctx;
 	int64_t delta_ns;	/* added to each timestamp (a result below 0 is 0) */
+	double rate;		/* and (ts - pivot_ns) * rate: a fitted clock drift */
+	uint64_t pivot_ns;
 	unsigned host;		/* nonzero: pid and tid + (host << SBT_MERGE_PID_SHIFT) */
 };
 
@@ -68,12 +71,32 @@ struct sbt_merge_trace {
 	struct sbt_reader *r;
 	const struct sbt_info *info;	/* sbt_reader_info(r) */
 	/* filled by sbt_merge_align */
-	int64_t offset_ns;	/* added to this trace's timestamps */
-	uint64_t err_ns;	/* bound on the error of offset_ns */
+	int64_t offset_ns;	/* added to this trace's timestamps ... */
+	int64_t drift_ppb;	/* ... and (ts - pivot_ns) * drift_ppb / 1e9 */
+	uint64_t pivot_ns;
+	uint64_t err_ns;	/* bound on the error of the placement, where bounded */
+	bool bounded;		/* both hosts' time daemons gave their error (or one clock) */
+	const char *unbounded;	/* why not, else NULL */
 	int64_t skew_ppb;	/* realtime's drift against monotonic in this trace */
 	bool has_end;		/* offset from the start and end pairs, not start only */
+	bool stepped;		/* realtime was stepped during it: no drift fitted */
 	unsigned host;		/* traces of one boot id (or host name) share a number */
 };
+
+/*
+ * A host's clock as a recording notes it ("clock.start", "clock.end"):
+ * whether a time daemon keeps realtime synchronised, its own bound and
+ * estimate of realtime's error (adjtimex maxerror, esterror), and the
+ * error of the realtime/monotonic pair itself.
+ */
+struct sbt_clock {
+	bool synced;
+	uint64_t maxerr_ns, esterr_ns, pair_ns;
+};
+int sbt_clock_format(const struct sbt_clock *c, char *out, size_t len);
+int sbt_clock_parse(const char *s, struct sbt_clock *c);	/* 0, or -EINVAL */
+/* realtime steps more than a daemon's slew (500 ppm) against monotonic: a step, not a drift */
+#define SBT_MAX_SLEW_PPB	500000
 
 /*
  * Offsets, error bounds, skews and host numbers relative to t[0]. Returns

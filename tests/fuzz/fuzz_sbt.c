@@ -3,15 +3,17 @@
  * fuzz_sbt.c - the .sbt reader (gpubpf and TraceSmith flavours) on
  * arbitrary bytes: open, info, notes, stacks, iterate (graph node lists
  * split from detail), seek, iterate; every event through the library-op
- * label and kernels-by-op tables.
+ * label and kernels-by-op tables; its clock notes and pairs through
+ * merge's alignment (as a second host's trace).
  */
-// FUZZ_SRCS: src/sbt/sbt_read.c src/sbt/sbt_reader.c src/sbt/sbt_index.c src/sbt/sbt_codec.c src/sbt/sbt_schema.c src/sbt/sbt_quality.c src/sbt/sbt_tracesmith.c src/sbt/sbt_write.c src/core/util.c src/core/outfile.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/core/json.c src/core/libop.c
+// FUZZ_SRCS: src/sbt/sbt_read.c src/sbt/sbt_reader.c src/sbt/sbt_index.c src/sbt/sbt_codec.c src/sbt/sbt_schema.c src/sbt/sbt_quality.c src/sbt/sbt_tracesmith.c src/sbt/sbt_write.c src/sbt/sbt_merge.c src/core/util.c src/core/outfile.c src/core/event.c src/ioctl/ioctl.c src/ioctl/ioctl_names.c src/core/hmap.c src/core/json.c src/core/libop.c
 // FUZZ_LIBS: -lzstd -lz -lstdc++
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sbt/sbt.h"
+#include "sbt/sbt_merge.h"
 #include "sbt/sbt_quality.h"
 
 static void walk(struct sbt_reader *r, unsigned max)
@@ -73,6 +75,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		sbt_quality_get(r, &q);
 		sbt_quality_line(&q, line, sizeof(line));
+	}
+	{	/* merged with itself as if from another host: any pairs, any clock notes */
+		struct sbt_info other = *in;
+		struct sbt_merge_trace t[2] = { { .path = "a", .r = r, .info = in },
+						{ .path = "b", .r = r, .info = &other } };
+
+		other.meta.boot_id[0] ^= 1;
+		(void)sbt_merge_align(t, 2);
 	}
 	sbt_reader_seek(r, in->first_ts + (in->last_ts - in->first_ts) / 2);
 	walk(r, 1000);

@@ -320,10 +320,15 @@ static void test_merge_alignment(void **state)
 		skip();
 	}
 	assert_int_equal(sbt_writer_add(w, &ea), 0);
+	/* both hosts' daemons: realtime within 1 ms and 2 ms; the pairs read within 100 ns */
+	assert_int_equal(sbt_writer_note(w, "clock.start", "synced=1 maxerror_ns=1000000 esterror_ns=1000 pair_ns=100"), 0);
+	assert_int_equal(sbt_writer_note(w, "clock.end", "synced=1 maxerror_ns=900000 esterror_ns=1000 pair_ns=50"), 0);
 	assert_int_equal(sbt_writer_close(w, &ma), 0);
 	assert_int_equal(sbt_writer_open(&w, bpath, &mb), 0);
 	eb.comm = "other";
 	assert_int_equal(sbt_writer_add(w, &eb), 0);
+	assert_int_equal(sbt_writer_note(w, "clock.start", "synced=1 maxerror_ns=2000000 esterror_ns=1000 pair_ns=100"), 0);
+	assert_int_equal(sbt_writer_note(w, "clock.end", "synced=1 maxerror_ns=2000000 esterror_ns=1000 pair_ns=100"), 0);
 	assert_int_equal(sbt_writer_close(w, &mb), 0);
 
 	argv[0] = "merge"; argv[1] = a; argv[2] = bpath; argv[3] = "-o"; argv[4] = out;
@@ -349,9 +354,16 @@ static void test_merge_alignment(void **state)
 	note = sbt_reader_note(r, "merge.hosts");
 	assert_non_null(note);
 	assert_string_equal(note, "alpha,beta");
+	/* a line through each file's pairs: no error of its own left; the
+	 * daemons' bounds (the worse of start and end) and the pairs' errors add */
 	note = sbt_reader_note(r, "merge.error_ns.1");
 	assert_non_null(note);
-	assert_string_equal(note, "300");		/* (200 + 400) / 2 */
+	assert_string_equal(note, "3000200");
+	assert_null(sbt_reader_note(r, "merge.unbounded.1"));
+	/* B's realtime ran 40 ppb slow against its monotonic clock, A's 20 ppb fast */
+	note = sbt_reader_note(r, "merge.drift_ppb.1");
+	assert_non_null(note);
+	assert_int_equal(atoi(note), -60);
 	sbt_reader_close(r);
 
 	/* the exporter names host 1's process after its host */
