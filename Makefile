@@ -9,8 +9,9 @@
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)
 #   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from the running kernel's BTF
 #   make man        man pages from each command's --help (help2man) into $(BUILD)/man
-#   make install    install (PREFIX=/usr/local, DESTDIR): binary, CUPTI library when
-#                   built, man pages, bash completion, systemd unit (not enabled)
+#   make spank      the Slurm SPANK plugin (needs libslurm-dev) into build/slurm
+#   make install    install (PREFIX=/usr/local, DESTDIR): binary, CUPTI library and
+#                   Slurm plugin when built, man pages, bash completion, systemd unit
 #   make uninstall  remove what make install put there
 
 VERSION := 0.1.0
@@ -46,7 +47,7 @@ DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libzst
 	systemtap-sdt-dev libclang-rt-14-dev llvm-14 python3 tmux libcap2-bin \
 	util-linux iproute2 valgrind prometheus libamdhip64-dev bpftrace gcc g++ make pkg-config curl \
 	golang-go help2man man-db bash-completion debhelper dpkg-dev fakeroot lintian libcap-dev \
-	chromium
+	chromium libslurm-dev slurmctld slurmd slurm-client munge
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BPFBUILD)/%.bpf.o,$(BPF_SRCS))
@@ -61,7 +62,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WL_SRCS := $(wildcard tests/workloads/*.c)
 
 .SECONDARY:
-.PHONY: all deps demo test test-only bench bench-soak fuzz vmlinux install uninstall man clean workloads unit cupti FORCE
+.PHONY: all deps demo test test-only bench bench-soak fuzz vmlinux install uninstall man clean workloads unit cupti spank FORCE
 
 all: $(BUILD)/gpubpf
 
@@ -120,6 +121,11 @@ unit: $(UNIT_BINS)
 workloads:
 	@$(MAKE) --no-print-directory -C tests/workloads OUT=$(CURDIR)/$(WL)
 
+# --- the Slurm SPANK plugin (optional: needs libslurm-dev) ---
+spank:
+	@$(MAKE) --no-print-directory -C slurm OUT=$(CURDIR)/build/slurm GPUBPF_BIN=$(BINDIR)/gpubpf \
+		GPUBPF_CUPTI=$(GB_LIBDIR)/libgpubpf_cupti.so
+
 # --- CUPTI injection library (optional) ---
 cupti:
 	@$(MAKE) --no-print-directory -C cupti OUT=$(CURDIR)/build/cupti CUDA_HOME=$(CUDA_HOME)
@@ -131,7 +137,7 @@ test: deps
 	@bash tests/run_all.sh
 
 # the suite alone against an existing build (used by run_all.sh)
-test-only: all unit workloads cupti
+test-only: all unit workloads cupti spank
 	@bash tests/run.sh $(BUILD)
 
 bench: all workloads
@@ -154,10 +160,14 @@ $(BUILD)/man/.stamp: $(BUILD)/gpubpf $(BUILD)/libdir.txt docs/man/mkman.sh $(wil
 man: $(BUILD)/man/.stamp
 
 CUPTI_SO := build/cupti/libgpubpf_cupti.so
+SPANK_SO := build/slurm/libgpubpf_spank.so
 INSTALLED_MAN = $(notdir $(wildcard $(BUILD)/man/gpubpf*.1))
 
-install: all man cupti
+install: all man cupti spank
 	install -D -m 0755 $(BUILD)/gpubpf $(DESTDIR)$(BINDIR)/gpubpf
+	@if [ -f $(SPANK_SO) ]; then set -x; \
+		install -D -m 0644 $(SPANK_SO) $(DESTDIR)$(GB_LIBDIR)/libgpubpf_spank.so; \
+	else echo "install: no $(SPANK_SO) (make spank needs libslurm-dev): no Slurm plugin"; fi
 	@if [ -f $(CUPTI_SO) ]; then set -x; \
 		install -D -m 0644 $(CUPTI_SO) $(DESTDIR)$(GB_LIBDIR)/libgpubpf_cupti.so; \
 	else echo "install: no $(CUPTI_SO) (make cupti needs the CUDA toolkit): record --cupti will not find it"; fi
@@ -171,6 +181,7 @@ install: all man cupti
 # exactly what install put there (man pages: gpubpf.1 and gpubpf-*.1, ours alone)
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpubpf $(DESTDIR)$(GB_LIBDIR)/libgpubpf_cupti.so \
+		$(DESTDIR)$(GB_LIBDIR)/libgpubpf_spank.so \
 		$(DESTDIR)$(MANDIR)/man1/gpubpf.1 $(DESTDIR)$(MANDIR)/man1/gpubpf-*.1 \
 		$(DESTDIR)$(BASHCOMPDIR)/gpubpf $(DESTDIR)$(SYSTEMDUNITDIR)/gpubpf-top.service
 	rmdir $(DESTDIR)$(GB_LIBDIR) 2>/dev/null || true
