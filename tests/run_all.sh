@@ -9,8 +9,9 @@ P=0 F=0 S=0
 add() { read -r p f s <"$1/results" || return; P=$((P + p)); F=$((F + f)); S=$((S + s)); }
 build_fail() { echo "FAIL: build ($1)"; F=$((F + 1)); }
 
-# cupti: the CUPTI library and its USDT app, which unit tests drive with real BPF
-if make $J --no-print-directory all unit workloads cupti >build-test.log 2>&1; then
+# cupti: the CUPTI library and its USDT app, which unit tests drive with real BPF;
+# spank: the Slurm plugin (tests/integ/slurm_job.sh)
+if make $J --no-print-directory all unit workloads cupti spank >build-test.log 2>&1; then
 	bash tests/run.sh build normal; add build
 else
 	tail -30 build-test.log; build_fail normal

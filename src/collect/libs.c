@@ -484,19 +484,45 @@ struct closer {
 	bool stop;
 };
 
-struct close_batch {
-	int *fds;
+/* n items handed to one() from up to max threads (one per `per` items): their RCU waits overlap */
+struct par_job {
+	char *items;
+	size_t size;
 	unsigned n, next;
+	void (*one)(void *item);
 };
 
-static void *close_some(void *arg)
+static void *par_worker(void *arg)
 {
-	struct close_batch *b = arg;
+	struct par_job *j = arg;
 	unsigned i;
 
-	while ((i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED)) < b->n)
-		close(b->fds[i]);
+	while ((i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->n)
+		j->one(j->items + (size_t)i * j->size);
 	return NULL;
+}
+
+static void par_run(struct par_job *j, unsigned max, unsigned per)
+{
+	pthread_t th[DETACH_THREADS];
+	unsigned nth = 0, i;
+
+	while (nth < max && nth < DETACH_THREADS && nth * per < j->n &&
+	       !pthread_create(&th[nth], NULL, par_worker, j))
+		nth++;
+	par_worker(j);
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+}
+
+static void close_fd_item(void *item)
+{
+	close(*(int *)item);
+}
+
+static void destroy_link_item(void *item)
+{
+	bpf_link__destroy(*(struct bpf_link **)item);
 }
 
 static void *closer_main(void *arg)
@@ -505,25 +531,19 @@ static void *closer_main(void *arg)
 
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		struct close_batch b = { 0 };
-		pthread_t th[16];
-		unsigned nth = 0, i;
+		struct par_job b = { .size = sizeof(int), .one = close_fd_item };
 
 		while (!c->n && !c->stop)
 			pthread_cond_wait(&c->cv, &c->mu);
 		if (!c->n)
 			break;
-		b.fds = c->fds;
+		b.items = (char *)c->fds;
 		b.n = c->n;
 		c->fds = NULL;
 		c->n = c->cap = 0;
 		pthread_mutex_unlock(&c->mu);
-		while (nth < 16 && nth * 2 < b.n && !pthread_create(&th[nth], NULL, close_some, &b))
-			nth++;
-		close_some(&b);
-		for (i = 0; i < nth; i++)
-			pthread_join(th[i], NULL);
-		free(b.fds);
+		par_run(&b, 16, 2);
+		free(b.items);
 		pthread_mutex_lock(&c->mu);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -578,7 +598,7 @@ static void closer_stop(struct closer *c)
 static void close_link(void *ctx, void *item)
 {
 	(void)ctx;
-	bpf_link__destroy(*(struct bpf_link **)item);	/* perf-event uprobes: older kernels */
+	destroy_link_item(item);	/* perf-event uprobes: older kernels */
 }
 
 /* entries of items (with their pids) that are pid's closed, the rest kept in order */
@@ -919,21 +939,6 @@ void libs_foreach(const struct gb_libs *l, void (*fn)(void *ctx, const struct li
 	}
 }
 
-struct detach_job {
-	struct bpf_link **links;
-	unsigned n, next;
-};
-
-static void *detach_worker(void *arg)
-{
-	struct detach_job *j = arg;
-	unsigned i;
-
-	while ((i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->n)
-		bpf_link__destroy(j->links[i]);
-	return NULL;
-}
-
 /*
  * Closing a uprobe link waits for an RCU grace period (~0.3 s on a busy
  * machine): one by one, a few hundred links kept record and top alive for
@@ -942,30 +947,26 @@ static void *detach_worker(void *arg)
  */
 static void detach_all(struct gb_libs *l)
 {
-	struct detach_job j = { 0 };
-	pthread_t th[DETACH_THREADS];
-	unsigned i, nth = 0, total = 0;
+	struct par_job j = { .size = sizeof(struct bpf_link *), .one = destroy_link_item };
+	struct bpf_link **links;
+	unsigned i, total = 0;
 	struct lib *lib;
 
 	for (lib = l->list; lib; lib = lib->next)
 		total += lib->nlinks;
-	j.links = calloc(total + 1, sizeof(*j.links));
+	links = calloc(total + 1, sizeof(*links));
 	for (lib = l->list; lib; lib = lib->next) {
 		for (i = 0; i < lib->nlinks; i++) {
-			if (j.links)
-				j.links[j.n++] = lib->links[i];
+			if (links)
+				links[j.n++] = lib->links[i];
 			else
 				bpf_link__destroy(lib->links[i]);
 		}
 		lib->nlinks = 0;
 	}
-	while (nth < DETACH_THREADS && nth * 4 < j.n &&
-	       !pthread_create(&th[nth], NULL, detach_worker, &j))
-		nth++;
-	detach_worker(&j);
-	for (i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
-	free(j.links);
+	j.items = (char *)links;
+	par_run(&j, DETACH_THREADS, 4);
+	free(links);
 }
 
 void libs_free(struct gb_libs *l)

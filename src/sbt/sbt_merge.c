@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,6 +292,20 @@ int64_t sbt_merge_align(struct sbt_merge_trace *t, unsigned n)
 	return base;
 }
 
+/* "merge.WHAT.I" = a number of file i */
+__attribute__((format(printf, 4, 5)))
+static int file_note(struct sbt_writer *w, const char *what, unsigned i, const char *fmt, ...)
+{
+	char key[64], val[32];
+	va_list ap;
+
+	snprintf(key, sizeof(key), "merge.%s.%u", what, i);
+	va_start(ap, fmt);
+	vsnprintf(val, sizeof(val), fmt, ap);
+	va_end(ap);
+	return sbt_writer_note(w, key, val);
+}
+
 static int write_notes(struct sbt_writer *w, const struct sbt_merge_trace *t, unsigned n,
 		       int64_t base)
 {
@@ -319,21 +334,11 @@ static int write_notes(struct sbt_writer *w, const struct sbt_merge_trace *t, un
 	for (i = 0; i < n; i++) {
 		snprintf(key, sizeof(key), "merge.file.%u", i);
 		rc |= sbt_writer_note(w, key, t[i].path);
-		snprintf(key, sizeof(key), "merge.offset.%u", i);
-		snprintf(val, sizeof(val), "%" PRId64, t[i].offset_ns);
-		rc |= sbt_writer_note(w, key, val);
-		snprintf(key, sizeof(key), "merge.error_ns.%u", i);
-		snprintf(val, sizeof(val), "%" PRIu64, t[i].err_ns);
-		rc |= sbt_writer_note(w, key, val);
-		snprintf(key, sizeof(key), "merge.skew_ppb.%u", i);
-		snprintf(val, sizeof(val), "%" PRId64, t[i].skew_ppb);
-		rc |= sbt_writer_note(w, key, val);
-		snprintf(key, sizeof(key), "merge.drift_ppb.%u", i);
-		snprintf(val, sizeof(val), "%" PRId64, t[i].drift_ppb);
-		rc |= sbt_writer_note(w, key, val);
-		snprintf(key, sizeof(key), "merge.pivot_ns.%u", i);
-		snprintf(val, sizeof(val), "%" PRIu64, t[i].pivot_ns);
-		rc |= sbt_writer_note(w, key, val);
+		rc |= file_note(w, "offset", i, "%" PRId64, t[i].offset_ns);
+		rc |= file_note(w, "error_ns", i, "%" PRIu64, t[i].err_ns);
+		rc |= file_note(w, "skew_ppb", i, "%" PRId64, t[i].skew_ppb);
+		rc |= file_note(w, "drift_ppb", i, "%" PRId64, t[i].drift_ppb);
+		rc |= file_note(w, "pivot_ns", i, "%" PRIu64, t[i].pivot_ns);
 		if (!t[i].bounded) {
 			snprintf(key, sizeof(key), "merge.unbounded.%u", i);
 			rc |= sbt_writer_note(w, key, t[i].unbounded);

@@ -59,7 +59,7 @@ rc=$?
 echo "pkg_deb: dpkg-buildpackage -b -j2 took $((($(date +%s%N) - t0) / 1000000)) ms"
 check_eq "dpkg-buildpackage -us -uc -b exits 0" 0 "$rc"
 [ "$rc" = 0 ] || { tail -20 "$T/build.log"; exit 0; }
-debs=("$T"/src/gpubpf_*.deb)
+debs=("$T"/src/gpubpf_*.deb "$T"/src/gpubpf-slurm_*.deb)
 [ -z "$profile" ] && debs+=("$T"/src/gpubpf-cupti_*.deb)
 for d in "${debs[@]}"; do check_true "package built: ${d##*/}" test -f "$d"; done
 lintian --no-cfg --fail-on error "$T"/src/gpubpf_*.changes >"$T/lintian.log" 2>&1
@@ -72,7 +72,7 @@ paths=$(for d in "${debs[@]}"; do dpkg-deb --fsys-tarfile "$d" | tar -t; done | 
 before=$(for p in $paths; do [ -e "$p" ] && echo "$p"; done)
 trace_state() { find /etc /lib/systemd /usr/lib/systemd /var/lib/systemd /usr/share/man -name '*gpubpf*' 2>/dev/null | sort; }
 state0=$(trace_state)
-purge() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 purge -y -qq gpubpf gpubpf-cupti >"$T/purge.log" 2>&1; }
+purge() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 purge -y -qq gpubpf gpubpf-cupti gpubpf-slurm >"$T/purge.log" 2>&1; }
 trap 'dpkg-query -W gpubpf >/dev/null 2>&1 && purge; cleanup_test' EXIT
 
 DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${debs[@]}" >"$T/install.log" 2>&1
@@ -86,11 +86,17 @@ check_eq "systemd unit not enabled" "" "$(find /etc/systemd -name 'gpubpf-top.se
 if [ -z "$profile" ]; then
 	check_true "gpubpf-cupti: /usr/lib/gpubpf/libgpubpf_cupti.so" test -r /usr/lib/gpubpf/libgpubpf_cupti.so
 fi
+check_true "gpubpf-slurm: /usr/lib/gpubpf/libgpubpf_spank.so" test -r /usr/lib/gpubpf/libgpubpf_spank.so
+# the plugin finds the packaged binary beside it (PREFIX/bin) without a gpubpf= argument
+command -v srun >/dev/null && check_true "gpubpf-slurm: the plugin's srun option, from a plugstack line alone" \
+	sh -c 'echo "optional /usr/lib/gpubpf/libgpubpf_spank.so" >"$1/plugstack.conf" &&
+	       printf "ClusterName=x\nSlurmctldHost=localhost\nPlugStackConfig=%s/plugstack.conf\nNodeName=localhost\nPartitionName=p Nodes=ALL\n" "$1" >"$1/slurm.conf" &&
+	       SLURM_CONF="$1/slurm.conf" srun --help 2>&1 | grep -q -- --gpubpf' _ "$T"
 
 purge
 check_eq "apt-get purge exits 0" 0 "$?"
 check_eq "dpkg knows neither package any more" "" \
-	"$(dpkg-query -W -f='${Package} ${Status}\n' gpubpf gpubpf-cupti 2>/dev/null | grep -v 'not-installed')"
+	"$(dpkg-query -W -f='${Package} ${Status}\n' gpubpf gpubpf-cupti gpubpf-slurm 2>/dev/null | grep -v 'not-installed')"
 left=$(for p in $paths; do [ -e "$p" ] && ! grep -qx "$p" <<<"$before" && echo "$p"; done)
 check_eq "nothing the packages installed is left" "" "$left"
 check_eq "no gpubpf file left in /etc, systemd's directories or the man pages" "$state0" "$(trace_state)"
