@@ -68,3 +68,9 @@ PY
 [ "$rc" -ne 0 ] && [ "$(wc -l <"$T/bad2.err")" -eq 1 ] && grep -q "goes with -p" "$T/bad2.err" && pass "--children without -p: one line naming -p" || fail "--children without -p ($rc: $(cat "$T/bad2.err"))"
 "$GPUBPF" record -p 1 --ack-dir "$T" -o "$T/x.sbt" >/dev/null 2>"$T/bad3.err"; rc=$?
 [ "$rc" -ne 0 ] && grep -q "goes with -p PID --children" "$T/bad3.err" && pass "--ack-dir without --children: refused" || fail "--ack-dir without --children ($rc: $(cat "$T/bad3.err"))"
+"$GPUBPF" record -p 1 --children --ack-dir "$T/nonexistent" -o "$T/x.sbt" >/dev/null 2>"$T/bad4.err"; rc=$?
+[ "$rc" -ne 0 ] && [ "$(wc -l <"$T/bad4.err")" -eq 1 ] && grep -q "ack-dir.*existing directory" "$T/bad4.err" &&
+	pass "--ack-dir of a missing directory: one line naming the fix" || fail "--ack-dir missing ($rc: $(cat "$T/bad4.err"))"
+"$GPUBPF" record -p 1 -o /dev/fd/9 >/dev/null 2>"$T/bad5.err" 9<&-; rc=$?
+[ "$rc" -ne 0 ] && [ "$(wc -l <"$T/bad5.err")" -eq 1 ] && grep -q "/dev/fd/9" "$T/bad5.err" &&
+	pass "-o /dev/fd/N of a closed descriptor: one line" || fail "-o /dev/fd/9 closed ($rc: $(cat "$T/bad5.err"))"

@@ -137,6 +137,11 @@ c.true("report: each process's rank from Slurm (SLURM_PROCID), node named", rk =
 PY
 grep -q "gpubpf" "$S/job1.out" && fail "the job's stdout has nothing of gpubpf" || pass "the job's stdout has nothing of gpubpf"
 
+# a bad option: srun refuses it in one line, and no job runs
+srun -n 1 --gpubpf=bogus true >/dev/null 2>"$S/bad.err"; rc=$?
+[ "$rc" -ne 0 ] && grep -q "unknown --gpubpf option 'bogus'" "$S/bad.err" && pass "--gpubpf=bogus: refused, naming the options" ||
+	fail "--gpubpf=bogus refused ($rc: $(head -2 "$S/bad.err" | tr '\n' '|'))"
+
 # 2. a step without the option: no recorder, no trace
 before=$(ls "$S/sub/traces" | wc -l)
 srun -n 1 "$WL/cuda_work" -l "$WL/libcuda.so.1" -n 10 >/dev/null 2>&1
