@@ -84,7 +84,7 @@ vmlinux:
 $(BPFBUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf \
-		-I/usr/include/$(MULTIARCH) -Wall -Wno-unused-function -c $< -o $@.tmp
+		-I/usr/include/$(MULTIARCH) -Wall -Wno-unused-function $(BPF_EXTRA) -c $< -o $@.tmp
 	llvm-strip -g $@.tmp -o $@ 2>/dev/null || cp $@.tmp $@
 	@rm -f $@.tmp
 

@@ -71,6 +71,9 @@ start_mode() {	# KEY: start its tracer on CPU 0, wait for it to be attached
 	nccl_none) return 0 ;;
 	nccl_floor) taskset -c 0 "$T/uprobe_floor" "$NLIB" ncclAllReduce "$T/ready" >"$T/log" 2>&1 & ;;
 	nccl_default) taskset -c 0 "$G" record -a -o "$T/out.sbt" --lib "$NLIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
+	sync_none) return 0 ;;
+	sync_floor) taskset -c 0 "$T/uprobe_floor" "$LIB" cuStreamSynchronize "$T/ready" ret >"$T/log" 2>&1 & ;;
+	sync_default) taskset -c 0 "$G" record -a -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	esac
 	TP=$!
 	for _ in $(seq 600); do
@@ -92,6 +95,11 @@ nccl_run() {
 	FAKE_NCCL_DIR=$T FAKE_NCCL_US=0 NCCL_WORK_ALLREDUCE=1 LD_LIBRARY_PATH=$T \
 		taskset -c 1 "$WL/nccl_work" 0 1 "$T/ncclid.$RANDOM$RANDOM" "$1" | \
 		sed -n 's/.* n=\([0-9]*\).*elapsed_ns=\([0-9]*\).*/\2 \1/p' | awk '{ printf "%.1f\n", $1 / $2 }'
+}
+# CALLS: ns per cuStreamSynchronize of the fake libcuda (returns at once)
+sync_run() {
+	taskset -c 1 "$WL/cuda_work" -l "$LIB" -n "$1" -S | \
+		sed -n 's/.*syncs=\([0-9]*\).*elapsed_ns=\([0-9]*\).*/\2 \1/p' | awk '{ printf "%.1f\n", $1 / $2 }'
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 # run_time_ns and run_cnt of every loaded program, by name
@@ -125,7 +133,18 @@ for ((r = 0; r < ROUNDS; r++)); do
 		stop_mode
 	done
 done
+# calls that can block (sync, copy, alloc): announced at entry, completed at
+# return; against an empty uprobe + uretprobe pair on the same function
+SMODES=(sync_none sync_floor sync_default)
+for ((r = 0; r < ROUNDS; r++)); do
+	for m in "${SMODES[@]}"; do
+		start_mode "$m" || continue
+		echo "$(sync_run "$NN")" >>"$T/t.$m"
+		stop_mode
+	done
+done
 for m in "${MODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
+for m in "${SMODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
 for m in "${NMODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
 for m in default dwarf; do
 	[ -s "$T/d.$m" ] && DROPS[$m]=$(sort -n "$T/d.$m" | tail -1 | awk -v n="$N" \
@@ -148,7 +167,7 @@ for m in "${MODES[@]}"; do
 done
 # what a call record is made of: one program per primitive, alone on the
 # same function (bench_empty.bpf.c), ns per run less the empty program's
-PRIMS="prim_read24 prim_read256 prim_ktime prim_ring prim_comm prim_storage prim_get_stack"
+PRIMS="prim_read24 prim_read256 prim_ktime prim_ring prim_ring192 prim_comm prim_storage prim_get_stack"
 declare -A PRIM
 for p in bench_empty $PRIMS; do
 	rm -f "$T/ready"
@@ -203,10 +222,11 @@ row() {	# KEY
 		a = v - b; printf "| %s | %.1f | %.1f | %s | %s |\n", l, v, a,
 			(f > 0 && a > 0) ? sprintf("%.2f", a / f) : "–", s }'
 }
-nrow() {	# KEY LABEL: the ncclAllReduce table
-	local v=${R[$1]:-} b=${R[nccl_none]:-} f
+nrow() {	# KEY LABEL [PREFIX]: the ncclAllReduce table (PREFIX sync: the sync table)
+	local p=${3:-nccl}
+	local v=${R[$1]:-} b=${R[${p}_none]:-} f
 	[ -n "$v" ] && [ -n "$b" ] || { echo "| $2 | n/a | | |"; return; }
-	f=$(awk -v e="${R[nccl_floor]:-0}" -v b="$b" 'BEGIN { print e - b }')
+	f=$(awk -v e="${R[${p}_floor]:-0}" -v b="$b" 'BEGIN { print e - b }')
 	awk -v l="$2" -v v="$v" -v b="$b" -v f="$f" 'BEGIN { a = v - b
 		printf "| %s | %.1f | %.1f | %s |\n", l, v, a, (f > 0 && a > 0) ? sprintf("%.2f", a / f) : "–" }'
 }
@@ -232,6 +252,13 @@ call itself is a few ns), same rounds; "× floor" against the empty uprobe on \`
 |---|---:|---:|---:|
 $(nrow nccl_none "no tracing"; nrow nccl_floor "empty uprobe on \`ncclAllReduce\` (the floor)"; nrow nccl_default "**\`record -a\`**: \`ncclAllReduce\` announced at entry, completed at return")
 
+A call that can block (\`cuStreamSynchronize\` of the fake libcuda, $NN calls per run, returns at
+once), same rounds; "× floor" against an empty uprobe and an empty uretprobe on it (issue 44: ≤ 1.5):
+
+| mode | ns per call | added ns | × floor |
+|---|---:|---:|---:|
+$(nrow sync_none "no tracing" sync; nrow sync_floor "empty uprobe + empty uretprobe on \`cuStreamSynchronize\` (the floor)" sync; nrow sync_default "**\`record -a\`**: announced at entry with its stack, completed at return" sync)
+
 Lost to a full ring (default ring: 8 MiB, 64 MiB with \`--stack dwarf\`; worst round): default ${DROPS[default]:-n/a}; \`--stack dwarf\` ${DROPS[dwarf]:-n/a}.
 Library op range (a fake \`cublasSgemm_v2\` making one launch, $OPN calls, \`record -a --stack none\`): $(op_line).
 Frame-pointer stack cost (default − \`--stack none\`): $(awk -v a="${R[default]:-0}" -v b="${R[stack_none]:-0}" 'BEGIN { printf "%.0f", a - b }') ns per call.
@@ -240,6 +267,6 @@ bpf_stats adds ${PRIM[bench_empty]:-n/a} ns to every program run (the empty prog
 BPF ns above include it once per program. What a call record is made of, one program per
 primitive (bpf/bench_empty.bpf.c) alone on the same function, ns per run less the empty
 program's: a user read of 24 bytes $(prim prim_read24), of 256 bytes $(prim prim_read256); \`bpf_ktime_get_ns\` $(prim prim_ktime);
-ring reserve + submit of 64 bytes $(prim prim_ring); \`bpf_get_current_comm\` $(prim prim_comm); a task-storage
+a ring record written whole and read by a consumer, 64 bytes $(prim prim_ring), 192 bytes $(prim prim_ring192); \`bpf_get_current_comm\` $(prim prim_comm); a task-storage
 lookup $(prim prim_storage); \`bpf_get_stack(BPF_F_USER_STACK)\` of this 4-frame stack $(prim prim_get_stack).
 MD

@@ -16,6 +16,7 @@
 
 static volatile sig_atomic_t stop;
 static void on_sig(int s) { stop = s; }
+static int on_rec(void *ctx, void *data, size_t n) { (void)ctx; (void)data; (void)n; return 0; }
 
 int main(int argc, char **argv)
 {
@@ -24,6 +25,7 @@ int main(int argc, char **argv)
 	LIBBPF_OPTS(bpf_uprobe_opts, ro, .func_name = argc > 2 ? argv[2] : "", .retprobe = true);
 	struct bpf_link *l, *rl = NULL;
 	struct bpf_program *prog;
+	struct ring_buffer *rb;
 
 	if (argc != 4 && argc != 5) {
 		fprintf(stderr, "usage: uprobe_floor LIB FUNC READYFILE [ret | PROG]\n");
@@ -52,9 +54,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* the ring primitives' records are read, as a recorder reads them */
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.prim_rb), on_rec, NULL, NULL);
 	close(open(argv[3], O_CREAT | O_WRONLY, 0644));
-	while (!stop)
-		pause();
+	while (!stop) {
+		if (rb)
+			ring_buffer__poll(rb, 1);	/* -EINTR: the signal, seen above */
+		else
+			usleep(100000);	/* not pause(): a signal just before it would be lost */
+	}
+	ring_buffer__free(rb);
 	bpf_link__destroy(rl);
 	bpf_link__destroy(l);
 	bench_empty_bpf__destroy(skel);

@@ -66,18 +66,26 @@ int prim_ktime(void *ctx)
 	return 0;
 }
 
-/* reserve and submit 64 bytes of ring */
-SEC("uprobe")
-int prim_ring(void *ctx)
-{
-	__u64 *r = bpf_ringbuf_reserve(&prim_rb, 64, 0);
-
-	if (r) {
-		r[0] = 1;
-		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-	}
-	return 0;
+/*
+ * Reserve, fill and submit n bytes of ring (uprobe_floor consumes it: a
+ * ring nobody reads fails its reserves, which cost less than a record)
+ */
+#define PRIM_RING(name, n)						\
+SEC("uprobe")								\
+int name(void *ctx)							\
+{									\
+	__u64 *r = bpf_ringbuf_reserve(&prim_rb, (n), 0);		\
+	int i;								\
+									\
+	if (r) {							\
+		for (i = 0; i < (n) / 8; i++)				\
+			r[i] = i;					\
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);		\
+	}								\
+	return 0;							\
 }
+PRIM_RING(prim_ring, 64)
+PRIM_RING(prim_ring192, 192)
 
 SEC("uprobe")
 int prim_comm(void *ctx)

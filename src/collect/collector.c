@@ -1001,6 +1001,8 @@ static void drop_proc(struct collector *c, struct proc *p)
 	say_exit(c, p);
 	if (c->stk)
 		stack_forget_pid(c->stk, p->pid);
+	if (c->join)
+		cupti_join_forget(c->join, (uint32_t)p->pid);
 	hmap_del(&c->procs, (uint64_t)p->pid);
 	free_proc(p);
 	c->st.procs_live--;

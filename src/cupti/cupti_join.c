@@ -599,6 +599,43 @@ void cupti_join_drain(struct cupti_join *j, uint64_t now_ns, cupti_join_cb cb, v
 	emit_out(j, cb, ctx);
 }
 
+/* frees the values of m under pid (the key's high half) that done(v) says are finished */
+static void forget_pid(struct hmap *m, uint32_t pid, bool (*done)(const void *))
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	/* a tombstone map: deleting while iterating moves nothing */
+	while (hmap_next(m, &i, &k, &v))
+		if ((uint32_t)(k >> 32) == pid && done(v))
+			free(hmap_del(m, k));
+}
+
+static bool tidq_done(const void *v)
+{
+	const struct tidq *q = v;
+
+	return !q->hosts && !q->apis;
+}
+
+static bool nvtx_done(const void *v)
+{
+	return ((const struct nvtx_stack *)v)->n == 0;
+}
+
+void cupti_join_forget(struct cupti_join *j, uint32_t pid)
+{
+	struct pidst *p = hmap_get(&j->pids, pid);
+
+	if (p && !p->unbound)
+		free(hmap_del(&j->pids, pid));
+	if (j->tids.n)
+		forget_pid(&j->tids, pid, tidq_done);
+	if (j->stacks.n)
+		forget_pid(&j->stacks, pid, nvtx_done);
+}
+
 void cupti_join_held(struct cupti_join *j, cupti_join_cb cb, void *ctx)
 {
 	const struct held *h;

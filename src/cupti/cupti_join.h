@@ -91,6 +91,9 @@ int cupti_join_rec(struct cupti_join *j, const void *data, size_t len);
 void cupti_join_drain(struct cupti_join *j, uint64_t now_ns, cupti_join_cb cb, void *ctx);
 /* End of input: emit everything held, open NVTX ranges included */
 void cupti_join_flush(struct cupti_join *j, cupti_join_cb cb, void *ctx);
+/* The process ended and its events are in: what the join kept for it goes
+ * (queues still holding events stay until those are released) */
+void cupti_join_forget(struct cupti_join *j, uint32_t pid);
 /* Each event held now, as it stands, to cb; still held after (a flight dump) */
 void cupti_join_held(struct cupti_join *j, cupti_join_cb cb, void *ctx);
 

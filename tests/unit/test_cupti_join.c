@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include "cupti/cupti_attach.h"
 #include "cupti/cupti_join.h"
+#include "cupti/cupti_join_int.h"	/* test_forget: the join's tables */
 
 #define US 1000ull
 #define MS 1000000ull
@@ -668,6 +669,43 @@ static void test_attach_bad_path(void **state)
 	assert_non_null(strstr(err, "gpubpf:launch"));
 }
 
+/*
+ * Issue 44 (memory under process churn): a process that ended leaves
+ * nothing in the join once its events are out; one whose launch is still
+ * held keeps what it needs until the launch goes, and the launch is not lost.
+ */
+static void test_forget(void **state)
+{
+	struct cupti_join *j = *state;
+	struct gb_event l;
+	uint32_t pid;
+
+	for (pid = 1000; pid < 1100; pid++) {
+		l = launch_ev(1000 * US + pid, 0, F, 0);
+		l.pid = pid;
+		l.tid = pid + 1;
+		assert_true(cupti_join_host(j, &l));
+	}
+	cupti_join_drain(j, 1010 * US + WAIT, collect, NULL);	/* every launch released */
+	assert_int_equal(cupti_join_pending(j), 0);
+	assert_true(j->tids.n >= 100 && j->pids.n >= 100);
+	l = launch_ev(3000 * US, 0, F, 0);	/* pid 1050: one more, still held */
+	l.pid = 1050;
+	l.tid = 1051;
+	assert_true(cupti_join_host(j, &l));
+	for (pid = 1000; pid < 1100; pid++)
+		cupti_join_forget(j, pid);
+	assert_int_equal(j->tids.n, 1);
+	assert_int_equal(j->pids.n, 1);
+	nout = 0;
+	cupti_join_drain(j, 3001 * US + WAIT, collect, NULL);
+	assert_int_equal(nout, 1);
+	assert_int_equal(out[0].pid, 1050);
+	cupti_join_forget(j, 1050);
+	assert_int_equal(j->tids.n, 0);
+	assert_int_equal(j->pids.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -691,6 +729,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bpf_end_to_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bpf_pid_filter, setup, teardown),
 		cmocka_unit_test(test_attach_bad_path),
+		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
  * -D  sleep SECS before loading the library      -f  fork CHILDREN that each do the same work
  * -s  sleep SECS before exiting                  -k  kernel name prefix (default "kern")
  * -P  pause SECS after loading the library, before the first call
+ * -S  cuStreamSynchronize instead of each launch (a call that can block: bench)
  * Prints "produced launches=N copies=N memsets=N allocs=N frees=N syncs=N names=N pid=P".
  */
 #include <dlfcn.h>
@@ -41,6 +42,7 @@ static struct {
 
 static long n_launch = 1000, n_threads = 1, rate, children;
 static int mixed;
+static int syncs_only;	/* -S */
 static const char *prefix = "kern";
 static CUfunction funcs[NKERN];
 static char names[NKERN][64];
@@ -103,6 +105,10 @@ static void *worker(void *arg)
 	for (i = 0; i < n; i++) {
 		CUfunction f = funcs[(i + idx) % NKERN];
 
+		if (syncs_only) {
+			api.ssync(stream);
+			continue;
+		}
 		api.launch(f, 64 + idx, 2, 1, 128, 1, 1, 1024 * idx, stream, NULL, NULL);
 		if (mixed && i % 4 == 0) {
 			CUdeviceptr p = 0;
@@ -148,7 +154,7 @@ static void run(void)
 	for (i = 0, it = 0; mixed && i < n_threads; i++)
 		it += (n_launch / n_threads + (i < n_launch % n_threads) + 3) / 4;
 	printf("produced launches=%ld copies=%ld memsets=%ld allocs=%ld frees=%ld syncs=%ld names=%d pid=%d elapsed_ns=%llu\n",
-	       n_launch, 2 * it, it, it, it, mixed ? it + 1 : 0, NKERN, getpid(), (unsigned long long)(t1 - t0));
+	       syncs_only ? 0 : n_launch, 2 * it, it, it, it, syncs_only ? n_launch : mixed ? it + 1 : 0, NKERN, getpid(), (unsigned long long)(t1 - t0));
 	fflush(stdout);
 }
 
@@ -159,12 +165,13 @@ int main(int argc, char **argv)
 	int c;
 	long i;
 
-	while ((c = getopt(argc, argv, "l:n:t:mr:w:D:f:s:k:P:")) != -1) {
+	while ((c = getopt(argc, argv, "l:n:t:mr:w:D:f:s:k:P:S")) != -1) {
 		switch (c) {
 		case 'l': lib = optarg; break;
 		case 'n': n_launch = atol(optarg); break;
 		case 't': n_threads = atol(optarg); break;
 		case 'm': mixed = 1; break;
+		case 'S': syncs_only = 1; break;
 		case 'r': rate = atol(optarg); break;
 		case 'w': wait_file = optarg; break;
 		case 'D': delay = atof(optarg); break;
@@ -175,6 +182,8 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
+	if (syncs_only)
+		mixed = 0;
 	if (n_threads < 1 || n_threads > 64)
 		return 2;
 	while (wait_file && access(wait_file, F_OK))
