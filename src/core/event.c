@@ -244,9 +244,47 @@ static uint8_t kind_from_memtypes(uint64_t src, uint64_t dst)
 	return GB_K_DTOD;
 }
 
-static bool is_async(const char *name)
+/*
+ * What a type's name says (an async call, which kind of sync, a graph
+ * call), read once at start-up: the decoder asks per record, and strstr
+ * there cost 5% of the collector's time (bench/collector_bench.sh).
+ */
+static uint8_t traits[GB_T__COUNT];
+
+__attribute__((constructor)) static void read_traits(void)
 {
-	return strstr(name, "Async") || strstr(name, "WithStream");	/* hipMemcpyWithStream */
+	unsigned t;
+
+	for (t = 0; t < GB_T__COUNT; t++) {
+		const char *n = types[t].name;
+
+		if (!n)
+			continue;
+		if (strstr(n, "Async") || strstr(n, "WithStream"))	/* hipMemcpyWithStream */
+			traits[t] |= GB_TT_ASYNC;
+		if (strstr(n, "StreamWaitEvent"))
+			traits[t] |= GB_TT_STREAM_WAIT;
+		else if (strstr(n, "Stream"))
+			traits[t] |= GB_TT_STREAM;
+		else if (strstr(n, "Event"))
+			traits[t] |= GB_TT_EVENT;
+		if (strstr(n, "CtxSynchronize") || strstr(n, "DeviceSynchronize"))
+			traits[t] |= GB_TT_ALL_SYNC;
+		if (strstr(n, "StreamSynchronize"))
+			traits[t] |= GB_TT_STREAM_SYNC;
+		if (strstr(n, "Graph") || strstr(n, "Capture"))
+			traits[t] |= GB_TT_GRAPH;
+	}
+}
+
+unsigned gb_type_traits(unsigned type)
+{
+	return type < GB_T__COUNT ? traits[type] : 0;
+}
+
+static bool is_async(const struct gb_type_info *ti)
+{
+	return traits[ti - types] & GB_TT_ASYNC;
 }
 
 /*
@@ -320,7 +358,7 @@ static void decode_out0_alloc(struct gb_event *ev, const struct gb_type_info *ti
 		ev->flags |= GB_EF_ARG;
 		break;
 	default:
-		if (is_async(ti->name)) {
+		if (is_async(ti)) {
 			ev->stream = a[2];
 			ev->flags |= GB_EF_STREAM;
 		}
@@ -344,7 +382,7 @@ static void set_grid(struct gb_event *ev, uint64_t gx, uint64_t gy, uint64_t gz,
 static void decode_plain(struct gb_event *ev, const struct gb_type_info *ti, const struct gb_rec *r)
 {
 	const __u64 *a = r->a;
-	bool async = is_async(ti->name);
+	bool async = is_async(ti);
 
 	switch (ti->cat) {
 	case GB_CAT_LAUNCH:	/* graph launches: exec handle, stream */
@@ -390,14 +428,14 @@ static void decode_plain(struct gb_event *ev, const struct gb_type_info *ti, con
 		}
 		break;
 	case GB_CAT_SYNC:
-		if (strstr(ti->name, "StreamWaitEvent")) {
+		if (traits[ti - types] & GB_TT_STREAM_WAIT) {
 			ev->stream = a[0];
 			ev->handle = a[1];
 			ev->flags |= GB_EF_STREAM;
-		} else if (strstr(ti->name, "Stream")) {
+		} else if (traits[ti - types] & GB_TT_STREAM) {
 			ev->stream = a[0];
 			ev->flags |= GB_EF_STREAM;
-		} else if (strstr(ti->name, "Event")) {
+		} else if (traits[ti - types] & GB_TT_EVENT) {
 			ev->handle = a[0];
 		}
 		break;
@@ -446,7 +484,7 @@ static void decode_shaped(struct gb_event *ev, const struct gb_type_info *ti, co
 		ev->kind = kind_from_memtypes(x[0], x[1]);
 		ev->bytes = x[2] * x[3] * (ti->shape == GB_SH_MEMCPY3D ? x[4] : 1);
 		ev->flags |= GB_EF_BYTES;
-		if (is_async(ti->name)) {
+		if (is_async(ti)) {
 			ev->stream = a[1];
 			ev->flags |= GB_EF_STREAM;
 		}
@@ -699,14 +737,5 @@ bool gb_graph_nodes_next(const struct gb_event *e, const char **pos, char *buf, 
 
 bool gb_type_graph(unsigned type)
 {
-	static unsigned char is[GB_T__COUNT];
-	static bool made;
-	unsigned t;
-
-	if (!made) {
-		for (t = 0; t < GB_T__COUNT; t++)
-			is[t] = strstr(types[t].name, "Graph") || strstr(types[t].name, "Capture");
-		made = true;
-	}
-	return type < GB_T__COUNT && is[type];
+	return gb_type_traits(type) & GB_TT_GRAPH;
 }

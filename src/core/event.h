@@ -110,6 +110,15 @@ struct gb_type_info {
 };
 
 const struct gb_type_info *gb_type_info(unsigned type);
+/* what a type's name says, GB_TT_* bits (0 for an unknown type) */
+#define GB_TT_ASYNC		0x01	/* ...Async, ...WithStream: takes a stream */
+#define GB_TT_STREAM_WAIT	0x02	/* ...StreamWaitEvent */
+#define GB_TT_STREAM		0x04	/* another stream call (a stream sync) */
+#define GB_TT_EVENT		0x08	/* an event call (not a stream one) */
+#define GB_TT_ALL_SYNC		0x10	/* Ctx/DeviceSynchronize: waits for all the device's work */
+#define GB_TT_GRAPH		0x20	/* a graph or capture call */
+#define GB_TT_STREAM_SYNC	0x40	/* ...StreamSynchronize */
+unsigned gb_type_traits(unsigned type);
 /* work the GPU did (CUPTI activity): a kernel, copy or memset with its device time */
 static inline bool gb_is_device_work(unsigned type)
 {

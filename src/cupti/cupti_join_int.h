@@ -63,6 +63,8 @@ struct cupti_join {
 	struct hmap corrs, tids, pids, stacks, starts;
 	struct intern *strs;
 	struct held *head, *tail;
+	struct held *spare;	/* released, for the next hold: no malloc per launch */
+	unsigned nspare;
 	struct corr *ahead, *atail;
 	size_t nheld, ncorr;
 	struct gb_event *out;
