@@ -477,6 +477,60 @@ static void print_merge_json(struct gb_json *j, struct sbt_reader *r)
 	gb_json_end_array(j);
 }
 
+/* late.N: "pid=P late_ns=L path=F" (recorder.c note_discovery); 0 when there is no N-th */
+static int late_note(struct sbt_reader *r, unsigned i, int *pid, unsigned long long *ns, const char **path)
+{
+	const char *v, *p;
+	char key[32];
+
+	snprintf(key, sizeof(key), "late.%u", i);
+	if (!(v = sbt_reader_note(r, key)) || sscanf(v, "pid=%d late_ns=%llu", pid, ns) != 2)
+		return 0;
+	p = strstr(v, " path=");
+	*path = p ? p + 6 : "";
+	return 1;
+}
+
+static void print_late_text(struct sbt_reader *r)
+{
+	const char *path, *more = sbt_reader_note(r, "late.more");
+	unsigned long long ns;
+	unsigned i;
+	int pid;
+
+	if (!late_note(r, 0, &pid, &ns, &path))
+		return;
+	printf("\nprobes late (calls made before them are not in the trace):\n");
+	for (i = 0; late_note(r, i, &pid, &ns, &path); i++)
+		printf("  pid %-8d %8.3f ms after %s\n", pid, ns / 1e6,
+		       strcmp(path, "(forked)") ? path : "its fork");
+	if (more)
+		printf("  and %s more\n", more);
+}
+
+static void print_late_json(struct gb_json *j, struct sbt_reader *r)
+{
+	const char *path, *more = sbt_reader_note(r, "late.more");
+	unsigned long long ns;
+	unsigned i;
+	int pid;
+
+	if (!late_note(r, 0, &pid, &ns, &path))
+		return;
+	gb_json_name(j, "late_probes");
+	gb_json_start_array(j);
+	for (i = 0; late_note(r, i, &pid, &ns, &path); i++) {
+		gb_json_start_object(j);
+		gb_json_int_field(j, "pid", pid);
+		gb_json_uint_field(j, "late_ns", ns);
+		gb_json_string_field(j, "after", strcmp(path, "(forked)") ? path : "fork");
+		gb_json_end_object(j);
+	}
+	gb_json_end_array(j);
+	if (more)
+		gb_json_uint_field(j, "late_probes_more", strtoull(more, NULL, 10));
+}
+
 static void print_notes_text(struct sbt_reader *r)
 {
 	unsigned g, i;
@@ -492,6 +546,7 @@ static void print_notes_text(struct sbt_reader *r)
 				printf("  %-10s %s\n", strchr(ng->keys[i], '.') + 1, sbt_reader_note(r, ng->keys[i]));
 	}
 	print_merge_text(r);
+	print_late_text(r);
 }
 
 static void print_notes_json(struct gb_json *j, struct sbt_reader *r)
@@ -516,6 +571,7 @@ static void print_notes_json(struct gb_json *j, struct sbt_reader *r)
 		gb_json_end_object(j);
 	}
 	print_merge_json(j, r);
+	print_late_json(j, r);
 }
 
 static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc_stat **ps,

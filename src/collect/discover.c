@@ -28,7 +28,41 @@ struct discover {
 	struct hmap want;	/* pid -> 1 (not -a): targets and their descendants */
 	uint64_t *lat;		/* ns from mapping to probes live, per attached file */
 	unsigned nlat, caplat;
+	/* processes whose first calls may have come before their probes (the first DISCOVER_LATE_MAX) */
+	struct discover_late late[DISCOVER_LATE_MAX];
+	unsigned nlate;
+	uint64_t late_more;	/* beyond them */
 };
+
+/*
+ * pid's probes went live only now, since_ns after what they trace became
+ * callable (a new library file mapped, a fork read): calls in between are
+ * not in the trace. Not said where a launcher holds each child until it is
+ * acknowledged (--ack-dir): nothing ran before its probes.
+ */
+static void late_probes(struct discover *d, pid_t pid, uint64_t since_ns, const char *path)
+{
+	uint64_t now = gb_now_mono_ns();
+	struct discover_late *l;
+
+	if (d->o.ack_fd >= 0)
+		return;
+	if (d->nlate == DISCOVER_LATE_MAX) {
+		d->late_more++;
+		return;
+	}
+	l = &d->late[d->nlate++];
+	l->pid = pid;
+	l->late_ns = now > since_ns ? now - since_ns : 0;
+	snprintf(l->path, sizeof(l->path), "%s", path ? path : "");
+}
+
+const struct discover_late *discover_late(const struct discover *d, unsigned *n, uint64_t *more)
+{
+	*n = d ? d->nlate : 0;
+	*more = d ? d->late_more : 0;
+	return d ? d->late : NULL;
+}
 
 static struct discover *discover_open(const struct discover_opts *o, char *msg, size_t len)
 {
@@ -157,10 +191,12 @@ static bool wanted(struct discover *d, const struct sb_event *ev)
 		hmap_put(&d->want, ev->pid, (void *)1);
 		gb_dbg("following pid %u, a child of %u", ev->pid, ev->ppid);
 		/* -p --children: its own breakpoints (it inherited its parent's mappings) */
-		if (libs_add_pid(d->libs, (pid_t)ev->pid) < 0)
+		if (libs_add_pid(d->libs, (pid_t)ev->pid) < 0) {
 			gb_warn("out of memory: pid %u, a child of a target, is not traced", ev->pid);
-		else
+		} else {
 			discover_ack(d, (pid_t)ev->pid);
+			late_probes(d, (pid_t)ev->pid, ev->ts_ns, "(forked)");
+		}
 	}
 	return hmap_get(&d->want, ev->pid) != NULL;
 }
@@ -193,6 +229,7 @@ static void on_event(void *ctx, const struct sb_event *ev)
 			gb_dbg("pid %u mapped %s: attached", ev->pid, ev->str);
 			if (!GB_GROW(d->lat, d->caplat, d->nlat + 1))
 				d->lat[d->nlat++] = now > ev->ts_ns ? now - ev->ts_ns : 0;
+			late_probes(d, (pid_t)ev->pid, ev->ts_ns, ev->str);
 		}
 		/* a GPU process: open what only it can reach while it (and its mount namespace) lives */
 		if (r > 0 && d->col)

@@ -55,6 +55,21 @@ uint64_t discover_lost(const struct discover *d);
 void discover_ack(struct discover *d, pid_t pid);
 /* not -a: how many targets (and followed descendants) are alive (asked of the kernel) */
 size_t discover_alive(const struct discover *d);
+/*
+ * Processes whose probes went live after what they trace became callable:
+ * the first to map a library file new to the recorder (-a: its probes are
+ * made then), a target's child read from the stream (--children without
+ * --ack-dir). Their calls in that window are not in the trace; the
+ * recording names them (notes late.N, shown by info).
+ */
+#define DISCOVER_LATE_MAX	256
+struct discover_late {
+	pid_t pid;
+	uint64_t late_ns;	/* from the mapping (or fork) to probes live */
+	char path[160];		/* the file, or "(forked)" */
+};
+/* the first DISCOVER_LATE_MAX of them (*n), and how many more (*more) */
+const struct discover_late *discover_late(const struct discover *d, unsigned *n, uint64_t *more);
 /* mapping-to-probes latency of the files attached (ns): median, max, count */
 void discover_latency(const struct discover *d, uint64_t *median, uint64_t *max, unsigned *n);
 void discover_close(struct discover *d);

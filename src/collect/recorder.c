@@ -492,6 +492,23 @@ static int attach_libs(struct rec_ctx *r)
 static void note_discovery(struct rec_ctx *r, struct sbt_writer *w)
 {
 	const char *nt = libs_notes(r->libs);
+	const struct discover_late *late;
+	char key[32], v[256];
+	uint64_t more;
+	unsigned i, n;
+
+	/* "late.N" = "pid=P late_ns=L path=F": calls of P in its first L ns after F was mapped are missing */
+	late = discover_late(r->disc, &n, &more);
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "late.%u", i);
+		snprintf(v, sizeof(v), "pid=%d late_ns=%llu path=%s", (int)late[i].pid,
+			 (unsigned long long)late[i].late_ns, late[i].path);
+		sbt_writer_note(w, key, v);
+	}
+	if (more) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)more);
+		sbt_writer_note(w, "late.more", v);
+	}
 
 	sbt_writer_note(w, "launch.returns", launch_rets(r->o) ? "all: duration and return code of every launch" :
 			r->o->lean ? "none: --lean, registers only" :

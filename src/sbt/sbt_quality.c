@@ -26,6 +26,8 @@ static uint64_t note_u64(struct sbt_reader *r, const char *key)
 void sbt_quality_get(struct sbt_reader *r, struct sbt_quality *q)
 {
 	const struct sbt_info *in = sbt_reader_info(r);
+	char key[32];
+	unsigned n;
 
 	memset(q, 0, sizeof(*q));
 	q->finalized = in->finalized;
@@ -38,6 +40,12 @@ void sbt_quality_get(struct sbt_reader *r, struct sbt_quality *q)
 	q->drops_stacks = note_u64(r, "drops.stacks");
 	q->stacks_expected = in->stacks_expected;
 	q->stacks_missing = in->stacks_missing;
+	for (n = 0; ; n++) {
+		snprintf(key, sizeof(key), "late.%u", n);
+		if (!sbt_reader_note(r, key))
+			break;
+	}
+	q->late = n + note_u64(r, "late.more");
 }
 
 bool sbt_quality_damaged(const struct sbt_quality *q)
@@ -75,6 +83,7 @@ void sbt_quality_line(const struct sbt_quality *q, char *buf, size_t n)
 	part(&b, q->drops_sideband, "process events lost (discovery)");
 	part(&b, q->drops_stacks, "stacks could not be taken");
 	part(&b, q->stacks_missing, nostack);
+	part(&b, q->late, "processes whose probes went live after they could call (their first calls may be missing: gpubpf info lists them)");
 	if (b.len && !q->finalized)
 		gb_buf_puts(&b, "; the recording did not finish (recovered by scanning)");
 	if (b.len)
@@ -101,6 +110,7 @@ void sbt_quality_json(const struct sbt_quality *q, struct gb_json *j)
 	gb_json_end_object(j);
 	gb_json_uint_field(j, "calls_expecting_stack", q->stacks_expected);
 	gb_json_uint_field(j, "calls_without_stack", q->stacks_missing);
+	gb_json_uint_field(j, "processes_probed_late", q->late);
 	gb_json_end_object(j);
 }
 

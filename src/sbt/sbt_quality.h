@@ -33,12 +33,14 @@ struct sbt_quality {
 	uint64_t drops_sideband;	/* the kernel's process events lost (discovery) */
 	uint64_t drops_stacks;		/* stacks that could not be taken */
 	uint64_t stacks_expected, stacks_missing;	/* calls that should have a stack; without one */
+	uint64_t late;			/* processes whose probes went live after they could call
+					 * (notes late.N, late.more): their first calls may be missing */
 };
 
 /* What r lost; the stack counts are final once its events were read to the end */
 void sbt_quality_get(struct sbt_reader *r, struct sbt_quality *q);
 bool sbt_quality_damaged(const struct sbt_quality *q);
-/* anything lost at all */
+/* anything lost at all (late probes are a possible loss: said, but not counted here) */
 bool sbt_quality_lossy(const struct sbt_quality *q);
 /* "data quality: ..." (no newline); "" when nothing was lost */
 void sbt_quality_line(const struct sbt_quality *q, char *buf, size_t n);
