@@ -84,7 +84,7 @@ vmlinux:
 $(BPFBUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf \
-		-I/usr/include/$(MULTIARCH) -Wall -Wno-unused-function $(BPF_EXTRA) -c $< -o $@.tmp
+		-I/usr/include/$(MULTIARCH) -Wall -Wno-unused-function $(BPF_EXTRA) -c $< -o $@.tmp	# BPF_EXTRA: experiments (-mcpu=v3, -DNAME)
 	llvm-strip -g $@.tmp -o $@ 2>/dev/null || cp $@.tmp $@
 	@rm -f $@.tmp
 
@@ -143,9 +143,12 @@ test-only: all unit workloads cupti spank
 bench: all workloads
 	@bash bench/run.sh
 
-# soak: record at 50k launches/s for SOAK_SECONDS (default 600), RSS/CPU/drops every 10 s
+# long runs: record at 50k launches/s for SOAK_SECONDS (default 600), RSS/CPU/drops
+# every 10 s; then 50 short GPU processes a second for CHURN_SECONDS (default
+# 1800) under record -a and record -a --flight, the recorder's RSS
 bench-soak: all workloads
 	@bash bench/soak.sh $(BUILD)
+	@bash bench/churn_bench.sh $(BUILD)
 
 fuzz:
 	@$(MAKE) --no-print-directory -C tests/fuzz OUT=$(CURDIR)/build/fuzz

@@ -27,6 +27,7 @@ run() {	# SCRIPT ARGS...
 	echo >>"$tmp"
 }
 run bash bench/launch_bench.sh "$B"
+run bash bench/collector_bench.sh "$B"
 
 run bash bench/discover_bench.sh "$B"
 run bash bench/flight_bench.sh "$B"
