@@ -126,26 +126,24 @@ NMODES=(nccl_none nccl_floor nccl_default)
 NN=${NN:-$((N / 4))}
 cp "$WL/libnccl.so.2" "$T/libnccl.so.2"
 NLIB=$T/libnccl.so.2
-for ((r = 0; r < ROUNDS; r++)); do
-	for m in "${NMODES[@]}"; do
-		start_mode "$m" || continue
-		echo "$(nccl_run "$NN")" >>"$T/t.$m"
-		stop_mode
+# RUN MODE...: ROUNDS interleaved rounds of "RUN $NN" under each mode, ns per call in $T/t.MODE
+rounds() {
+	local run=$1 r m
+	shift
+	for ((r = 0; r < ROUNDS; r++)); do
+		for m in "$@"; do
+			start_mode "$m" || continue
+			echo "$($run "$NN")" >>"$T/t.$m"
+			stop_mode
+		done
 	done
-done
+}
+rounds nccl_run "${NMODES[@]}"
 # calls that can block (sync, copy, alloc): announced at entry, completed at
 # return; against an empty uprobe + uretprobe pair on the same function
 SMODES=(sync_none sync_floor sync_default)
-for ((r = 0; r < ROUNDS; r++)); do
-	for m in "${SMODES[@]}"; do
-		start_mode "$m" || continue
-		echo "$(sync_run "$NN")" >>"$T/t.$m"
-		stop_mode
-	done
-done
-for m in "${MODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
-for m in "${SMODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
-for m in "${NMODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
+rounds sync_run "${SMODES[@]}"
+for m in "${MODES[@]}" "${SMODES[@]}" "${NMODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
 for m in default dwarf; do
 	[ -s "$T/d.$m" ] && DROPS[$m]=$(sort -n "$T/d.$m" | tail -1 | awk -v n="$N" \
 		'{ printf "%d calls (%.1f%%) and %d stacks (%.1f%%) of %d", $1, 100 * $1 / n, $2, 100 * $2 / n, n }')

@@ -491,7 +491,8 @@ static int late_note(struct sbt_reader *r, unsigned i, int *pid, unsigned long l
 	return 1;
 }
 
-static void print_late_text(struct sbt_reader *r)
+/* the late.N notes: under "probes late" (j NULL) or as "late_probes" of j */
+static void print_late(struct gb_json *j, struct sbt_reader *r)
 {
 	const char *path, *more = sbt_reader_note(r, "late.more");
 	unsigned long long ns;
@@ -500,23 +501,15 @@ static void print_late_text(struct sbt_reader *r)
 
 	if (!late_note(r, 0, &pid, &ns, &path))
 		return;
-	printf("\nprobes late (calls made before them are not in the trace):\n");
-	for (i = 0; late_note(r, i, &pid, &ns, &path); i++)
-		printf("  pid %-8d %8.3f ms after %s\n", pid, ns / 1e6,
-		       strcmp(path, "(forked)") ? path : "its fork");
-	if (more)
-		printf("  and %s more\n", more);
-}
-
-static void print_late_json(struct gb_json *j, struct sbt_reader *r)
-{
-	const char *path, *more = sbt_reader_note(r, "late.more");
-	unsigned long long ns;
-	unsigned i;
-	int pid;
-
-	if (!late_note(r, 0, &pid, &ns, &path))
+	if (!j) {
+		printf("\nprobes late (calls made before them are not in the trace):\n");
+		for (i = 0; late_note(r, i, &pid, &ns, &path); i++)
+			printf("  pid %-8d %8.3f ms after %s\n", pid, ns / 1e6,
+			       strcmp(path, "(forked)") ? path : "its fork");
+		if (more)
+			printf("  and %s more\n", more);
 		return;
+	}
 	gb_json_name(j, "late_probes");
 	gb_json_start_array(j);
 	for (i = 0; late_note(r, i, &pid, &ns, &path); i++) {
@@ -546,7 +539,7 @@ static void print_notes_text(struct sbt_reader *r)
 				printf("  %-10s %s\n", strchr(ng->keys[i], '.') + 1, sbt_reader_note(r, ng->keys[i]));
 	}
 	print_merge_text(r);
-	print_late_text(r);
+	print_late(NULL, r);
 }
 
 static void print_notes_json(struct gb_json *j, struct sbt_reader *r)
@@ -571,7 +564,7 @@ static void print_notes_json(struct gb_json *j, struct sbt_reader *r)
 		gb_json_end_object(j);
 	}
 	print_merge_json(j, r);
-	print_late_json(j, r);
+	print_late(j, r);
 }
 
 static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc_stat **ps,
