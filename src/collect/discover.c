@@ -28,6 +28,9 @@ struct discover {
 	struct hmap want;	/* pid -> 1 (not -a): targets and their descendants */
 	uint64_t *lat;		/* ns from mapping to probes live, per attached file */
 	unsigned nlat, caplat;
+	/* --children: when each followed child's links went live (pid -> ns), and
+	 * which followed processes map GPU code (pid -> 1) */
+	struct hmap live, gpu;
 	/* processes whose first calls may have come before their probes (the first DISCOVER_LATE_MAX) */
 	struct discover_late late[DISCOVER_LATE_MAX];
 	unsigned nlate;
@@ -35,14 +38,14 @@ struct discover {
 };
 
 /*
- * pid's probes went live only now, since_ns after what they trace became
- * callable (a new library file mapped, a fork read): calls in between are
- * not in the trace. Not said where a launcher holds each child until it is
- * acknowledged (--ack-dir): nothing ran before its probes.
+ * pid's probes went live at live_ns, after what they trace became callable
+ * at since_ns (a new library file mapped; a child of a GPU process forked,
+ * or a child that mapped GPU code before its own links were made): calls
+ * in between are not in the trace. Not said where a launcher holds each
+ * child until it is acknowledged (--ack-dir): nothing ran before its probes.
  */
-static void late_probes(struct discover *d, pid_t pid, uint64_t since_ns, const char *path)
+static void late_probes(struct discover *d, pid_t pid, uint64_t since_ns, uint64_t live_ns, const char *path)
 {
-	uint64_t now = gb_now_mono_ns();
 	struct discover_late *l;
 
 	if (d->o.ack_fd >= 0)
@@ -53,7 +56,7 @@ static void late_probes(struct discover *d, pid_t pid, uint64_t since_ns, const 
 	}
 	l = &d->late[d->nlate++];
 	l->pid = pid;
-	l->late_ns = now > since_ns ? now - since_ns : 0;
+	l->late_ns = live_ns > since_ns ? live_ns - since_ns : 0;
 	snprintf(l->path, sizeof(l->path), "%s", path ? path : "");
 }
 
@@ -182,6 +185,26 @@ void discover_add_pid(struct discover *d, pid_t pid)
 		hmap_put(&d->want, (uint64_t)pid, (void *)1);
 }
 
+/* pid maps GPU code (d->gpu: 1 yes, 2 no; the stream says so once it maps some, else /proc, once) */
+static bool gpu_process(struct discover *d, pid_t pid)
+{
+	uintptr_t v = (uintptr_t)hmap_get(&d->gpu, (uint64_t)pid);
+	struct gb_maps m;
+	unsigned i;
+
+	if (v)
+		return v == 1;
+	v = 2;
+	if (!procmaps_read(pid, &m)) {
+		for (i = 0; i < m.n && v == 2; i++)
+			if (m.v[i].exec && libs_add_mapped(d->libs, pid, &m.v[i]) > 0)
+				v = 1;
+		procmaps_free(&m);
+	}
+	hmap_put(&d->gpu, (uint64_t)pid, (void *)v);
+	return v == 1;
+}
+
 static bool wanted(struct discover *d, const struct sb_event *ev)
 {
 	if (d->o.all)
@@ -194,8 +217,15 @@ static bool wanted(struct discover *d, const struct sb_event *ev)
 		if (libs_add_pid(d->libs, (pid_t)ev->pid) < 0) {
 			gb_warn("out of memory: pid %u, a child of a target, is not traced", ev->pid);
 		} else {
+			uint64_t now = gb_now_mono_ns();
+
 			discover_ack(d, (pid_t)ev->pid);
-			late_probes(d, (pid_t)ev->pid, ev->ts_ns, "(forked)");
+			hmap_put(&d->live, ev->pid, (void *)(uintptr_t)now);
+			/* a GPU process's child has its mappings from the fork on */
+			if (gpu_process(d, (pid_t)ev->ppid)) {
+				hmap_put(&d->gpu, ev->pid, (void *)1);
+				late_probes(d, (pid_t)ev->pid, ev->ts_ns, now, "(forked)");
+			}
 		}
 	}
 	return hmap_get(&d->want, ev->pid) != NULL;
@@ -229,14 +259,24 @@ static void on_event(void *ctx, const struct sb_event *ev)
 			gb_dbg("pid %u mapped %s: attached", ev->pid, ev->str);
 			if (!GB_GROW(d->lat, d->caplat, d->nlat + 1))
 				d->lat[d->nlat++] = now > ev->ts_ns ? now - ev->ts_ns : 0;
-			late_probes(d, (pid_t)ev->pid, ev->ts_ns, ev->str);
+			late_probes(d, (pid_t)ev->pid, ev->ts_ns, now, ev->str);
+		} else if (r > 0 && !d->o.all) {
+			/* GPU code mapped by a followed child before its links were made */
+			uint64_t live = (uint64_t)(uintptr_t)hmap_get(&d->live, ev->pid);
+
+			if (live > ev->ts_ns && hmap_get(&d->gpu, ev->pid) != (void *)1)
+				late_probes(d, (pid_t)ev->pid, ev->ts_ns, live, ev->str);
 		}
+		if (r > 0 && !d->o.all)
+			hmap_put(&d->gpu, ev->pid, (void *)1);
 		/* a GPU process: open what only it can reach while it (and its mount namespace) lives */
 		if (r > 0 && d->col)
 			collector_pin_files(d->col, (pid_t)ev->pid);
 	}
 	if (ev->type == SB_EXIT && ev->pid == ev->tid && !d->o.all) {
 		hmap_del(&d->want, ev->pid);
+		hmap_del(&d->live, ev->pid);
+		hmap_del(&d->gpu, ev->pid);
 		libs_drop_pid(d->libs, (pid_t)ev->pid);
 	}
 }
@@ -304,6 +344,8 @@ void discover_close(struct discover *d)
 		return;
 	sideband_close(d->sb);
 	hmap_free(&d->want);
+	hmap_free(&d->live);
+	hmap_free(&d->gpu);
 	free(d->lat);
 	free(d);
 }

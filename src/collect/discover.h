@@ -58,8 +58,9 @@ size_t discover_alive(const struct discover *d);
 /*
  * Processes whose probes went live after what they trace became callable:
  * the first to map a library file new to the recorder (-a: its probes are
- * made then), a target's child read from the stream (--children without
- * --ack-dir). Their calls in that window are not in the trace; the
+ * made then); under --children without --ack-dir, a GPU process's child
+ * (mapped from its fork on) and a child that mapped GPU code before its
+ * links were made. Their calls in that window are not in the trace; the
  * recording names them (notes late.N, shown by info).
  */
 #define DISCOVER_LATE_MAX	256

@@ -5,8 +5,9 @@
 # own copy of libcuda) and launches at once: the probes are made only after
 # the kernel reports the mapping, so its first calls are not in the trace;
 # info names the process, the file and how late; the data-quality line of
-# info and report counts it. A child of a -p --children target read from the
-# stream is named too, one held until acknowledged (--ack-dir) is not.
+# info and report counts it. Under -p --children, a GPU process's forked
+# child is named too; a shell's child without GPU code is not, and nothing
+# is where the launcher holds each child until acknowledged (--ack-dir).
 source "$(dirname "$0")/../lib.sh"
 need_bpf "late probes"
 
@@ -33,17 +34,24 @@ for f in a.err r.err; do
 		grep -q '^gpubpf: data quality: 1 processes whose probes went live after they could call' "$T/$f"
 done
 
-# -p --children: a child read from the stream is late; one held by --ack-dir is not
+# -p --children: a GPU process's child forked after the recorder started
+# (it has the library mapped from the fork on, and calls at once) is named
+# late; a shell's child that maps no GPU code is not; with --ack-dir (the
+# launcher holds each child until it is acknowledged) nothing is
 cat >"$T/launcher.sh" <<EOF2
 #!/bin/sh
+"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 50 -f 1 -w "$T/go" -k fam >"$T/fam.out" &
 while [ ! -e "$T/go" ]; do sleep 0.02; done
-"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 20 -k child >/dev/null
+wait
+sleep 0.1
 EOF2
 chmod +x "$T/launcher.sh"
 for mode in stream ack; do
 	rm -f "$T/go"
 	"$T/launcher.sh" &
 	L=$!; _bg_pids+=($L)
+	wait_for_cmd "pgrep -P $L -f cuda_work >/dev/null" 20 || { fail "$mode: the launcher's GPU process started"; continue; }
+	CW=$(pgrep -P "$L" -f cuda_work)
 	extra=()
 	[ $mode = ack ] && { mkdir -p "$T/ack"; extra=(--ack-dir "$T/ack"); }
 	start_record -p "$L" --children "${extra[@]}" -o "$T/$mode.sbt" --lib "$WL/libcuda.so.1" ||
@@ -52,13 +60,14 @@ for mode in stream ack; do
 	wait "$L"
 	wait_for_cmd "! kill -0 $REC_PID 2>/dev/null" 20
 	stop_record
-	n=$("$GPUBPF" info --json "$T/$mode.sbt" 2>/dev/null | python3 -c '
+	C=$(sed -n 's/.* pid=\([0-9]*\).*/\1/p' "$T/fam.out" | grep -vx "$CW")
+	got=$("$GPUBPF" info --json "$T/$mode.sbt" 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-print(sum(1 for x in d.get("late_probes", []) if x["after"] == "fork"))')
+print(" ".join(str(x["pid"]) for x in d.get("late_probes", [])) or "none")')
 	if [ $mode = stream ]; then
-		check_true "--children: the child read from the stream is named late ($n)" [ "${n:-0}" -ge 1 ]
+		check_eq "--children: the GPU process's forked child ($C) is named late, nothing else" "$C" "$got"
 	else
-		check_eq "--children --ack-dir: no child named late (each was held)" 0 "$n"
+		check_eq "--children --ack-dir: nothing named late (each child is held)" none "$got"
 	fi
 done
