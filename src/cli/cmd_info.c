@@ -477,20 +477,6 @@ static void print_merge_json(struct gb_json *j, struct sbt_reader *r)
 	gb_json_end_array(j);
 }
 
-/* late.N: "pid=P late_ns=L path=F" (recorder.c note_discovery); 0 when there is no N-th */
-static int late_note(struct sbt_reader *r, unsigned i, int *pid, unsigned long long *ns, const char **path)
-{
-	const char *v, *p;
-	char key[32];
-
-	snprintf(key, sizeof(key), "late.%u", i);
-	if (!(v = sbt_reader_note(r, key)) || sscanf(v, "pid=%d late_ns=%llu", pid, ns) != 2)
-		return 0;
-	p = strstr(v, " path=");
-	*path = p ? p + 6 : "";
-	return 1;
-}
-
 /* the late.N notes: under "probes late" (j NULL) or as "late_probes" of j */
 static void print_late(struct gb_json *j, struct sbt_reader *r)
 {
@@ -499,11 +485,11 @@ static void print_late(struct gb_json *j, struct sbt_reader *r)
 	unsigned i;
 	int pid;
 
-	if (!late_note(r, 0, &pid, &ns, &path))
+	if (!sbt_late_note(r, 0, &pid, &ns, &path))
 		return;
 	if (!j) {
 		printf("\nprobes late (calls made before them are not in the trace):\n");
-		for (i = 0; late_note(r, i, &pid, &ns, &path); i++)
+		for (i = 0; sbt_late_note(r, i, &pid, &ns, &path); i++)
 			printf("  pid %-8d %8.3f ms after %s\n", pid, ns / 1e6,
 			       strcmp(path, "(forked)") ? path : "its fork");
 		if (more)
@@ -512,7 +498,7 @@ static void print_late(struct gb_json *j, struct sbt_reader *r)
 	}
 	gb_json_name(j, "late_probes");
 	gb_json_start_array(j);
-	for (i = 0; late_note(r, i, &pid, &ns, &path); i++) {
+	for (i = 0; sbt_late_note(r, i, &pid, &ns, &path); i++) {
 		gb_json_start_object(j);
 		gb_json_int_field(j, "pid", pid);
 		gb_json_uint_field(j, "late_ns", ns);

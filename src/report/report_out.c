@@ -480,15 +480,22 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 	char s[512];
 
 	sbt_quality_line(&r->quality, s, sizeof(s));
-	if (s[0])	/* first: every number below is from what survived */
-		gb_buf_printf(b, "%s\n", s);
+	if (s[0]) {	/* first: every number below is from what survived */
+		gb_buf_wrap(b, s, 0, 2, r->o.width);
+		gb_buf_putc(b, '\n');
+	}
 	gb_buf_printf(b, "%" PRIu64 " events over %.6f s from %zu processes\n", r->events, dur, r->np);
 	if (base) {
 		gb_buf_printf(b, "baseline: %" PRIu64 " events over %.3f s from %zu processes; tables show the change\n",
 			      base->events, base->last > base->first ? (base->last - base->first) / 1e9 : 0, base->np);
 		sbt_quality_line(&base->quality, s, sizeof(s));
-		if (s[0])	/* its losses too: a change may be the baseline's loss */
-			gb_buf_printf(b, "baseline: %s\n", s);
+		if (s[0]) {	/* its losses too: a change may be the baseline's loss */
+			char bl[600];
+
+			snprintf(bl, sizeof(bl), "baseline: %s", s);
+			gb_buf_wrap(b, bl, 0, 2, r->o.width);
+			gb_buf_putc(b, '\n');
+		}
 	}
 	findings_text(b, r);
 	gb_buf_putc(b, '\n');

@@ -23,11 +23,26 @@ static uint64_t note_u64(struct sbt_reader *r, const char *key)
 	return n;
 }
 
+int sbt_late_note(struct sbt_reader *r, unsigned i, int *pid, unsigned long long *late_ns, const char **after)
+{
+	const char *v, *p;
+	char key[32];
+
+	snprintf(key, sizeof(key), "late.%u", i);
+	if (!(v = sbt_reader_note(r, key)) || sscanf(v, "pid=%d late_ns=%llu", pid, late_ns) != 2)
+		return 0;
+	p = strstr(v, " path=");
+	*after = p ? p + 6 : "";
+	return 1;
+}
+
 void sbt_quality_get(struct sbt_reader *r, struct sbt_quality *q)
 {
 	const struct sbt_info *in = sbt_reader_info(r);
-	char key[32];
+	unsigned long long ns;
+	const char *after;
 	unsigned n;
+	int pid;
 
 	memset(q, 0, sizeof(*q));
 	q->finalized = in->finalized;
@@ -40,11 +55,8 @@ void sbt_quality_get(struct sbt_reader *r, struct sbt_quality *q)
 	q->drops_stacks = note_u64(r, "drops.stacks");
 	q->stacks_expected = in->stacks_expected;
 	q->stacks_missing = in->stacks_missing;
-	for (n = 0; ; n++) {
-		snprintf(key, sizeof(key), "late.%u", n);
-		if (!sbt_reader_note(r, key))
-			break;
-	}
+	for (n = 0; sbt_late_note(r, n, &pid, &ns, &after); n++)
+		;
 	q->late = n + note_u64(r, "late.more");
 }
 
@@ -83,7 +95,7 @@ void sbt_quality_line(const struct sbt_quality *q, char *buf, size_t n)
 	part(&b, q->drops_sideband, "process events lost (discovery)");
 	part(&b, q->drops_stacks, "stacks could not be taken");
 	part(&b, q->stacks_missing, nostack);
-	part(&b, q->late, "processes whose probes went live after they could call (their first calls may be missing: gpubpf info lists them)");
+	part(&b, q->late, "processes probed late (their first calls may be missing; gpubpf info lists them)");
 	if (b.len && !q->finalized)
 		gb_buf_puts(&b, "; the recording did not finish (recovered by scanning)");
 	if (b.len)

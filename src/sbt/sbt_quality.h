@@ -37,6 +37,12 @@ struct sbt_quality {
 					 * (notes late.N, late.more): their first calls may be missing */
 };
 
+/*
+ * The i-th process whose probes came late (note "late.i" = "pid=P late_ns=L
+ * path=F", recorder.c): 1 and its fields, *after the file ("(forked)": its
+ * fork), or 0 when there is no i-th
+ */
+int sbt_late_note(struct sbt_reader *r, unsigned i, int *pid, unsigned long long *late_ns, const char **after);
 /* What r lost; the stack counts are final once its events were read to the end */
 void sbt_quality_get(struct sbt_reader *r, struct sbt_quality *q);
 bool sbt_quality_damaged(const struct sbt_quality *q);

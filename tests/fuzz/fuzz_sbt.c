@@ -73,8 +73,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct sbt_quality q;
 		char line[512];
 
+		unsigned long long ns;
+		const char *after;
+		unsigned i;
+		int pid;
+
 		sbt_quality_get(r, &q);
 		sbt_quality_line(&q, line, sizeof(line));
+		for (i = 0; i < 4 && sbt_late_note(r, i, &pid, &ns, &after); i++)
+			(void)strlen(after);
 	}
 	{	/* merged with itself as if from another host: any pairs, any clock notes */
 		struct sbt_info other = *in;
