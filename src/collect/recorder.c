@@ -217,6 +217,8 @@ static void sink_crash(void *ctx, pid_t pid, int sig, const char *comm, uint64_t
  * none), and its rank in a distributed job from its environment, as
  * "rank.PID" = "rank=R size=N local=L node=NAME job=J.S from=LAUNCHER"
  * (procmaps_rank). `report` and `export --group-by container|rank` read them.
+ * Written once each (not kept by the writer): a host that starts processes
+ * for days does not grow the recorder's memory or each dictionary with them.
  */
 static void sink_seen(void *ctx, pid_t pid, const char *container, const char *rank)
 {
@@ -227,11 +229,11 @@ static void sink_seen(void *ctx, pid_t pid, const char *container, const char *r
 		return;
 	if (container) {
 		snprintf(key, sizeof(key), "container.%d", (int)pid);
-		sbt_writer_note(r->w, key, container);
+		sbt_writer_note_once(r->w, key, container);
 	}
 	if (rank) {
 		snprintf(key, sizeof(key), "rank.%d", (int)pid);
-		sbt_writer_note(r->w, key, rank);
+		sbt_writer_note_once(r->w, key, rank);
 	}
 }
 

@@ -66,6 +66,12 @@ void sbt_writer_set_namer(struct sbt_writer *w, sbt_frame_namer fn, void *ctx);
 unsigned sbt_writer_name_frames(struct sbt_writer *w);
 /* A key/value note ("ioctl_source" = "tracepoint", ...); last value wins */
 int sbt_writer_note(struct sbt_writer *w, const char *key, const char *value);
+/*
+ * A note written once, in the next dictionary, and not kept by the writer
+ * (nor repeated in the footer): for facts that come one per process
+ * ("container.PID", "rank.PID"), so that memory does not grow with them.
+ */
+int sbt_writer_note_once(struct sbt_writer *w, const char *key, const char *value);
 /* Per-CPU counts of records the BPF side could not reserve */
 int sbt_writer_set_drops(struct sbt_writer *w, const uint64_t *per_cpu, unsigned ncpu);
 /* Write out buffered events now (record calls this at least every second) */

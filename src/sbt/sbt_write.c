@@ -61,7 +61,13 @@ struct sbt_writer {
 	struct sbt_note *notes;
 	uint32_t nnotes, capnotes;
 	struct hmap note_idx;	/* sbt_note_find */
-	bool notes_dirty;
+	/* the next DICT's notes: the kept ones changed since the last (each once), then the once-only ones */
+	uint32_t *dirty;
+	uint32_t ndirty, capdirty;
+	uint8_t *isdirty;	/* per kept note */
+	uint32_t capisdirty;
+	struct gb_buf once;	/* sbt_writer_note_once: key, value pairs, encoded */
+	uint32_t nonce;
 	uint64_t *drops;
 	unsigned ncpu;
 	bool drops_dirty;
@@ -209,15 +215,33 @@ static void put_record(struct sbt_writer *w, uint8_t kind, const void *plain,
 	sbt_rec_hdr_pack(p, &h);
 }
 
-static void enc_notes(struct gb_buf *b, const struct sbt_writer *w, bool all)
+/* the footer: every kept note */
+static void enc_notes_all(struct gb_buf *b, const struct sbt_writer *w)
 {
-	uint32_t i, n = all ? w->nnotes : 0;
+	uint32_t i;
 
-	gb_buf_varint(b, n);
-	for (i = 0; i < n; i++) {
+	gb_buf_varint(b, w->nnotes);
+	for (i = 0; i < w->nnotes; i++) {
 		gb_buf_varstr(b, w->notes[i].key);
 		gb_buf_varstr(b, w->notes[i].val);
 	}
+}
+
+/*
+ * A DICT: only the notes set since the last DICT, so that a trace with a
+ * note per process grows by that note once, not by every note so far at
+ * each flush. Readers apply every DICT in order (the last value wins).
+ */
+static void enc_notes_new(struct gb_buf *b, const struct sbt_writer *w)
+{
+	uint32_t i;
+
+	gb_buf_varint(b, w->ndirty + w->nonce);
+	for (i = 0; i < w->ndirty; i++) {
+		gb_buf_varstr(b, w->notes[w->dirty[i]].key);
+		gb_buf_varstr(b, w->notes[w->dirty[i]].val);
+	}
+	sbt_buf_put(b, w->once.p, w->once.len);
 }
 
 static void enc_drops(struct gb_buf *b, const struct sbt_writer *w, bool all)
@@ -231,7 +255,7 @@ static void enc_drops(struct gb_buf *b, const struct sbt_writer *w, bool all)
 
 static bool dict_pending(const struct sbt_writer *w)
 {
-	return w->dict_from < w->nstr || w->nstacks || w->notes_dirty || w->drops_dirty || w->nnames;
+	return w->dict_from < w->nstr || w->nstacks || w->ndirty || w->nonce || w->drops_dirty || w->nnames;
 }
 
 static void put_dict(struct sbt_writer *w)
@@ -250,7 +274,7 @@ static void put_dict(struct sbt_writer *w)
 	}
 	gb_buf_varint(b, w->nstacks);
 	sbt_buf_put(b, w->stacks.p, w->stacks.len);
-	enc_notes(b, w, w->notes_dirty);
+	enc_notes_new(b, w);
 	enc_drops(b, w, w->drops_dirty);
 	gb_buf_varint(b, w->nnames);	/* since 1.1 */
 	sbt_buf_put(b, w->names.p, w->names.len);
@@ -372,7 +396,11 @@ static void commit(struct sbt_writer *w, uint64_t dict_off, uint64_t blk_off, ui
 	w->nstacks = 0;
 	w->names.len = 0;
 	w->nnames = 0;
-	w->notes_dirty = w->drops_dirty = false;
+	for (i = 0; i < w->ndirty; i++)
+		w->isdirty[w->dirty[i]] = 0;
+	w->ndirty = w->nonce = 0;
+	w->once.len = 0;
+	w->drops_dirty = false;
 	w->n = 0;
 	w->colmask = 0;
 	w->unsorted = false;
@@ -643,7 +671,28 @@ int sbt_writer_note(struct sbt_writer *w, const char *key, const char *value)
 	}
 	free(w->notes[i].val);
 	w->notes[i].val = v;
-	w->notes_dirty = true;
+	if (i >= w->capisdirty) {
+		uint32_t cap = w->capnotes;
+
+		w->isdirty = xrealloc(w->isdirty, cap);
+		memset(w->isdirty + w->capisdirty, 0, cap - w->capisdirty);
+		w->capisdirty = cap;
+	}
+	if (!w->isdirty[i]) {
+		w->isdirty[i] = 1;
+		GB_GROW_OR_DIE(w->dirty, w->capdirty, w->ndirty + 1);
+		w->dirty[w->ndirty++] = i;
+	}
+	return 0;
+}
+
+int sbt_writer_note_once(struct sbt_writer *w, const char *key, const char *value)
+{
+	if (!key || !value)
+		return -EINVAL;
+	gb_buf_varstr(&w->once, key);
+	gb_buf_varstr(&w->once, value);
+	w->nonce++;
 	return 0;
 }
 
@@ -677,6 +726,9 @@ static void free_writer(struct sbt_writer *w)
 	}
 	free(w->notes);
 	hmap_free(&w->note_idx);
+	free(w->dirty);
+	free(w->isdirty);
+	gb_buf_free(&w->once);
 	free(w->drops);
 	free(w->ev);
 	free(w->etid);
@@ -787,7 +839,7 @@ static void put_footer(struct sbt_writer *w)
 	b->len = 0;
 	sbt_meta_enc(b, &w->meta);
 	enc_drops(b, w, true);
-	enc_notes(b, w, true);
+	enc_notes_all(b, w);
 	gb_buf_varint(b, w->nidx);
 	for (i = 0; i < w->nidx; i++) {
 		gb_buf_varint(b, w->idx[i].off);

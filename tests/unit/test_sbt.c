@@ -5,12 +5,14 @@
  */
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <cmocka.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "sbt/sbt.h"
 #include "sbt/sbt_merge.h"
 #include "sbt/sbt_schema.h"
@@ -508,6 +510,61 @@ static void expect_named(const struct gb_frame *f, const char *sym, uint32_t lin
  * not name stays unnamed, and a merge of the trace carries the names on
  * without any namer.
  */
+/*
+ * A note per process, a flush each second (as record does): each DICT
+ * carries only what changed, so 3,000 notes cost ~3,000 notes of file, not
+ * 3,000 x 1,500 (the old encoding wrote every note again at each flush:
+ * ~100 MB here). Kept and once-only notes read back, with and without the
+ * footer (a recording killed before it closes), and the last value wins.
+ */
+static void check_incremental(bool finish)
+{
+	const char *p = tpath(finish ? "inc.sbt" : "inc_killed.sbt");
+	struct sbt_writer *w;
+	struct sbt_reader *r;
+	char key[32], val[32], err[256];
+	struct stat st;
+	unsigned i;
+
+	assert_int_equal(sbt_writer_open(&w, p, NULL), 0);
+	for (i = 0; i < 3000; i++) {
+		snprintf(key, sizeof(key), "container.%u", i);
+		snprintf(val, sizeof(val), "c%u", i);
+		assert_int_equal(sbt_writer_note_once(w, key, val), 0);
+		snprintf(key, sizeof(key), "kept.%u", i % 10);
+		snprintf(val, sizeof(val), "v%u", i);
+		assert_int_equal(sbt_writer_note(w, key, val), 0);
+		assert_int_equal(sbt_writer_note(w, key, val), 0);	/* twice: written once */
+		assert_int_equal(sbt_writer_flush(w), 0);
+	}
+	if (finish)
+		assert_int_equal(sbt_writer_close(w, NULL), 0);
+	else
+		sbt_writer_abort(w);
+	assert_int_equal(stat(p, &st), 0);
+	assert_true(st.st_size < 1024 * 1024);
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	for (i = 0; i < 3000; i++) {
+		snprintf(key, sizeof(key), "container.%u", i);
+		snprintf(val, sizeof(val), "c%u", i);
+		assert_non_null(sbt_reader_note(r, key));
+		assert_string_equal(sbt_reader_note(r, key), val);
+	}
+	for (i = 0; i < 10; i++) {
+		snprintf(key, sizeof(key), "kept.%u", i);
+		snprintf(val, sizeof(val), "v%u", 2990 + i);
+		assert_string_equal(sbt_reader_note(r, key), val);
+	}
+	sbt_reader_close(r);
+}
+
+static void test_notes_incremental(void **state)
+{
+	(void)state;
+	check_incremental(true);
+	check_incremental(false);
+}
+
 static void test_frame_names(void **state)
 {
 	const struct gb_frame a[3] = {
@@ -677,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_seek),
 		cmocka_unit_test(test_empty_trace),
 		cmocka_unit_test(test_many_notes),
+		cmocka_unit_test(test_notes_incremental),
 		cmocka_unit_test(test_types_by_name),
 		cmocka_unit_test(test_v0_tables_named),
 		cmocka_unit_test(test_merge_sources),
