@@ -57,7 +57,11 @@ for t in "$ROOT"/tests/integ/*.sh; do
 	if [ $rc -ne 0 ] && ! echo "$out" | grep -q '^FAIL'; then
 		count <<<"FAIL: $name: script exited $rc"
 	fi
-	if echo "$out" | grep -q '^FAIL'; then
+	# a check that crashed did not check: its script may still exit 0
+	if echo "$out" | grep -q '^Traceback (most recent call last)'; then
+		count <<<"FAIL: $name: a Python check crashed (see its output)"
+	fi
+	if echo "$out" | grep -q '^FAIL\|^Traceback'; then
 		echo "----- $name output (tail) -----"; echo "$out" | tail -25
 	fi
 done
