@@ -494,10 +494,40 @@ int procmaps_rank(pid_t pid, char *out, size_t outlen)
 	return rc;
 }
 
-/* the children of every thread of p, appended */
+int procmaps_parse_pids(const char *text, size_t len, pid_t **out, unsigned *n, unsigned *cap)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		long long v = 0;
+		bool digits = false;
+
+		while (p < end && !(*p >= '0' && *p <= '9'))
+			p++;
+		while (p < end && *p >= '0' && *p <= '9') {
+			if (v < (1ll << 31))
+				v = v * 10 + (*p - '0');
+			digits = true;
+			p++;
+		}
+		if (digits && v > 0 && v < (1ll << 31)) {
+			if (GB_GROW(*out, *cap, *n + 1))
+				return -ENOMEM;
+			(*out)[(*n)++] = (pid_t)v;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The children of every thread of p, appended. Each file is read whole: a
+ * line-sized buffer cut a pid in two once a thread had ~800 children, and
+ * both halves became targets.
+ */
 static int children_of(pid_t p, pid_t **out, unsigned *n, unsigned *cap)
 {
-	char path[64], buf[4096], *s, *e;
+	char path[64], *buf = NULL;
+	size_t bcap = 0;
 	struct dirent *de;
 	int err = 0;
 	DIR *d;
@@ -506,6 +536,7 @@ static int children_of(pid_t p, pid_t **out, unsigned *n, unsigned *cap)
 	if (!(d = opendir(path)))
 		return 0;	/* gone */
 	while (!err && (de = readdir(d))) {
+		size_t len = 0, got;
 		FILE *f;
 
 		if (de->d_name[0] == '.')
@@ -513,19 +544,21 @@ static int children_of(pid_t p, pid_t **out, unsigned *n, unsigned *cap)
 		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)p, de->d_name);
 		if (!(f = fopen(path, "re")))
 			continue;
-		while (!err && fgets(buf, sizeof(buf), f))
-			for (s = buf; !err; s = e) {
-				long c = strtol(s, &e, 10);
-
-				if (e == s)
-					break;
-				if (c > 0 && !(err = GB_GROW(*out, *cap, *n + 1)))
-					(*out)[(*n)++] = (pid_t)c;
+		do {
+			if (len == bcap && GB_GROW(buf, bcap, bcap + 4096)) {
+				err = -ENOMEM;
+				break;
 			}
+			got = fread(buf + len, 1, bcap - len, f);
+			len += got;
+		} while (got);
 		fclose(f);
+		if (!err)
+			err = procmaps_parse_pids(buf, len, out, n, cap);
 	}
 	closedir(d);
-	return err ? -ENOMEM : 0;
+	free(buf);
+	return err;
 }
 
 int procmaps_descendants(pid_t pid, pid_t **out, unsigned *n, unsigned *cap)

@@ -101,4 +101,6 @@ int procmaps_rank(pid_t pid, char *out, size_t outlen);
  * caller frees). 0, or -ENOMEM.
  */
 int procmaps_descendants(pid_t pid, pid_t **out, unsigned *n, unsigned *cap);
+/* The pids in a /proc/PID/task/TID/children text (space separated), appended. 0 or -ENOMEM */
+int procmaps_parse_pids(const char *text, size_t len, pid_t **out, unsigned *n, unsigned *cap);
 #endif

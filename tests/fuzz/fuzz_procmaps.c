@@ -3,7 +3,8 @@
  * fuzz_procmaps.c - libFuzzer target: arbitrary text as /proc/PID/maps
  * (host/procmaps.c): parse, then look up addresses in what came out; and
  * the same bytes as /proc/PID/cgroup (procmaps_container_id) and as
- * /proc/PID/environ (procmaps_rank_env).
+ * /proc/PID/environ (procmaps_rank_env) and as a thread's children list
+ * (procmaps_parse_pids).
  */
 // FUZZ_SRCS: src/host/procmaps.c src/core/util.c
 #include <stdint.h>
@@ -59,6 +60,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!procmaps_rank_env((const char *)data, size, rank, sizeof(rank)) &&
 		    (strncmp(rank, "rank=", 5) || strpbrk(rank, "\n\"\\")))
 			abort();
+	}
+	{
+		pid_t *v = NULL;
+		unsigned n = 0, cap = 0, i;
+
+		/* the same bytes as /proc/PID/task/TID/children: only positive pids */
+		if (!procmaps_parse_pids((const char *)data, size, &v, &n, &cap))
+			for (i = 0; i < n; i++)
+				if (v[i] <= 0)
+					abort();
+		free(v);
 	}
 	return 0;
 }

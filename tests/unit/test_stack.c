@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include "host/elfsym.h"
 #include "stacks/stack.h"
 #include "stacks/stack_int.h"
@@ -69,6 +70,62 @@ static void test_rank_env(void **state)
 	/* a short buffer: cut, never overrun */
 	assert_int_equal(procmaps_rank_env(slurm, sizeof(slurm) - 1, out, 12), 0);
 	assert_true(strlen(out) < 12);
+}
+
+/*
+ * A target with many children: /proc/PID/task/TID/children is one line of
+ * pids; with 1,024 children it is ~6 KiB, and a line-sized read cut a pid in
+ * two (both halves became targets, one child was missed). Every child found,
+ * nothing else.
+ */
+static void test_children_many(void **state)
+{
+	enum { N = 1024 };
+	pid_t kids[N], *got = NULL;
+	unsigned n = 0, cap = 0, i, j, found = 0;
+	int pfd[2];
+
+	(void)state;
+	assert_int_equal(pipe(pfd), 0);
+	for (i = 0; i < N; i++) {
+		kids[i] = fork();
+		assert_true(kids[i] >= 0);
+		if (!kids[i]) {
+			char c;
+
+			close(pfd[1]);
+			(void)!read(pfd[0], &c, 1);	/* until the parent closes its end */
+			_exit(0);
+		}
+	}
+	close(pfd[0]);
+	assert_int_equal(procmaps_descendants(getpid(), &got, &n, &cap), 0);
+	close(pfd[1]);
+	for (i = 0; i < N; i++)
+		while (waitpid(kids[i], NULL, 0) < 0 && errno == EINTR)
+			;
+	for (i = 0; i < N; i++)
+		for (j = 0; j < n; j++)
+			if (got[j] == kids[i]) {
+				found++;
+				break;
+			}
+	assert_int_equal(found, N);
+	assert_int_equal(n, N);
+	free(got);
+	/* the text itself: separators of any kind, zero and overlong numbers skipped */
+	{
+		static const char t[] = "12 34\n0 99999999999 7";
+		pid_t *v = NULL;
+		unsigned m = 0, c = 0;
+
+		assert_int_equal(procmaps_parse_pids(t, sizeof(t) - 1, &v, &m, &c), 0);
+		assert_int_equal(m, 3);
+		assert_int_equal(v[0], 12);
+		assert_int_equal(v[1], 34);
+		assert_int_equal(v[2], 7);
+		free(v);
+	}
 }
 
 static void test_container_id(void **state)
@@ -484,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_stack_every_family),
 		cmocka_unit_test(test_container_id),
 		cmocka_unit_test(test_rank_env),
+		cmocka_unit_test(test_children_many),
 		cmocka_unit_test(test_frames_from_maps),
 		cmocka_unit_test(test_unwind_self),
 		cmocka_unit_test(test_unwind_memo),
