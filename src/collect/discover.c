@@ -244,19 +244,24 @@ static void on_event(void *ctx, const struct sb_event *ev)
 	}
 	if (!wanted(d, ev))
 		return;
-	if (d->col)
+	/* a new GPU library's probes first: the collector's own bookkeeping can wait a moment */
+	if (d->col && (ev->type != SB_MMAP || !d->libs))
 		collector_sideband(d->col, ev);
 	if (ev->type == SB_MMAP && d->libs) {
 		struct gb_map m;
+		uint64_t t0;
 		int r;
 
 		sideband_map(ev, &m);
+		t0 = gb_now_mono_ns();
 		r = libs_add_mapped(d->libs, (pid_t)ev->pid, &m);
 
 		if (r == 1) {
 			uint64_t now = gb_now_mono_ns();
 
-			gb_dbg("pid %u mapped %s: attached", ev->pid, ev->str);
+			gb_dbg("pid %u mapped %s: attached in %.2f ms, probes live %.2f ms after the mapping",
+			       ev->pid, ev->str, (double)(now - t0) / 1e6,
+			       (double)(now > ev->ts_ns ? now - ev->ts_ns : 0) / 1e6);
 			if (!GB_GROW(d->lat, d->caplat, d->nlat + 1))
 				d->lat[d->nlat++] = now > ev->ts_ns ? now - ev->ts_ns : 0;
 			late_probes(d, (pid_t)ev->pid, ev->ts_ns, now, ev->str);
@@ -267,6 +272,8 @@ static void on_event(void *ctx, const struct sb_event *ev)
 			if (live > ev->ts_ns && hmap_get(&d->gpu, ev->pid) != (void *)1)
 				late_probes(d, (pid_t)ev->pid, ev->ts_ns, live, ev->str);
 		}
+		if (d->col)
+			collector_sideband(d->col, ev);
 		if (r > 0 && !d->o.all)
 			hmap_put(&d->gpu, ev->pid, (void *)1);
 		/* a GPU process: open what only it can reach while it (and its mount namespace) lives */

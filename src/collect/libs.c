@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
 #include <pthread.h>
@@ -186,13 +187,23 @@ static struct bpf_link *attach_one(struct bpf_program *prog, const char *path, u
  * A function that starts with endbr64 makes the kernel single-step the
  * probed instruction (~30x the cost); probing just after it is equivalent.
  */
-static uint64_t probe_offset(const char *path, uint64_t off)
+static uint64_t probe_offset_fd(int fd, uint64_t off)
 {
 	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	unsigned char b[4];
 
-	if (elf_read_at(path, off, b, sizeof(b)) == 0 && !memcmp(b, endbr64, 4))
+	if (fd >= 0 && pread(fd, b, sizeof(b), (off_t)off) == (ssize_t)sizeof(b) && !memcmp(b, endbr64, 4))
 		return off + 4;
+	return off;
+}
+
+static uint64_t probe_offset(const char *path, uint64_t off)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	off = probe_offset_fd(fd, off);
+	if (fd >= 0)
+		close(fd);
 	return off;
 }
 
@@ -221,14 +232,14 @@ int libs_classify_entry(const unsigned char *b, size_t n, unsigned *skip)
 	return 2;
 }
 
-/* find-only mode: how the function at off would be probed */
-static void inspect_entry(struct lib *lib, uint64_t off)
+/* find-only mode: how the function at off (of the file open as fd) would be probed */
+static void inspect_entry(struct lib *lib, int fd, uint64_t off)
 {
 	unsigned char b[8];
 	unsigned skip;
 
 	lib->funcs++;
-	if (elf_read_at(lib->path, off, b, sizeof(b))) {
+	if (fd < 0 || pread(fd, b, sizeof(b), (off_t)off) != (ssize_t)sizeof(b)) {
 		lib->how[2]++;
 		return;
 	}
@@ -381,6 +392,8 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 	uint64_t offs[GB_MAX_PROBES], cookies[GB_MAX_PROBES];
 	unsigned t, n = 0, np, api = kind_api[lib->kind];
 	const pid_t *pids;
+	/* one descriptor for every function's first bytes (an open per function was most of an attach) */
+	int fd = open(lib->path, O_RDONLY | O_CLOEXEC);
 
 	for (t = 1; t < GB_T__COUNT; t++) {
 		const struct gb_type_info *ti = gb_type_info(t);
@@ -403,8 +416,8 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 			ret = false;
 		for (v = 0; v < nv && n < GB_MAX_PROBES; v++) {
 			if (!l->o.entry)
-				inspect_entry(lib, off[v]);
-			offs[n] = probe_offset(lib->path, off[v]);
+				inspect_entry(lib, fd, off[v]);
+			offs[n] = probe_offset_fd(fd, off[v]);
 			cookies[n++] = GB_COOKIE(t, ti->shape) | (ret ? GB_COOKIE_F_RET : 0) |
 				       (!ret && l->o.lean && (ti->tflags & GB_TF_LEAN_RET) ?
 					GB_COOKIE_F_LEAN : 0) |
@@ -414,6 +427,8 @@ static int attach_gpu_lib(struct gb_libs *l, struct lib *lib, struct elf_syms *s
 				       (ti->tflags & GB_TF_OP ? GB_COOKIE_F_OP : 0);
 		}
 	}
+	if (fd >= 0)
+		close(fd);
 	if (!n || !l->o.entry)
 		return 0;
 	lib->poff = malloc(n * sizeof(*offs));

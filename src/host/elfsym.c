@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* elfsym.c - function symbols of an ELF file via libelf */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "elfsym.h"
+#include "core/hash.h"
 #include "core/vec.h"
 
 struct elf_sym {
@@ -19,6 +21,9 @@ struct elf_sym {
 struct elf_syms {
 	struct elf_sym *v;
 	unsigned n;
+	/* by name: open addressing, index + 1 (0 empty), linear probing */
+	uint32_t *byname;
+	uint32_t mask;
 	char *names;
 	size_t names_len, names_cap;
 	char build_id[41];
@@ -130,6 +135,53 @@ static int cmp_off(const void *a, const void *b)
 	return 0;
 }
 
+static uint64_t name_hash(const char *name)
+{
+	uint64_t h = gb_fnv1a_str(GB_FNV_INIT, name);
+
+	return h ^ (h >> 32);
+}
+
+/*
+ * The name index: an attach looks ~200 names up in a library of hundreds
+ * or thousands of symbols (a scan each was ~3 ms of a new library's attach
+ * in the stub libcuda). Entries go in in array order, so a name's entries
+ * come back in that order (the preferred alias first).
+ */
+static int index_names(struct elf_syms *s)
+{
+	uint32_t size = 16, i;
+
+	while (size < 2 * (uint64_t)s->n)
+		size *= 2;
+	s->byname = calloc(size, sizeof(*s->byname));
+	if (!s->byname)
+		return -ENOMEM;
+	s->mask = size - 1;
+	for (i = 0; i < s->n; i++) {
+		uint32_t h = (uint32_t)name_hash(s->v[i].name) & s->mask;
+
+		while (s->byname[h])
+			h = (h + 1) & s->mask;
+		s->byname[h] = i + 1;
+	}
+	return 0;
+}
+
+/* the next entry named name after slot *h (start: *h = hash & mask, first = true); -1 when none */
+static long next_named(const struct elf_syms *s, const char *name, uint32_t *h, bool *first)
+{
+	uint32_t at;
+
+	if (!*first)
+		*h = (*h + 1) & s->mask;
+	*first = false;
+	for (; (at = s->byname[*h]); *h = (*h + 1) & s->mask)
+		if (!strcmp(s->v[at - 1].name, name))
+			return (long)at - 1;
+	return -1;
+}
+
 static struct elf_syms *open_syms(const char *path, int type)
 {
 	struct elf_syms *s = NULL;
@@ -167,6 +219,8 @@ static struct elf_syms *open_syms(const char *path, int type)
 		s->v[i].name = s->names + (uintptr_t)s->v[i].name;
 	if (s->n)	/* no symbols: v is NULL, which qsort must not get */
 		qsort(s->v, s->n, sizeof(*s->v), cmp_off);
+	if (index_names(s))
+		err = ENOMEM;
 cleanup:
 	if (e)
 		elf_end(e);
@@ -191,17 +245,16 @@ struct elf_syms *elf_syms_open_objects(const char *path)
 
 int elf_syms_range(const struct elf_syms *s, const char *name, uint64_t *file_off, uint64_t *size)
 {
-	unsigned i;
+	uint32_t h = (uint32_t)name_hash(name) & s->mask;
+	bool first = true;
+	long i = next_named(s, name, &h, &first);
 
-	for (i = 0; i < s->n; i++) {
-		if (!strcmp(s->v[i].name, name)) {
-			*file_off = s->v[i].off;
-			if (size)
-				*size = s->v[i].size;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	if (i < 0)
+		return -ENOENT;
+	*file_off = s->v[i].off;
+	if (size)
+		*size = s->v[i].size;
+	return 0;
 }
 
 int elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *file_off)
@@ -211,11 +264,12 @@ int elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *file_off
 
 unsigned elf_syms_find_all(const struct elf_syms *s, const char *name, uint64_t *file_off, unsigned max)
 {
-	unsigned i, j, n = 0;
+	uint32_t h = (uint32_t)name_hash(name) & s->mask;
+	bool first = true;
+	unsigned j, n = 0;
+	long i;
 
-	for (i = 0; i < s->n && n < max; i++) {
-		if (strcmp(s->v[i].name, name))
-			continue;
+	while (n < max && (i = next_named(s, name, &h, &first)) >= 0) {
 		for (j = 0; j < n && file_off[j] != s->v[i].off; j++)
 			;
 		if (j == n)
@@ -259,12 +313,21 @@ unsigned elf_syms_count(const struct elf_syms *s)
 	return s->n;
 }
 
+const char *elf_syms_nth(const struct elf_syms *s, unsigned i, uint64_t *file_off)
+{
+	if (i >= s->n)
+		return NULL;
+	*file_off = s->v[i].off;
+	return s->v[i].name;
+}
+
 void elf_syms_close(struct elf_syms *s)
 {
 	if (!s)
 		return;
 	free(s->v);
 	free(s->names);
+	free(s->byname);
 	free(s);
 }
 

@@ -25,6 +25,8 @@ const char *elf_syms_at(const struct elf_syms *s, uint64_t file_off, uint64_t *d
 /* Hex GNU build-id or "" */
 const char *elf_syms_build_id(const struct elf_syms *s);
 unsigned elf_syms_count(const struct elf_syms *s);
+/* The i-th symbol (in offset order): its name and file offset; NULL past the last */
+const char *elf_syms_nth(const struct elf_syms *s, unsigned i, uint64_t *file_off);
 void elf_syms_close(struct elf_syms *s);
 
 /* 1 when the file has a section of one of these names, 0 if not, -errno (-ENOEXEC: not ELF) */

@@ -187,7 +187,16 @@ static void load_file(struct stack_table *t, struct stk_mod *mod, int fd)
 
 	if (fstat(fd, &st) || st.st_size < 64)
 		return;
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	/*
+	 * Shared, not private: a private mapping of a file is one uprobes write
+	 * into (it may become executable), so every probe on a GPU library was
+	 * also planted, page copy and all, in the collector's own read-only
+	 * view of it, at each attach and each mapping (a quarter of the
+	 * collector's time while new libraries came). Read-only either way.
+	 */
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		return;
 	mod->data = p;

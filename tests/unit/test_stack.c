@@ -128,6 +128,52 @@ static void test_children_many(void **state)
 	}
 }
 
+/*
+ * The symbol index by name against a scan: every function of libc (versioned
+ * names included: several entries, one name) finds the same offsets, in the
+ * scan's order, and a name that is not there finds none.
+ */
+static void test_syms_by_name(void **state)
+{
+	static const char *const libs[] = { "/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6",
+					    "/lib64/libc.so.6" };
+	struct elf_syms *s = NULL;
+	const char *name;
+	uint64_t off, want[8], got[8];
+	unsigned i, j, k, nw, ng, n, multi = 0;
+
+	(void)state;
+	for (i = 0; i < 3 && !s; i++)
+		s = elf_syms_open(libs[i]);
+	if (!s)
+		skip();
+	n = elf_syms_count(s);
+	assert_true(n > 1000);
+	for (i = 0; (name = elf_syms_nth(s, i, &off)); i++) {
+		for (j = 0, nw = 0; j < n && nw < 8; j++) {
+			const char *o = elf_syms_nth(s, j, &off);
+
+			if (strcmp(o, name))
+				continue;
+			for (k = 0; k < nw && want[k] != off; k++)
+				;
+			if (k == nw)
+				want[nw++] = off;
+		}
+		ng = elf_syms_find_all(s, name, got, 8);
+		assert_int_equal(ng, nw);
+		assert_memory_equal(got, want, nw * sizeof(*want));
+		assert_int_equal(elf_syms_find(s, name, &off), 0);
+		assert_true(off == want[0]);
+		multi += nw > 1;
+	}
+	assert_int_equal(i, n);
+	assert_true(multi > 0);	/* memcpy@GLIBC_2.2.5 and memcpy@@GLIBC_2.14 ... */
+	assert_int_equal(elf_syms_find(s, "no_such_function_gb", &off), -ENOENT);
+	assert_int_equal(elf_syms_find_all(s, "no_such_function_gb", got, 8), 0);
+	elf_syms_close(s);
+}
+
 static void test_container_id(void **state)
 {
 	static const struct { const char *cg, *id; } c[] = {
@@ -542,6 +588,7 @@ int main(void)
 		cmocka_unit_test(test_container_id),
 		cmocka_unit_test(test_rank_env),
 		cmocka_unit_test(test_children_many),
+		cmocka_unit_test(test_syms_by_name),
 		cmocka_unit_test(test_frames_from_maps),
 		cmocka_unit_test(test_unwind_self),
 		cmocka_unit_test(test_unwind_memo),
