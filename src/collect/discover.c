@@ -19,6 +19,16 @@
 
 /* data pages per CPU: 256 KiB holds thousands of process starts between polls */
 #define SB_PAGES	64
+/*
+ * The bell's ration (sideband_bell_open): each ring interrupts the process
+ * that mapped, so at most BELL_RATE a second on average, bursts of
+ * BELL_BURST (a framework maps hundreds of libraries before its GPU ones
+ * when a job starts). Past it the bell is off and the stream is read every
+ * millisecond until BELL_REARM rings are saved again.
+ */
+#define BELL_RATE	200
+#define BELL_BURST	2000
+#define BELL_REARM	200
 
 struct discover {
 	struct discover_opts o;
@@ -35,6 +45,9 @@ struct discover {
 	struct discover_late late[DISCOVER_LATE_MAX];
 	unsigned nlate;
 	uint64_t late_more;	/* beyond them */
+	bool bell;		/* sideband_bell_open worked */
+	struct gb_budget bell_budget;
+	uint64_t rings, bell_offs;	/* for -v */
 };
 
 /*
@@ -171,6 +184,44 @@ fail:
 	discover_close(*d);
 	*d = NULL;
 	return -1;
+}
+
+int discover_bell_open(struct discover *d, int epfd, uint64_t tag)
+{
+	int err;
+
+	if (!d)
+		return -ENODEV;
+	err = sideband_bell_open(d->sb, epfd, tag);
+	if (err) {
+		gb_dbg("discovery: no bell (%s): the process events are read every millisecond", strerror(-err));
+		return err;
+	}
+	d->bell = true;
+	d->bell_budget = (struct gb_budget){ .rate = BELL_RATE, .burst = BELL_BURST };
+	gb_budget_step(&d->bell_budget, gb_now_mono_ns());
+	sideband_bell_enable(d->sb, true);
+	return 0;
+}
+
+bool discover_bell(struct discover *d, uint64_t now_ns)
+{
+	uint64_t rang, left;
+
+	if (!d || !d->bell)
+		return false;
+	rang = sideband_bell_drain(d->sb);
+	d->rings += rang;
+	left = gb_budget_step(&d->bell_budget, now_ns);
+	gb_budget_take(&d->bell_budget, rang);
+	left = left > rang ? left - rang : 0;
+	if (sideband_bell_on(d->sb) && !left) {
+		sideband_bell_enable(d->sb, false);
+		d->bell_offs++;
+	} else if (!sideband_bell_on(d->sb) && left >= BELL_REARM) {
+		sideband_bell_enable(d->sb, true);
+	}
+	return sideband_bell_on(d->sb);
 }
 
 void discover_set_collector(struct discover *d, struct collector *col)
@@ -349,6 +400,9 @@ void discover_close(struct discover *d)
 {
 	if (!d)
 		return;
+	if (d->bell)
+		gb_dbg("discovery: the bell rang %llu times, was off %llu times past its ration (%u a second, bursts of %u)",
+		       (unsigned long long)d->rings, (unsigned long long)d->bell_offs, BELL_RATE, BELL_BURST);
 	sideband_close(d->sb);
 	hmap_free(&d->want);
 	hmap_free(&d->live);

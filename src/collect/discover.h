@@ -46,6 +46,17 @@ void discover_set_collector(struct discover *d, struct collector *col);
 void discover_add_pid(struct discover *d, pid_t pid);
 /* Take what the kernel reported since the last call; attach what is new */
 void discover_poll(struct discover *d);
+/*
+ * The bell (sideband_bell_open): its descriptors in epfd (data.u64 = tag),
+ * so a wait there ends when a process maps an executable file. 0 or -errno
+ * (then the caller reads the stream every millisecond, as without it).
+ */
+int discover_bell_open(struct discover *d, int epfd, uint64_t tag);
+/*
+ * Count the rings since the last call against the bell's ration; true
+ * while the bell is on (a caller may wait longer than a millisecond).
+ */
+bool discover_bell(struct discover *d, uint64_t now_ns);
 /* records the kernel lost (its buffers were full) */
 uint64_t discover_lost(const struct discover *d);
 /*

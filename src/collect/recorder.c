@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -82,6 +83,9 @@ struct rec_ctx {
 	int write_err;
 	uint64_t drops_reported;
 	long budget;		/* records left in this consume pass */
+	/* the wait between passes (wait_ms): the ring's and the bell's descriptors, the bytes read */
+	int epfd;
+	uint64_t rb_bytes, rb_size, rate_ns, rate_bytes;
 	uint64_t written;	/* events written, of every kind */
 	struct hmap pids;	/* processes they came from */
 	uint64_t by_cat[GB_CAT__COUNT];	/* device work counted once (outermost calls) */
@@ -857,13 +861,20 @@ static void summary(struct rec_ctx *r, uint64_t drops, double secs)
 #define RB_BUDGET	16384
 /*
  * The wait between passes when the ring is empty. Calls come without a
- * wakeup; the side band (new mappings: libraries to attach) is read in the
- * same loop, so this is also how late a new library's probes can be.
- * Waking every 4 ms instead took ~15% off the collector's CPU at 250k
- * calls/s (bench/collector_bench.sh), but would leave a process's first
- * 4 ms of calls after a new library's mapping untraced: kept at 1.
+ * wakeup (each one would cost its thread an interrupt), so the wait bounds
+ * how full the ring gets: at most WAIT_MAX_MS, and no longer than an eighth
+ * of the ring takes to fill at the faster of the last passes' rate and
+ * WAIT_FLOOR_BPMS bytes a millisecond (a 8 MiB ring: 8 ms; 256 KiB: 1 ms).
+ * New mappings (libraries to attach) ring the bell, which ends the wait;
+ * without a bell (or past its ration) the wait is POLL_MS, so the side band
+ * is read every millisecond as before. Waking every 1 ms cost the collector
+ * ~4.4% of a core at 100k launches/s (bench/soak.sh).
  */
 #define POLL_MS		1
+#define WAIT_MAX_MS	8
+#define WAIT_FLOOR_BPMS	(128u << 10)
+#define TAG_RING	0
+#define TAG_BELL	1
 /* the collector's nice value when it may raise it (see recorder_run) */
 #define RECORDER_NICE	-10
 #define RB_PAUSE	(-ECANCELED)
@@ -873,9 +884,46 @@ static int rb_sample(void *ctx, void *data, size_t size)
 	struct rec_ctx *r = ctx;
 	int err = collector_handle(r->col, data, size);
 
+	r->rb_bytes += size;
 	if (err < 0)
 		return err;
 	return --r->budget > 0 ? 0 : RB_PAUSE;
+}
+
+static bool drain_pass(struct rec_ctx *r, int timeout_ms);
+
+static int wait_ms(struct rec_ctx *r, bool bell, uint64_t now)
+{
+	uint64_t bpms, ms;
+
+	if (!bell || !r->rb_size)
+		return POLL_MS;
+	/* bytes a millisecond since the last estimate (every 100 ms at least) */
+	if (!r->rate_ns) {
+		r->rate_ns = now;
+		r->rate_bytes = r->rb_bytes;
+	}
+	bpms = now > r->rate_ns + 1000000 ? (r->rb_bytes - r->rate_bytes) * 1000000 / (now - r->rate_ns) : 0;
+	if (now - r->rate_ns >= 100000000ull) {
+		r->rate_ns = now;
+		r->rate_bytes = r->rb_bytes;
+	}
+	if (bpms < WAIT_FLOOR_BPMS)
+		bpms = WAIT_FLOOR_BPMS;
+	ms = r->rb_size / 8 / bpms;
+	return ms < POLL_MS ? POLL_MS : ms > WAIT_MAX_MS ? WAIT_MAX_MS : (int)ms;
+}
+
+/* until a record with a wakeup, a mapping's bell, a signal, or ms */
+static void wait_events(struct rec_ctx *r, int ms)
+{
+	struct epoll_event ev[4];
+
+	if (r->epfd < 0) {
+		drain_pass(r, ms);	/* no epoll of our own: the ring's */
+		return;
+	}
+	(void)epoll_wait(r->epfd, ev, 4, ms);
 }
 
 /* one bounded pass; true when records were left in the ring */
@@ -904,13 +952,14 @@ static void final_drain(struct rec_ctx *r)
 
 static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 {
-	uint64_t last_flush = start_ns, last_alive = start_ns, now;
-	bool backlog = false;
+	uint64_t last_flush = start_ns, last_alive = start_ns, now = start_ns;
+	bool backlog = false, bell = false;
 
 	while (!exiting) {
 		/* records sent without wakeup are taken by the consume after the wait */
 		if (!backlog)
-			drain_pass(r, POLL_MS);
+			wait_events(r, wait_ms(r, bell, now));
+		bell = discover_bell(r->disc, gb_now_mono_ns());
 		/* mappings first: a call record is always newer than the mapping it ran in */
 		discover_poll(r->disc);
 		backlog = drain_pass(r, 0);
@@ -954,7 +1003,7 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 
 int recorder_run(struct record_opts *o, int argc, char **argv)
 {
-	struct rec_ctx r = { .o = o, .go_fd = -1, .sock = -1, .client = -1, .ack_fd = -1 };
+	struct rec_ctx r = { .o = o, .go_fd = -1, .sock = -1, .client = -1, .ack_fd = -1, .epfd = -1 };
 	struct collector_ops ops = { .event = sink_event, .rescan = sink_rescan, .sync = sink_sync,
 				     .crash = sink_crash, .seen = sink_seen, .ctx = &r };
 	struct sbt_meta meta;
@@ -1013,6 +1062,18 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	if (!r.col || !r.rb || !r.join) {
 		gb_err("cannot set up the ring buffer: %s", strerror(errno));
 		goto cleanup;
+	}
+	r.rb_size = bpf_map__max_entries(r.skel->maps.rb);
+	r.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (r.epfd >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_RING };
+
+		if (epoll_ctl(r.epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(r.rb), &ev)) {
+			close(r.epfd);
+			r.epfd = -1;
+		} else {
+			discover_bell_open(r.disc, r.epfd, TAG_BELL);
+		}
 	}
 	/* one path: ring -> collector (decoders) -> CUPTI join -> writer */
 	collector_set_join(r.col, r.join);
@@ -1148,10 +1209,13 @@ cleanup:
 		waitpid(r.child, NULL, 0);
 	inject_rec_stop(r.inj);		/* an error on the way: never leave a target subscribed */
 	inject_rec_free(r.inj);
+	discover_close(r.disc);	/* the bell's descriptors are in epfd */
+	r.disc = NULL;
+	if (r.epfd >= 0)
+		close(r.epfd);
 	ring_buffer__free(r.rb);
 	cupti_detach(r.cupti);
 	ioctl_detach(r.ioctl);
-	discover_close(r.disc);
 	libs_free(r.libs);
 	collector_free(r.col);
 	cupti_join_free(r.join);

@@ -588,3 +588,35 @@ unsigned gb_shorten_middle(char *out, size_t len, const char *s, unsigned max)
 	memcpy(out + h + sizeof(GB_ELLIPSIS) - 1, s + t, bytes - t + 1);
 	return (keep + 1) / 2 + 1 + keep / 2;
 }
+
+uint64_t gb_budget_step(struct gb_budget *b, uint64_t now_ns)
+{
+	uint64_t dt, add;
+
+	if (!b->last_ns || now_ns < b->last_ns) {
+		if (!b->last_ns)
+			b->tokens = b->burst;
+		b->last_ns = now_ns;
+		return b->tokens;
+	}
+	dt = now_ns - b->last_ns;
+	b->last_ns = now_ns;
+	if (b->rate && dt >= 1000000000ull * (b->burst / b->rate + 1)) {
+		b->tokens = b->burst;	/* a long pause: full (and no overflow below) */
+		b->frac = 0;
+		return b->tokens;
+	}
+	add = dt * b->rate + b->frac;
+	b->frac = add % 1000000000ull;
+	b->tokens += add / 1000000000ull;
+	if (b->tokens >= b->burst) {
+		b->tokens = b->burst;
+		b->frac = 0;
+	}
+	return b->tokens;
+}
+
+void gb_budget_take(struct gb_budget *b, uint64_t n)
+{
+	b->tokens = n < b->tokens ? b->tokens - n : 0;
+}

@@ -162,4 +162,18 @@ size_t gb_stdout_write(const void *p, size_t n);
  */
 int gb_which(const char *name, char *out, size_t len);
 
+/*
+ * A token bucket: rate tokens a second, at most burst held. gb_budget_step
+ * refills it for the time since the last step (the fraction of a token
+ * carried over, so frequent steps refill at the full rate) and returns the
+ * tokens held; gb_budget_take spends up to n.
+ */
+struct gb_budget {
+	uint64_t rate, burst, tokens;
+	uint64_t last_ns;	/* 0: not stepped yet (starts full) */
+	uint64_t frac;		/* rate x ns not yet a whole token (< 1e9) */
+};
+uint64_t gb_budget_step(struct gb_budget *b, uint64_t now_ns);
+void gb_budget_take(struct gb_budget *b, uint64_t n);
+
 #endif

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sideband.c - perf side-band records (mmap2, comm, fork, exit) per CPU, merged by time */
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +39,11 @@ struct sb_item {
 struct sideband {
 	struct sb_cpu *cpu;
 	unsigned ncpu;
+	/* the bell: per CPU, a record per executable mapping, each one a wakeup */
+	struct sb_cpu *bell;
+	unsigned nbell;
+	size_t bell_bytes;
+	bool bell_on;
 	size_t map_bytes;
 	uint64_t lost;
 	uint8_t *arena;
@@ -47,6 +55,29 @@ struct sideband {
 static int perf_open(struct perf_event_attr *a, int cpu)
 {
 	return (int)syscall(__NR_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* one CPU's event and its ring of data_pages pages (a power of two) */
+static int open_ring(struct perf_event_attr *a, int cpu, unsigned data_pages, struct sb_cpu *c, size_t *bytes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	*bytes = (size_t)(data_pages + 1) * (size_t)page;
+	c->fd = perf_open(a, cpu);
+	if (c->fd < 0)
+		return -errno;
+	p = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+	if (p == MAP_FAILED) {
+		int err = -errno;
+
+		close(c->fd);
+		return err;
+	}
+	c->meta = p;
+	c->data = (uint8_t *)p + page;
+	c->mask = (uint64_t)data_pages * (uint64_t)page - 1;
+	return 0;
 }
 
 int sideband_open(struct sideband **out, unsigned pages_per_cpu, char *msg, size_t len)
@@ -65,7 +96,6 @@ int sideband_open(struct sideband **out, unsigned pages_per_cpu, char *msg, size
 		snprintf(msg, len, "out of memory");
 		return -ENOMEM;
 	}
-	sb->map_bytes = (size_t)(pages_per_cpu + 1) * (size_t)page;
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
@@ -85,25 +115,13 @@ int sideband_open(struct sideband **out, unsigned pages_per_cpu, char *msg, size
 	a.watermark = 1;
 	a.wakeup_watermark = (uint32_t)(pages_per_cpu * (size_t)page / 2);
 	for (i = 0; i < n; i++) {
-		struct sb_cpu *c = &sb->cpu[sb->ncpu];
-		void *p;
-
-		c->fd = perf_open(&a, i);
-		if (c->fd < 0) {
-			if (errno == ENODEV || errno == EINVAL)
-				continue;	/* an offline CPU */
-			err = -errno;
-			break;
+		err = open_ring(&a, i, pages_per_cpu, &sb->cpu[sb->ncpu], &sb->map_bytes);
+		if (err == -ENODEV || err == -EINVAL) {
+			err = 0;	/* an offline CPU */
+			continue;
 		}
-		p = mmap(NULL, sb->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
-		if (p == MAP_FAILED) {
-			err = -errno;
-			close(c->fd);
+		if (err)
 			break;
-		}
-		c->meta = p;
-		c->data = (uint8_t *)p + page;
-		c->mask = (uint64_t)pages_per_cpu * (uint64_t)page - 1;
 		sb->ncpu++;
 	}
 	if (!err && !sb->ncpu)
@@ -314,12 +332,118 @@ unsigned sideband_ncpu(const struct sideband *sb)
 	return sb->ncpu;
 }
 
+int sideband_bell_open(struct sideband *sb, int epfd, uint64_t tag)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	struct perf_event_attr a;
+	int i, err = 0;
+
+	if (sb->bell || n <= 0)
+		return -EALREADY;
+	sb->bell = calloc((size_t)n, sizeof(*sb->bell));
+	if (!sb->bell)
+		return -ENOMEM;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.mmap = 1;		/* executable mappings only: no data, no comm, no tasks */
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.disabled = 1;		/* sideband_bell_enable */
+	a.watermark = 1;
+	a.wakeup_watermark = 1;	/* every record wakes the waiter */
+	for (i = 0; i < n && !err; i++) {
+		struct sb_cpu *c = &sb->bell[sb->nbell];
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+		err = open_ring(&a, i, 1, c, &sb->bell_bytes);
+		if (err == -ENODEV || err == -EINVAL) {
+			err = 0;	/* an offline CPU */
+			continue;
+		}
+		if (err)
+			break;
+		sb->nbell++;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, c->fd, &ev))
+			err = -errno;
+	}
+	if (!err && !sb->nbell)
+		err = -ENODEV;
+	if (err)
+		sideband_bell_close(sb);
+	return err;
+}
+
+void sideband_bell_enable(struct sideband *sb, bool on)
+{
+	unsigned i;
+
+	if (on == sb->bell_on)
+		return;
+	for (i = 0; i < sb->nbell; i++)
+		ioctl(sb->bell[i].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	sb->bell_on = on;
+}
+
+bool sideband_bell_on(const struct sideband *sb)
+{
+	return sb->bell_on;
+}
+
+uint64_t sideband_bell_drain(struct sideband *sb)
+{
+	uint64_t rings = 0;
+	unsigned i;
+
+	for (i = 0; i < sb->nbell; i++) {
+		struct sb_cpu *c = &sb->bell[i];
+		uint64_t head = __atomic_load_n(&c->meta->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = c->meta->data_tail;
+
+		while (tail < head) {
+			struct perf_event_header h;
+
+			ring_copy(c, tail, &h, sizeof(h));
+			if (h.size < sizeof(h) || h.size > head - tail)
+				break;
+			if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
+				uint8_t b[sizeof(h) + 16];
+
+				/* the records a full page dropped rang too (each mapping woke the waiter) */
+				ring_copy(c, tail, b, sizeof(b));
+				rings += rd64(b + sizeof(h) + 8);
+			} else {
+				rings++;
+			}
+			tail += h.size;
+		}
+		__atomic_store_n(&c->meta->data_tail, head, __ATOMIC_RELEASE);
+	}
+	return rings;
+}
+
+void sideband_bell_close(struct sideband *sb)
+{
+	unsigned i;
+
+	for (i = 0; i < sb->nbell; i++) {
+		munmap(sb->bell[i].meta, sb->bell_bytes);
+		close(sb->bell[i].fd);
+	}
+	free(sb->bell);
+	sb->bell = NULL;
+	sb->nbell = 0;
+	sb->bell_on = false;
+}
+
 void sideband_close(struct sideband *sb)
 {
 	unsigned i;
 
 	if (!sb)
 		return;
+	sideband_bell_close(sb);
 	for (i = 0; i < sb->ncpu; i++) {
 		munmap(sb->cpu[i].meta, sb->map_bytes);
 		close(sb->cpu[i].fd);

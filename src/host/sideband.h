@@ -59,6 +59,22 @@ uint64_t sideband_lost(const struct sideband *sb);
 unsigned sideband_ncpu(const struct sideband *sb);
 void sideband_close(struct sideband *sb);
 
+/*
+ * The bell: a second per-CPU event that writes a small record for every
+ * executable mapping and wakes its waiter at each one, so the collector can
+ * sleep until a process maps something instead of reading the stream every
+ * millisecond. Each ring costs the mapping process an interrupt (perf's
+ * irq_work, ~10-15 us in a VM), so the caller rations it. Its descriptors
+ * go into epfd with data.u64 = tag, disabled until sideband_bell_enable.
+ * 0 or -errno (nothing left open).
+ */
+int sideband_bell_open(struct sideband *sb, int epfd, uint64_t tag);
+void sideband_bell_enable(struct sideband *sb, bool on);
+bool sideband_bell_on(const struct sideband *sb);
+/* How many mappings rang since the last call (a dropped record counts: it rang too) */
+uint64_t sideband_bell_drain(struct sideband *sb);
+void sideband_bell_close(struct sideband *sb);
+
 /* An SB_MMAP event as a mapping (path points into the event) */
 void sideband_map(const struct sb_event *ev, struct gb_map *m);
 

@@ -210,6 +210,31 @@ static void test_names_disp(void **state)
 }
 
 /* the one number parser: whole, decimal, finite; seconds in range */
+/* the token bucket: starts full, refills at its rate however often it is stepped, caps at its burst */
+static void test_budget(void **state)
+{
+	struct gb_budget b = { .rate = 200, .burst = 400 };
+	uint64_t t = 1000000000ull, i;
+
+	(void)state;
+	assert_int_equal(gb_budget_step(&b, t), 400);
+	gb_budget_take(&b, 1000);
+	assert_int_equal(b.tokens, 0);
+	/* steps 7 us apart for one second: 200 tokens (whole thousandths would give 142) */
+	for (i = 0; i < 1000000000ull / 7000; i++)
+		gb_budget_step(&b, t += 7000);
+	gb_budget_step(&b, t += 1000000000ull - (1000000000ull / 7000) * 7000);
+	assert_int_equal(b.tokens, 200);
+	gb_budget_take(&b, 50);
+	assert_int_equal(b.tokens, 150);
+	/* capped at the burst; a long pause (or a clock that went back) fills it, no overflow */
+	assert_int_equal(gb_budget_step(&b, t += 10000000000ull), 400);
+	assert_int_equal(gb_budget_step(&b, t += 86400ull * 1000000000ull * 365), 400);
+	gb_budget_take(&b, 400);
+	assert_int_equal(gb_budget_step(&b, t - 5), 0);
+	assert_int_equal(gb_budget_step(&b, t + 4999995), 1);
+}
+
 static void test_parse_num(void **state)
 {
 	static const char *const bad[] = { "", "nan", "NaN", "-nan", "inf", "-inf", "infinity", "1e999",
@@ -248,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_shorten_middle),
 		cmocka_unit_test(test_names_disp),
 		cmocka_unit_test(test_parse_num),
+		cmocka_unit_test(test_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
