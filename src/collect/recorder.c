@@ -328,6 +328,16 @@ static int spawn_child(struct rec_ctx *r)
 }
 
 /* after the main skeleton is loaded: the ioctl programs share its maps */
+/* where ioctls came from (a recording's notes, and each flight dump's) */
+static void note_ioctl(struct rec_ctx *r, struct sbt_writer *w)
+{
+	if (!r->ioctl)
+		return;
+	sbt_writer_note(w, "ioctl.source", ioctl_source_name(ioctl_attach_source(r->ioctl)));
+	sbt_writer_note(w, "ioctl.reason", ioctl_attach_reason(r->ioctl));
+	sbt_writer_note(w, "ioctl.layouts", ioctl_decoder_layout_note(ioctl_attach_decoder(r->ioctl)));
+}
+
 static int attach_ioctl(struct rec_ctx *r)
 {
 	struct ioctl_opts io = {
@@ -347,9 +357,7 @@ static int attach_ioctl(struct rec_ctx *r)
 	src = ioctl_source_name(ioctl_attach_source(r->ioctl));
 	if (gb_verbose)
 		fprintf(stderr, "gpubpf: ioctl source: %s (%s)\n", src, ioctl_attach_reason(r->ioctl));
-	sbt_writer_note(r->w, "ioctl.source", src);
-	sbt_writer_note(r->w, "ioctl.reason", ioctl_attach_reason(r->ioctl));
-	sbt_writer_note(r->w, "ioctl.layouts", ioctl_decoder_layout_note(ioctl_attach_decoder(r->ioctl)));
+	note_ioctl(r, r->w);
 	return 0;
 }
 
@@ -748,12 +756,24 @@ static double name_frames(struct rec_ctx *r, struct sbt_writer *w, bool now)
 	return (gb_now_mono_ns() - t0) / 1e9;
 }
 
+/*
+ * A dump is a recording of its own: the notes a recording ends with, so
+ * that every reader takes it the same way (merge needs the clock pair:
+ * without it a dump's placement was "unbounded (an older build)").
+ */
 static void dump_notes(void *ctx, struct sbt_writer *w)
 {
 	struct rec_ctx *r = ctx;
+	uint64_t real, mono;
+	char v[128];
 
 	name_frames(r, w, false);
 	note_discovery(r, w);
+	note_inject(r, w);
+	note_ioctl(r, w);
+	sbt_writer_note(w, "clock.start", r->clock_start);
+	clock_note(r, gb_clock_pair(&real, &mono), v, sizeof(v));
+	sbt_writer_note(w, "clock.end", v);
 	if (r->suppressed) {
 		char v[32];
 

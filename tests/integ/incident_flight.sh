@@ -97,6 +97,13 @@ c.eq("dump 1 names its trigger", "signal SIGUSR1", trig(1))
 c.true("dump 2 names the error", trig(2).startswith("error 700 (CUDA_ERROR_ILLEGAL_ADDRESS) from cuStreamSynchronize"), trig(2))
 c.true("dump 3 names the crash", trig(3).startswith("crash: pid") and "SIGSEGV" in trig(3), trig(3))
 c.eq("dump 4 names the request", "request (gpubpf dump)", trig(4))
+# each dump carries the notes a recording ends with (merge places a trace by its clock pair)
+for n in (1, 2, 3, 4):
+    ck = inf[n].get("clock") or {}
+    c.true(f"dump {n}: the host clock at start and at the dump (clock.start, clock.end)",
+           (ck.get("start") or "").startswith("synced=") and (ck.get("end") or "").startswith("synced="), str(ck))
+    c.true(f"dump {n}: how launch returns were recorded (launch.returns)",
+           bool((inf[n].get("launch") or {}).get("returns")), str(inf[n].get("launch")))
 
 w1 = int(open(f"{T}/w1.out").read().split("pid=")[1].split()[0])
 ref = [e for e in load(f"{T}/ref.sbt") if e["type"] == "cuLaunchKernel" and e["pid"] == w1]
