@@ -217,6 +217,27 @@ static void check_sideband(struct check_result *r)
 	}
 }
 
+/*
+ * Not a permission, a fact: every uprobe registration takes a per-CPU
+ * semaphore for writing (dup_mmap_sem), and the first writer after it went
+ * idle waits an RCU grace period: a new library's probes after a quiet
+ * spell come 10-20 ms after its mapping (2-vCPU VM, lazy RCU; measured),
+ * and processes mapping meanwhile queue behind it. Expedited grace periods
+ * shorten that to under a millisecond, but interrupt every CPU of the host
+ * at each one: said, not set.
+ */
+static void check_first_probes(struct check_result *r)
+{
+	struct check_item *it = check_add(r, "first probes", true, false);
+	char buf[16];
+	bool exp = !read_line("/sys/kernel/rcu_expedited", buf, sizeof(buf)) && atoi(buf) > 0;
+
+	if (exp)
+		check_detail(it, "rcu_expedited=1: a new library's probes are live within about a millisecond of its mapping");
+	else
+		check_detail(it, "a new library's probes after a quiet spell wait an RCU grace period (10-20 ms measured): calls in that time are not traced and the trace names the process (late.N); /sys/kernel/rcu_expedited=1 shortens it at a cost to every CPU, gpubpf leaves it as it is");
+}
+
 static void list_glob(struct gb_buf *b, const char *pat, unsigned *n)
 {
 	glob_t g;
@@ -285,6 +306,7 @@ void check_system(struct check_result *r)
 	check_paranoid(r);
 	check_ptrace_scope(r);
 	check_sideband(r);
+	check_first_probes(r);
 	check_gpu(r);
 	check_cupti(r);
 }

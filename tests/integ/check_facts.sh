@@ -28,7 +28,7 @@ check_eq "every check has exactly name, ok, detail, fix" "True" \
 check_eq "a failed check always has a fix, a passed one none" "True" \
 	"$(jq_ "$T/c.json" 'print(all(bool(c["fix"]) != c["ok"] for c in d["checks"]))')"
 for n in kernel btf lockdown tracefs uprobe uretprobe uprobe_multi uprobe_session kprobe fentry tracepoint \
-	ring_buffer task_storage perf_event_paranoid ptrace_scope "gpu driver" cupti capabilities; do
+	ring_buffer task_storage perf_event_paranoid ptrace_scope "process events" "first probes" "gpu driver" cupti capabilities; do
 	check_eq "fact '$n' reported" 1 "$(jq_ "$T/c.json" "print(sum(c['name'] == '$n' for c in d['checks']))")"
 done
 
@@ -56,6 +56,10 @@ check_eq "tracefs: mounted, and needs no cap_sys_admin" "True False" \
 	"$(jq_ "$T/c.json" 'print(item("tracefs")["ok"], "cap_sys_admin" in d["capabilities_needed"])')"
 check_eq "btf as /sys/kernel/btf/vmlinux" "$([ -r /sys/kernel/btf/vmlinux ] && echo True || echo False)" \
 	"$(jq_ "$T/c.json" 'print(item("btf")["ok"])')"
+# first probes: a fact read from the kernel's setting, as the file says
+if [ "$(cat /sys/kernel/rcu_expedited 2>/dev/null)" = 1 ]; then fp=rcu_expedited=1; else fp="wait an RCU grace period"; fi
+check_eq "first probes: always ✔, its detail as /sys/kernel/rcu_expedited says ($fp)" "True True" \
+	"$(jq_ "$T/c.json" "i = item('first probes'); print(i['ok'], '$fp' in i['detail'])")"
 check_eq "kernel release as uname -r" "True" "$(jq_ "$T/c.json" "print('$(uname -r)' in item('kernel')['detail'])")"
 check_eq "capabilities_needed here (uprobe_multi, process events, tracefs mounted)" \
 	"cap_bpf cap_dac_read_search cap_perfmon cap_sys_ptrace" \
