@@ -59,7 +59,7 @@ static void *must_sym(void *h, const char *lib, const char *name)
 
 static uint64_t dev_ns = 50000;	/* each kernel's time on the device (argv[4]) */
 
-/* Like a GPU's one stream: a kernel starts 10 us after its launch, or when
+/* Like a GPU's one stream: a kernel starts 10 us after its launch returned, or when
  * the one before it on the stream ends, whichever is later; never overlapping,
  * however close together the host's launches came (a faster trap, another host). */
 static void kernel_rec(CUpti_ActivityKernel10 *k, uint32_t corr, uint64_t start)
@@ -119,8 +119,14 @@ int main(int argc, char **argv)
 			usleep((useconds_t)gap_us);
 		if (i < n)
 			nvtxRangePushA("step");
-		launch_ts[i % MAXN] = now_ns();
 		launch(f, 4, 1, 1, 64, 1, 1, 0, (void *)STREAM, NULL, NULL);
+		/*
+		 * After the call: its kernel starts after the launch entered the
+		 * driver however long the trap took (taken before it, a trap
+		 * slower than 10 us on a busy host put the kernel before its
+		 * launch's entry, and report missed it)
+		 */
+		launch_ts[i % MAXN] = now_ns();
 		emit_launch(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
 			    CORR_BASE + i, (uintptr_t)f, STREAM);
 		if (i < n)
