@@ -653,27 +653,38 @@ static void open_event(const struct open_call *oc, uint64_t now_ns, struct gb_ev
 static void close_open(struct collector *c, pid_t pid, uint64_t now_ns)
 {
 	struct gb_event ev;
-	size_t it = 0;
-	uint64_t k;
+	uint64_t k, *keys = NULL;
+	size_t it = 0, n = 0, cap = 0, i;
 	void *v;
 
+	/*
+	 * The keys first, then the deletions (deleting moves entries): starting
+	 * the walk over after each one was quadratic, minutes at the end of a
+	 * recording whose ring had dropped the ends of ~10^5 calls
+	 */
 	while (c->nopen && hmap_next(&c->open, &it, &k, &v)) {
-		struct open_call *oc = v;
+		if (pid && ((struct open_call *)v)->ev.pid != (uint32_t)pid)
+			continue;
+		if (GB_GROW(keys, cap, n + 1))
+			break;	/* out of memory: the rest stay open, written at the end */
+		keys[n++] = k;
+	}
+	for (i = 0; i < n; i++) {
+		struct open_call *oc = hmap_del(&c->open, keys[i]);
 		uint64_t end = now_ns;
 		struct proc *p;
 
-		if (pid && oc->ev.pid != (uint32_t)pid)
+		if (!oc)
 			continue;
 		p = pid ? NULL : hmap_get(&c->procs, oc->ev.pid);
 		if (p && p->exit_ns > oc->ev.ts_ns && p->exit_ns < end)
 			end = p->exit_ns;	/* it ended with its process */
 		open_event(oc, end, &ev);
-		hmap_del(&c->open, k);
 		c->nopen--;
 		free(oc);
-		it = 0;		/* deleting moves entries: start over */
 		collector_emit(c, &ev);
 	}
+	free(keys);
 }
 
 unsigned collector_open_calls(struct collector *c, uint64_t now_ns,

@@ -121,6 +121,25 @@ void cj_free_vals(struct hmap *m)
 	hmap_free(m);
 }
 
+static void pidst_free(struct pidst *p)
+{
+	if (!p)
+		return;
+	cj_free_vals(&p->streams);
+	free(p);
+}
+
+static void pids_free(struct hmap *m)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	while (hmap_next(m, &i, &k, &v))
+		pidst_free(v);
+	hmap_free(m);
+}
+
 void cupti_join_free(struct cupti_join *j)
 {
 	struct held *h, *hn;
@@ -137,7 +156,7 @@ void cupti_join_free(struct cupti_join *j)
 	}
 	cj_free_vals(&j->corrs);
 	cj_free_vals(&j->tids);
-	cj_free_vals(&j->pids);
+	pids_free(&j->pids);
 	cj_free_vals(&j->stacks);
 	cj_free_vals(&j->starts);
 	intern_free(j->strs);
@@ -242,8 +261,12 @@ static void unhold(struct cupti_join *j, struct held *h)
 
 	if (h->on_tid && (q = hmap_get(&j->tids, cj_key2(h->ev.pid, h->ev.tid))))
 		UNLINK(q->hosts, h, tprev, tnext);
-	if (h->on_unbound && (p = hmap_get(&j->pids, h->ev.pid)))
-		UNLINK(p->unbound, h, uprev, unext);
+	if (h->on_unbound) {
+		UNLINK(h->ul->head, h, uprev, unext);
+		h->on_unbound = false;
+		if ((p = hmap_get(&j->pids, h->ev.pid)))
+			p->nunbound--;
+	}
 	if (h->prev)
 		h->prev->next = h->next;
 	else
@@ -396,22 +419,46 @@ static bool is_sync_covering(const struct gb_event *s, const struct gb_event *l)
 	return false;	/* event syncs: which stream the event was on is unknown */
 }
 
-static void observe_sync(struct cupti_join *j, const struct gb_event *s)
+/* a launch's stream as a sync names it (0: the default stream, or none recorded) */
+static uint64_t launch_stream(const struct gb_event *l)
 {
-	struct pidst *p = hmap_get(&j->pids, s->pid);
-	struct held *h, *n;
-	uint64_t end = s->ts_ns + (s->flags & GB_EF_DUR ? s->dur_ns : 0);
+	return l->flags & GB_EF_STREAM ? l->stream : 0;
+}
 
-	if (!p)
-		return;
-	for (h = p->unbound; h; h = n) {
+/* the launches of one stream that began before s ends get its end as their bound */
+static void bind_list(struct cupti_join *j, struct pidst *p, struct ulist *ul, const struct gb_event *s,
+		      uint64_t end)
+{
+	struct held *h, *n;
+
+	for (h = ul->head; h; h = n) {
 		n = h->unext;
 		if (h->ev.ts_ns > s->ts_ns || !is_sync_covering(s, &h->ev))
 			continue;
 		h->bound_end = end;
-		UNLINK(p->unbound, h, uprev, unext);
+		UNLINK(ul->head, h, uprev, unext);
 		h->on_unbound = false;
+		p->nunbound--;
 		check(j, h);
+	}
+}
+
+static void observe_sync(struct cupti_join *j, const struct gb_event *s)
+{
+	struct pidst *p = hmap_get(&j->pids, s->pid);
+	uint64_t end = s->ts_ns + (s->flags & GB_EF_DUR ? s->dur_ns : 0), k;
+	unsigned t = gb_type_traits(s->type);
+	struct ulist *ul;
+	size_t i = 0;
+	void *v;
+
+	if (!p || !p->nunbound)
+		return;
+	if (t & GB_TT_ALL_SYNC) {
+		while (hmap_next(&p->streams, &i, &k, &v))
+			bind_list(j, p, v, s, end);
+	} else if ((t & GB_TT_STREAM_SYNC) && (ul = hmap_get(&p->streams, s->stream))) {
+		bind_list(j, p, ul, s, end);
 	}
 }
 
@@ -455,9 +502,11 @@ static struct held *hold(struct cupti_join *j, const struct gb_event *ev, bool *
 	j->tail = h;
 	LINK(q->hosts, h, tprev, tnext);
 	h->on_tid = true;
-	if (gb_event_cat(ev) == GB_CAT_LAUNCH) {
-		LINK(p->unbound, h, uprev, unext);
+	if (gb_event_cat(ev) == GB_CAT_LAUNCH &&
+	    (h->ul = cj_get_or_new(&p->streams, launch_stream(ev), sizeof(struct ulist)))) {
+		LINK(h->ul->head, h, uprev, unext);
 		h->on_unbound = true;
+		p->nunbound++;
 	}
 	j->nheld++;
 	j->st.held++;
@@ -645,8 +694,8 @@ void cupti_join_forget(struct cupti_join *j, uint32_t pid)
 {
 	struct pidst *p = hmap_get(&j->pids, pid);
 
-	if (p && !p->unbound)
-		free(hmap_del(&j->pids, pid));
+	if (p && !p->nunbound)
+		pidst_free(hmap_del(&j->pids, pid));
 	if (j->tids.n)
 		forget_pid(&j->tids, pid, tidq_done);
 	if (j->stacks.n)

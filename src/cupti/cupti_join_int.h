@@ -32,7 +32,8 @@ struct held {			/* one host event waiting */
 	uint64_t bound_end;
 	struct corr *c;
 	struct held *tprev, *tnext;	/* thread's unmatched host events */
-	struct held *uprev, *unext;	/* pid's launches without a bound */
+	struct held *uprev, *unext;	/* its stream's launches without a bound */
+	struct ulist *ul;		/* that list (on_unbound) */
 	struct held *prev, *next;	/* arrival FIFO */
 	bool on_tid, on_unbound;
 };
@@ -42,9 +43,20 @@ struct tidq {
 	struct corr *apis;
 };
 
+struct ulist {			/* one stream's launches without a bound, newest first */
+	struct held *head;
+};
+
 struct pidst {
 	bool cupti;		/* fired a CUPTI probe: wait for device records */
-	struct held *unbound;
+	/*
+	 * launches without a bound, per stream (stream -> struct ulist): a
+	 * stream sync walks its own stream's only (one list for the process
+	 * made each sync walk every other stream's launches too, quadratic
+	 * for a process that syncs one stream while launching on another)
+	 */
+	struct hmap streams;
+	size_t nunbound;
 };
 
 struct nvtx_open {
