@@ -29,14 +29,17 @@ cp "$WL/libcuda.so.1" "$T/libcuda.so.1"	# own inode: other tracers' probes stay 
 LIB=$T/libcuda.so.1
 HZ=$(getconf CLK_TCK)
 cpu_ticks() { awk '{ print $14 + $15 }' /proc/$RP/stat; }
-
-rows=""
-for rate in $RATES; do
+start_rec() {	# record -a on CPU 0, until it is ready
 	rm -f "$T/ready" "$T/o.sbt"
 	taskset -c 0 "$B/gpubpf" record -a --lib "$LIB" -o "$T/o.sbt" --ready-file "$T/ready" >"$T/rec.log" 2>&1 &
 	RP=$!
 	for _ in $(seq 600); do [ -e "$T/ready" ] && break; sleep 0.05; done
 	[ -e "$T/ready" ] || { echo "record did not start: $(head -3 "$T/rec.log")" >&2; exit 1; }
+}
+
+rows=""
+for rate in $RATES; do
+	start_rec
 	# per process: rate/3 launches a second for SECS (as fast as it can: 1 M launches)
 	n=$((rate ? rate / 3 * SECS : 1000000))
 	c0=$(cpu_ticks)
@@ -65,11 +68,7 @@ if [ -n "$FEED_RATES" ]; then
 	cc -O2 -I"$B/bpf" -o "$T/collector_feed" "$ROOT/bench/collector_feed.c" -lbpf -lelf -lz || exit 1
 fi
 for rate in $FEED_RATES; do
-	rm -f "$T/ready" "$T/o.sbt"
-	taskset -c 0 "$B/gpubpf" record -a --lib "$LIB" -o "$T/o.sbt" --ready-file "$T/ready" >"$T/rec.log" 2>&1 &
-	RP=$!
-	for _ in $(seq 600); do [ -e "$T/ready" ] && break; sleep 0.05; done
-	[ -e "$T/ready" ] || { echo "record did not start: $(head -3 "$T/rec.log")" >&2; exit 1; }
+	start_rec
 	c0=$(cpu_ticks)
 	t0=$(date +%s%N)
 	taskset -c 1 "$T/collector_feed" "$rate" "$FEED_SECS" 3 >"$T/feed.out" 2>&1 || { cat "$T/feed.out" >&2; exit 1; }

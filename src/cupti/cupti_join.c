@@ -110,34 +110,31 @@ struct cupti_join *cupti_join_new(const struct cupti_join_opts *o)
 	return j;
 }
 
-void cj_free_vals(struct hmap *m)
+/* every value through fn, then the map */
+static void free_vals_with(struct hmap *m, void (*fn)(void *))
 {
 	size_t i = 0;
 	uint64_t k;
 	void *v;
 
 	while (hmap_next(m, &i, &k, &v))
-		free(v);
+		fn(v);
 	hmap_free(m);
 }
 
-static void pidst_free(struct pidst *p)
+void cj_free_vals(struct hmap *m)
 {
+	free_vals_with(m, free);
+}
+
+static void pidst_free(void *v)
+{
+	struct pidst *p = v;
+
 	if (!p)
 		return;
 	cj_free_vals(&p->streams);
 	free(p);
-}
-
-static void pids_free(struct hmap *m)
-{
-	size_t i = 0;
-	uint64_t k;
-	void *v;
-
-	while (hmap_next(m, &i, &k, &v))
-		pidst_free(v);
-	hmap_free(m);
 }
 
 void cupti_join_free(struct cupti_join *j)
@@ -156,7 +153,7 @@ void cupti_join_free(struct cupti_join *j)
 	}
 	cj_free_vals(&j->corrs);
 	cj_free_vals(&j->tids);
-	pids_free(&j->pids);
+	free_vals_with(&j->pids, pidst_free);
 	cj_free_vals(&j->stacks);
 	cj_free_vals(&j->starts);
 	intern_free(j->strs);
