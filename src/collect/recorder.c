@@ -327,7 +327,6 @@ static int spawn_child(struct rec_ctx *r)
 	return 0;
 }
 
-/* after the main skeleton is loaded: the ioctl programs share its maps */
 /* where ioctls came from (a recording's notes, and each flight dump's) */
 static void note_ioctl(struct rec_ctx *r, struct sbt_writer *w)
 {
@@ -338,6 +337,7 @@ static void note_ioctl(struct rec_ctx *r, struct sbt_writer *w)
 	sbt_writer_note(w, "ioctl.layouts", ioctl_decoder_layout_note(ioctl_attach_decoder(r->ioctl)));
 }
 
+/* after the main skeleton is loaded: the ioctl programs share its maps */
 static int attach_ioctl(struct rec_ctx *r)
 {
 	struct ioctl_opts io = {
@@ -765,15 +765,15 @@ static void dump_notes(void *ctx, struct sbt_writer *w)
 {
 	struct rec_ctx *r = ctx;
 	uint64_t real, mono;
-	char v[128];
+	char clk[128];
 
 	name_frames(r, w, false);
 	note_discovery(r, w);
 	note_inject(r, w);
 	note_ioctl(r, w);
 	sbt_writer_note(w, "clock.start", r->clock_start);
-	clock_note(r, gb_clock_pair(&real, &mono), v, sizeof(v));
-	sbt_writer_note(w, "clock.end", v);
+	clock_note(r, gb_clock_pair(&real, &mono), clk, sizeof(clk));
+	sbt_writer_note(w, "clock.end", clk);
 	if (r->suppressed) {
 		char v[32];
 
@@ -887,8 +887,9 @@ static void summary(struct rec_ctx *r, uint64_t drops, double secs)
  * WAIT_FLOOR_BPMS bytes a millisecond (a 8 MiB ring: 8 ms; 256 KiB: 1 ms).
  * New mappings (libraries to attach) ring the bell, which ends the wait;
  * without a bell (or past its ration) the wait is POLL_MS, so the side band
- * is read every millisecond as before. Waking every 1 ms cost the collector
- * ~4.4% of a core at 100k launches/s (bench/soak.sh).
+ * is read every millisecond as before. At 100k launches/s the longer wait
+ * took the collector from ~8.5% to ~7.5% of a core on a slow host
+ * (bench/soak.sh, BENCHMARKS.md).
  */
 #define POLL_MS		1
 #define WAIT_MAX_MS	8
