@@ -212,9 +212,9 @@ bool discover_bell(struct discover *d, uint64_t now_ns)
 		return false;
 	rang = sideband_bell_drain(d->sb);
 	d->rings += rang;
-	left = gb_budget_step(&d->bell_budget, now_ns);
+	gb_budget_step(&d->bell_budget, now_ns);
 	gb_budget_take(&d->bell_budget, rang);
-	left = left > rang ? left - rang : 0;
+	left = d->bell_budget.tokens;
 	if (sideband_bell_on(d->sb) && !left) {
 		sideband_bell_enable(d->sb, false);
 		d->bell_offs++;
