@@ -7,11 +7,14 @@
 # (run_time_ns / run_cnt; the timing rounds run with stats off, since
 # stats add two clock reads per program run). Prints a Markdown section.
 #   N=1000000 ROUNDS=3 bash bench/launch_bench.sh   (NN: ncclAllReduce calls per run, default N/4)
+# Elsewhere (tests/gpu/run_h100.sh, from a bundle without a compiler): WL (the
+# workloads), FLOOR (a built uprobe_floor) and BPFTOOL override the defaults.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$ROOT/build}
 G=$B/gpubpf
-WL=$ROOT/build/workloads
+WL=${WL:-$ROOT/build/workloads}
+BPFTOOL=${BPFTOOL:-bpftool}
 N=${N:-1000000}
 ROUNDS=${ROUNDS:-3}
 SN=${SN:-$((N / 4))}	# calls in the bpf_stats run
@@ -25,7 +28,8 @@ sysctl -qw kernel.bpf_stats_enabled=0
 # a private copy: probes other tools put on the shared file must not count here
 cp "$WL/libcuda.so.1" "$T/libcuda.so.1"
 LIB=$T/libcuda.so.1
-cc -O2 -I"$B/bpf" -o "$T/uprobe_floor" "$ROOT/bench/uprobe_floor.c" -lbpf -lelf -lz || exit 1
+UF=${FLOOR:-$T/uprobe_floor}
+[ -n "${FLOOR:-}" ] || cc -O2 -I"$B/bpf" -o "$UF" "$ROOT/bench/uprobe_floor.c" -lbpf -lelf -lz || exit 1
 HAVE_BT=0
 command -v bpftrace >/dev/null && HAVE_BT=1
 
@@ -54,8 +58,8 @@ start_mode() {	# KEY: start its tracer on CPU 0, wait for it to be attached
 	TP=
 	case $1 in
 	none) return 0 ;;
-	floor) taskset -c 0 "$T/uprobe_floor" "$LIB" cuLaunchKernel "$T/ready" >"$T/log" 2>&1 & ;;
-	floor_ret) taskset -c 0 "$T/uprobe_floor" "$LIB" cuLaunchKernel "$T/ready" ret >"$T/log" 2>&1 & ;;
+	floor) taskset -c 0 "$UF" "$LIB" cuLaunchKernel "$T/ready" >"$T/log" 2>&1 & ;;
+	floor_ret) taskset -c 0 "$UF" "$LIB" cuLaunchKernel "$T/ready" ret >"$T/log" 2>&1 & ;;
 	bt_count) taskset -c 0 bpftrace --unsafe -e "uprobe:$LIB:cuLaunchKernel { @c = count(); }
 		BEGIN { system(\"touch $T/ready\"); }" >"$T/log" 2>&1 & ;;
 	bt_hist) taskset -c 0 bpftrace --unsafe -e "uprobe:$LIB:cuLaunchKernel { @t[tid] = nsecs; }
@@ -69,10 +73,10 @@ start_mode() {	# KEY: start its tracer on CPU 0, wait for it to be attached
 	dwarf) taskset -c 0 "$G" record -a --stack dwarf -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	top) taskset -c 0 "$G" top -b --quiet --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	nccl_none) return 0 ;;
-	nccl_floor) taskset -c 0 "$T/uprobe_floor" "$NLIB" ncclAllReduce "$T/ready" >"$T/log" 2>&1 & ;;
+	nccl_floor) taskset -c 0 "$UF" "$NLIB" ncclAllReduce "$T/ready" >"$T/log" 2>&1 & ;;
 	nccl_default) taskset -c 0 "$G" record -a -o "$T/out.sbt" --lib "$NLIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	sync_none) return 0 ;;
-	sync_floor) taskset -c 0 "$T/uprobe_floor" "$LIB" cuStreamSynchronize "$T/ready" ret >"$T/log" 2>&1 & ;;
+	sync_floor) taskset -c 0 "$UF" "$LIB" cuStreamSynchronize "$T/ready" ret >"$T/log" 2>&1 & ;;
 	sync_default) taskset -c 0 "$G" record -a -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	esac
 	TP=$!
@@ -103,7 +107,7 @@ sync_run() {
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 # run_time_ns and run_cnt of every loaded program, by name
-prog_stats() { bpftool prog show -j 2>/dev/null | python3 -c '
+prog_stats() { $BPFTOOL prog show -j 2>/dev/null | python3 -c '
 import json, sys
 for p in json.load(sys.stdin):
     print(p["id"], p.get("name", "?"), p.get("run_time_ns", 0), p.get("run_cnt", 0))'; }
@@ -169,7 +173,7 @@ PRIMS="prim_read24 prim_read256 prim_ktime prim_ring prim_ring192 prim_comm prim
 declare -A PRIM
 for p in bench_empty $PRIMS; do
 	rm -f "$T/ready"
-	taskset -c 0 "$T/uprobe_floor" "$LIB" cuLaunchKernel "$T/ready" "$p" >"$T/log" 2>&1 &
+	taskset -c 0 "$UF" "$LIB" cuLaunchKernel "$T/ready" "$p" >"$T/log" 2>&1 &
 	TP=$!
 	for _ in $(seq 200); do [ -e "$T/ready" ] && break; kill -0 $TP 2>/dev/null || break; sleep 0.05; done
 	prog_stats >"$T/s0"

@@ -7,6 +7,7 @@
 #   DIR/lib/*.so*                     every shared library it needs beyond glibc
 #   DIR/lib/gpubpf/libgpubpf_cupti.so where record --cupti looks beside the binary
 #   DIR/gpu/                          run_h100.sh, the workloads, compare.py
+#   DIR/wl/, DIR/bench/, DIR/bin/{uprobe_floor,bpftool}  section 9's hot-path bench
 #   DIR/MANIFEST                      commit, sizes, sha256, glibc needed
 # Why an RPATH and not LD_LIBRARY_PATH: gpubpf starts the traced command
 # (record -- python ...) and LD_LIBRARY_PATH would reach it, putting our
@@ -55,6 +56,23 @@ if ldd "$TMP/bin/gpubpf" | grep -E 'libbpf|libzstd' | grep -qv "$TMP/bin/../lib"
 	exit 1
 fi
 cp tests/gpu/*.py tests/gpu/run_h100.sh tests/gpu/README.md "$TMP/gpu/"
+# section 9 (issue 44's hot-path table on that host): bench/launch_bench.sh with the
+# fake libcuda/libnccl and their drivers, the empty-uprobe floor built here (the GPU
+# image has no libbpf headers) and bpftool (its libraries are the bundle's: libelf,
+# libz, libcap; run with LD_LIBRARY_PATH, it starts no traced job)
+make -j2 workloads >/dev/null
+mkdir -p "$TMP/wl" "$TMP/bench"
+cp build/workloads/cuda_work build/workloads/libcuda.so.1 build/workloads/nccl_work \
+	build/workloads/libnccl.so.2 "$TMP/wl/"
+cp bench/launch_bench.sh "$TMP/bench/"
+cc -O2 -Ibuild/bpf -o "$TMP/bin/uprobe_floor" bench/uprobe_floor.c -lbpf -lelf -lz \
+	-Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/../lib'
+if command -v bpftool >/dev/null; then
+	cp "$(command -v bpftool)" "$TMP/bin/bpftool"
+	for lib in $(ldd "$TMP/bin/bpftool" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'); do
+		[[ $(basename "$lib") =~ $skip ]] || [ -e "$TMP/lib/$(basename "$lib")" ] || cp -L "$lib" "$TMP/lib/"
+	done
+fi
 
 glibc=$(for f in "$TMP/bin/gpubpf" "$TMP"/lib/*.so* "$TMP/lib/gpubpf/libgpubpf_cupti.so"; do
 	objdump -T "$f" 2>/dev/null | grep -o 'GLIBC_[0-9.]*'

@@ -74,7 +74,7 @@ def main():
                 print("missed detach: the recorder ended first")
                 return 1
             os.kill(a.tracer, signal.SIGKILL)
-            print(f"hit detach after {1000 * (time.monotonic() - t0):.1f} ms (switching off)")
+            print(f"hit detach after {1000 * (time.monotonic() - t0):.1f} ms ({a.after} s after the injection)")
             return 0
         tid = traced_thread(a.target, a.tracer)
         if tid:
