@@ -849,6 +849,29 @@ static int rec_call(struct collector *c, const void *data, size_t size)
 	return handle_call(c, data, NULL, ips, nips);
 }
 
+/*
+ * A name the record holds cut (C++ template kernels run to kilobytes; the
+ * BPF side reads GB_NAME_MAX - 1 bytes): the whole string from the process,
+ * still at the address the call was given (a module's string table), when
+ * it starts as the record's does; else the cut one, counted (names.cut)
+ */
+#define NAME_WHOLE_MAX	65536
+static const char *name_whole(struct collector *c, const struct gb_name_rec *nr, const char *cut)
+{
+	static char buf[NAME_WHOLE_MAX];
+	long n;
+
+	if (strnlen(cut, GB_NAME_MAX) < GB_NAME_MAX - 1 || !nr->r.a[2])
+		return cut;
+	n = procmaps_read_str((pid_t)nr->r.pid, nr->r.a[2], buf, sizeof(buf));
+	if (n >= GB_NAME_MAX - 1 && !memcmp(buf, cut, GB_NAME_MAX - 1)) {
+		c->st.names_long++;
+		return buf;
+	}
+	c->st.names_cut++;
+	return cut;
+}
+
 static int rec_name(struct collector *c, const void *data, size_t size)
 {
 	const struct gb_name_rec *nr = data;
@@ -860,7 +883,7 @@ static int rec_name(struct collector *c, const void *data, size_t size)
 	name[GB_NAME_MAX] = 0;
 	if (nr->r.type < GB_T__COUNT && gb_type_info(nr->r.type)->shape == GB_SH_JIT_OPTS)
 		return handle_call(c, data, libops_jit_opts(nr->name, name), ips, nips);
-	return handle_call(c, data, name[0] ? name : NULL, ips, nips);
+	return handle_call(c, data, name[0] ? name_whole(c, nr, name) : NULL, ips, nips);
 }
 
 static int rec_stack(struct collector *c, const void *data, size_t size)

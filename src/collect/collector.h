@@ -50,6 +50,8 @@ struct collector_stats {
 	uint64_t bad;		/* malformed records, or of a kind nobody decodes */
 	uint64_t procs_live;	/* processes we hold state for */
 	uint64_t procs_seen;	/* processes that made traced calls */
+	uint64_t names_long;	/* names longer than the record's, read whole from the process */
+	uint64_t names_cut;	/* such names the process no longer held: kept cut */
 };
 
 struct cupti_join;

@@ -542,6 +542,12 @@ static void note_discovery(struct rec_ctx *r, struct sbt_writer *w)
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)discover_lost(r->disc));
 		sbt_writer_note(w, "discovery.lost", v);
 	}
+	if (collector_stats(r->col)->names_cut) {
+		char v[32];
+
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)collector_stats(r->col)->names_cut);
+		sbt_writer_note(w, "names.cut", v);
+	}
 }
 
 /* what --cupti did to running processes (cupti/inject_rec.h) */

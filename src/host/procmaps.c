@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "procmaps.h"
 #include "core/vec.h"
@@ -492,6 +493,36 @@ int procmaps_rank(pid_t pid, char *out, size_t outlen)
 	rc = procmaps_rank_env(buf, len, out, outlen);
 	free(buf);
 	return rc;
+}
+
+long procmaps_read_str(pid_t pid, uint64_t addr, char *out, size_t outlen)
+{
+	size_t got = 0, n;
+	struct iovec l, r;
+	ssize_t k;
+	char *nul;
+
+	out[0] = 0;
+	while (got + 1 < outlen) {
+		/* to the end of addr's page: the next one may not be mapped */
+		n = 4096 - ((addr + got) & 4095);
+		if (n > outlen - 1 - got)
+			n = outlen - 1 - got;
+		l = (struct iovec){ out + got, n };
+		r = (struct iovec){ (void *)(uintptr_t)(addr + got), n };
+		k = process_vm_readv(pid, &l, 1, &r, 1, 0);
+		if (k <= 0) {
+			out[got] = 0;
+			return k < 0 ? -errno : -EFAULT;
+		}
+		out[got + (size_t)k] = 0;
+		nul = memchr(out + got, 0, (size_t)k);
+		if (nul)
+			return (long)(nul - out);
+		got += (size_t)k;
+	}
+	out[got] = 0;
+	return -E2BIG;
 }
 
 int procmaps_parse_pids(const char *text, size_t len, pid_t **out, unsigned *n, unsigned *cap)

@@ -101,6 +101,14 @@ int procmaps_rank(pid_t pid, char *out, size_t outlen);
  * caller frees). 0, or -ENOMEM.
  */
 int procmaps_descendants(pid_t pid, pid_t **out, unsigned *n, unsigned *cap);
+/*
+ * A NUL-terminated string of a live process at addr (process_vm_readv, a
+ * page at a time: a string near the end of a mapping reads), into out
+ * (outlen >= 1, always terminated). Its length when the NUL was found,
+ * -E2BIG when out filled first (out holds the start), -errno when the
+ * memory could not be read (out holds what was).
+ */
+long procmaps_read_str(pid_t pid, uint64_t addr, char *out, size_t outlen);
 /* The pids in a /proc/PID/task/TID/children text (space separated), appended. 0 or -ENOMEM */
 int procmaps_parse_pids(const char *text, size_t len, pid_t **out, unsigned *n, unsigned *cap);
 #endif

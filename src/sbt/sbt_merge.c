@@ -403,6 +403,7 @@ static int write_losses(struct sbt_writer *w, const struct sbt_merge_trace *t, u
 		{ SBT_NOTE_LOST_BLOCKS, &sum.blocks_bad }, { SBT_NOTE_LOST_EVENTS, &sum.events_bad },
 		{ "drops.notices", &sum.drops_notices }, { "drops.targets", &sum.drops_targets },
 		{ "discovery.lost", &sum.drops_sideband }, { "drops.stacks", &sum.drops_stacks },
+		{ "names.cut", &sum.names_cut },
 	};
 
 	for (i = 0; i < n; i++) {
@@ -415,6 +416,7 @@ static int write_losses(struct sbt_writer *w, const struct sbt_merge_trace *t, u
 		sum.drops_targets += q.drops_targets;
 		sum.drops_sideband += q.drops_sideband;
 		sum.drops_stacks += q.drops_stacks;
+		sum.names_cut += q.names_cut;
 		if (!m || !mode || strcmp(m, mode))
 			mode = NULL;
 	}

@@ -53,6 +53,7 @@ void sbt_quality_get(struct sbt_reader *r, struct sbt_quality *q)
 	q->drops_targets = note_u64(r, "drops.targets");
 	q->drops_sideband = note_u64(r, "discovery.lost");
 	q->drops_stacks = note_u64(r, "drops.stacks");
+	q->names_cut = note_u64(r, "names.cut");
 	q->stacks_expected = in->stacks_expected;
 	q->stacks_missing = in->stacks_missing;
 	for (n = 0; sbt_late_note(r, n, &pid, &ns, &after); n++)
@@ -68,7 +69,7 @@ bool sbt_quality_damaged(const struct sbt_quality *q)
 bool sbt_quality_lossy(const struct sbt_quality *q)
 {
 	return q->blocks_bad || q->drops_calls || q->drops_notices || q->drops_targets ||
-	       q->drops_sideband || q->drops_stacks || q->stacks_missing;
+	       q->drops_sideband || q->drops_stacks || q->stacks_missing || q->names_cut;
 }
 
 /* one count of the line, when it is not 0 */
@@ -95,6 +96,7 @@ void sbt_quality_line(const struct sbt_quality *q, char *buf, size_t n)
 	part(&b, q->drops_sideband, "process events lost (discovery)");
 	part(&b, q->drops_stacks, "stacks could not be taken");
 	part(&b, q->stacks_missing, nostack);
+	part(&b, q->names_cut, "kernel names cut at 255 bytes (gone from the process before the rest was read)");
 	part(&b, q->late, "processes probed late (their first calls may be missing; gpubpf info lists them)");
 	if (b.len && !q->finalized)
 		gb_buf_puts(&b, "; the recording did not finish (recovered by scanning)");
@@ -123,6 +125,7 @@ void sbt_quality_json(const struct sbt_quality *q, struct gb_json *j)
 	gb_json_uint_field(j, "calls_expecting_stack", q->stacks_expected);
 	gb_json_uint_field(j, "calls_without_stack", q->stacks_missing);
 	gb_json_uint_field(j, "processes_probed_late", q->late);
+	gb_json_uint_field(j, "names_cut", q->names_cut);
 	gb_json_end_object(j);
 }
 

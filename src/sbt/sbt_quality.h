@@ -32,6 +32,7 @@ struct sbt_quality {
 	uint64_t drops_targets;		/* children of -- CMD not traced */
 	uint64_t drops_sideband;	/* the kernel's process events lost (discovery) */
 	uint64_t drops_stacks;		/* stacks that could not be taken */
+	uint64_t names_cut;		/* kernel names kept cut at GB_NAME_MAX - 1 bytes (note names.cut) */
 	uint64_t stacks_expected, stacks_missing;	/* calls that should have a stack; without one */
 	uint64_t late;			/* processes whose probes went live after they could call
 					 * (notes late.N, late.more): their first calls may be missing */

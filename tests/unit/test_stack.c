@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include "host/elfsym.h"
 #include "stacks/stack.h"
@@ -70,6 +71,42 @@ static void test_rank_env(void **state)
 	/* a short buffer: cut, never overrun */
 	assert_int_equal(procmaps_rank_env(slurm, sizeof(slurm) - 1, out, 12), 0);
 	assert_true(strlen(out) < 12);
+}
+
+/*
+ * A string of a live process read whole (the collector's long kernel names):
+ * across a page boundary, up to a NUL that is the last byte of a mapping,
+ * cut when the buffer fills, an error where nothing is mapped; always
+ * terminated
+ */
+static void test_read_str(void **state)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char out[8192];
+	size_t i;
+
+	(void)state;
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(munmap(m + pg, pg), 0);	/* the second page: a hole */
+	/* a string whose NUL is the mapping's last byte, read from 100 bytes in */
+	m[pg - 1] = 0;
+	for (i = 0; i < (size_t)pg - 1; i++)
+		m[i] = (char)('a' + i % 26);
+	assert_int_equal(procmaps_read_str(getpid(), (uint64_t)(uintptr_t)(m + 100), out, sizeof(out)), pg - 101);
+	assert_memory_equal(out, m + 100, (size_t)pg - 100);
+	/* the buffer fills first: -E2BIG, the start kept, terminated */
+	assert_int_equal(procmaps_read_str(getpid(), (uint64_t)(uintptr_t)m, out, 300), -E2BIG);
+	assert_int_equal(strlen(out), 299);
+	assert_memory_equal(out, m, 299);
+	/* no NUL before the hole: an error, what was read kept and terminated */
+	m[pg - 1] = 'z';
+	assert_true(procmaps_read_str(getpid(), (uint64_t)(uintptr_t)(m + pg - 10), out, sizeof(out)) < 0);
+	assert_int_equal(strlen(out), 10);
+	/* nothing mapped at all */
+	assert_true(procmaps_read_str(getpid(), (uint64_t)(uintptr_t)(m + pg), out, sizeof(out)) < 0);
+	assert_int_equal(out[0], 0);
+	munmap(m, pg);
 }
 
 /*
@@ -588,6 +625,7 @@ int main(void)
 		cmocka_unit_test(test_container_id),
 		cmocka_unit_test(test_rank_env),
 		cmocka_unit_test(test_children_many),
+		cmocka_unit_test(test_read_str),
 		cmocka_unit_test(test_syms_by_name),
 		cmocka_unit_test(test_frames_from_maps),
 		cmocka_unit_test(test_unwind_self),

@@ -45,7 +45,7 @@ static int mixed;
 static int syncs_only;	/* -S */
 static const char *prefix = "kern";
 static CUfunction funcs[NKERN];
-static char names[NKERN][64];
+static char names[NKERN][4096];	/* -k: long C++ template names too */
 
 static void *sym(void *h, const char *name)
 {
