@@ -1036,7 +1036,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	struct sbt_meta meta;
 	struct sigaction sa = { .sa_handler = on_signal };
 	unsigned ncpu = libbpf_num_possible_cpus();
-	uint64_t start, *per_cpu = NULL, drops = 0, out_caps = 0;
+	uint64_t start, until, *per_cpu = NULL, drops = 0, out_caps = 0;
 	unsigned i;
 	int ret = 1, err;
 
@@ -1121,9 +1121,14 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	}
 	if (o->no_symbols && collector_stack_table(r.col))
 		stack_set_no_names(collector_stack_table(r.col));
-	/* -p: calls blocked since before the probes (attached.c), after the ring's first read */
-	while (o->npids && drain_pass(&r, 0))
-		;
+	/*
+	 * -p: calls blocked since before the probes (attached.c), after the ring's
+	 * first read; bounded: a target that writes faster than we read would keep
+	 * it from ever being empty (an H100 torch loop held it here for minutes)
+	 */
+	for (until = gb_now_mono_ns() + 200000000ull; o->npids && gb_now_mono_ns() < until;)
+		if (!drain_pass(&r, 0))
+			break;
 	recorder_blocked_at_attach(r.col, o->pids, o->npids);
 	if (o->cupti_inject && !o->cmd)
 		r.inj = inject_rec_start(o->cupti_lib, r.cupti, o->pids, o->npids, o->all);
