@@ -3,13 +3,21 @@
 # cuDNN: ~2,400 bytes seen on an H100); the record holds 255 bytes of a name,
 # the collector reads the rest from the process. Every launch carries the
 # whole name in view --json and report --json, and the trace says nothing was cut.
+# (A process gone before its names were read keeps them cut, counted as names_cut:
+# test_stack.test_read_str covers the read failing.)
 source "$(dirname "$0")/../lib.sh"
 need_bpf "long kernel names"
 
 LONG=_ZN7cutlass6KernelINS_4gemm$(python3 -c "print(''.join(chr(97 + i % 26) for i in range(1500)))")
-"$GPUBPF" record -o "$T/l.sbt" --lib "$WL/libcuda.so.1" -- \
-	"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 40 -k "$LONG" >"$T/l.out" 2>"$T/l.err"
-check_eq "record exits 0" 0 "$?"
+# the process stays (-s) until the recording has ended: its names are read while it lives
+"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 40 -k "$LONG" -w "$T/go" -s 600 >"$T/l.out" 2>"$T/l.err" &
+W=$!; _bg_pids+=($W)
+start_record -p "$W" -o "$T/l.sbt" --lib "$WL/libcuda.so.1" || { fail "record -p started"; exit 0; }
+touch "$T/go"
+wait_for_cmd "grep -q '^produced' '$T/l.out'" 60 || fail "the workload launched (l.out: $(head -c 200 "$T/l.out"))"
+stop_record
+check_eq "record exits 0" 0 "$REC_RC"
+kill "$W" 2>/dev/null
 "$GPUBPF" view --json "$T/l.sbt" >"$T/v.jsonl"
 check_eq "view --json: 40 launches, each with its whole name (${#LONG} bytes + _N)" "40 40 0" "$(python3 - "$T/v.jsonl" "$LONG" <<'PY'
 import json, sys
