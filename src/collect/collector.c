@@ -888,10 +888,8 @@ static const char *name_whole(struct collector *c, const struct gb_name_rec *nr,
 	if (strnlen(cut, GB_NAME_MAX) < GB_NAME_MAX - 1 || !nr->r.a[2])
 		return cut;
 	n = procmaps_read_str((pid_t)nr->r.pid, nr->r.a[2], buf, sizeof(buf));
-	if (n >= GB_NAME_MAX - 1 && !memcmp(buf, cut, GB_NAME_MAX - 1)) {
-		c->st.names_long++;
+	if (n >= GB_NAME_MAX - 1 && !memcmp(buf, cut, GB_NAME_MAX - 1))
 		return buf;
-	}
 	c->st.names_cut++;
 	return cut;
 }

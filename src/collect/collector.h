@@ -50,8 +50,7 @@ struct collector_stats {
 	uint64_t bad;		/* malformed records, or of a kind nobody decodes */
 	uint64_t procs_live;	/* processes we hold state for */
 	uint64_t procs_seen;	/* processes that made traced calls */
-	uint64_t names_long;	/* names longer than the record's, read whole from the process */
-	uint64_t names_cut;	/* such names the process no longer held: kept cut */
+	uint64_t names_cut;	/* names longer than a record's that the process no longer held: kept cut */
 	uint64_t maps_reads;	/* /proc/PID/maps read (a process seen before the side band, a stub in no mapping) */
 };
 
