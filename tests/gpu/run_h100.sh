@@ -159,9 +159,18 @@ s2() {
 		pid=$(sed -n 's/^pid=\([0-9]*\) .*/\1/p' "$W/s2.train.log")
 	else
 		wl train --steps 60 --step-log "$W/s2.steps" --pid-file "$W/s2.pid"
-		tmo 150 "$GB" record --cupti -o "$W/s2.sbt" -- "${WLCMD[@]}" >"$W/s2.train.log" 2>&1
+		# a crash of the job (seen on the first H100 run: SIGSEGV in its first async copy):
+		# Python's fault handler prints every thread's Python stack, the kernel's log
+		# names the library and offset of the faulting instruction
+		tmo 150 "$GB" record --cupti -o "$W/s2.sbt" -- env PYTHONFAULTHANDLER=1 "${WLCMD[@]}" \
+			>"$W/s2.train.log" 2>&1
 		rc=$?
 		pid=$(cat "$W/s2.pid" 2>/dev/null)
+		dmesg 2>/dev/null | grep -E "segfault|general protection|trap" | tail -5 >"$W/s2.dmesg"
+		if [ -n "$pid" ] && "$GB" view "$W/s2.sbt" 2>/dev/null | grep -q "process_exit.*ret=[1-9]"; then
+			result 2 FAIL "the job died: $("$GB" view "$W/s2.sbt" 2>/dev/null | grep -v __cudaRegister | grep -B2 process_exit | tr -s ' ' | cut -c1-160 | tr '\n' '|'); kernel: $(tail -1 "$W/s2.dmesg" | cut -c1-200)"
+			return
+		fi
 	fi
 	[ "$rc" = 0 ] && [ -n "$pid" ] || { workload_failed 2 "$rc" "$W/s2.train.log"; return; }
 	cmp device --trace "$W/s2.sbt" --pid "$pid" --steps "$W/s2.steps" --prof "$W/s1.prof.json" \
