@@ -1080,13 +1080,14 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	if (open_bpf(&r) || attach_libs(&r))
 		goto cleanup;
 	r.col = collector_new(&ops);
-	r.join = cupti_join_new(NULL);
+	/* no CUPTI probes, no device records: calls go straight to the writer */
+	r.join = o->cupti_lib ? cupti_join_new(NULL) : NULL;
 	discover_set_collector(r.disc, r.col);
 	/* the targets' mappings now: they may exit before their first record is read */
 	for (i = 0; r.col && i < o->npids; i++)
 		collector_snapshot_maps(r.col, o->pids[i]);
 	r.rb = ring_buffer__new(bpf_map__fd(r.skel->maps.rb), rb_sample, &r, NULL);
-	if (!r.col || !r.rb || !r.join) {
+	if (!r.col || !r.rb || (o->cupti_lib && !r.join)) {
 		gb_err("cannot set up the ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
