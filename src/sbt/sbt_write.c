@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "sbt_codec.h"
+#include "core/hash.h"
 #include "sbt_schema.h"
 #include "core/vec.h"
 #include "core/hmap.h"
@@ -430,15 +431,8 @@ int sbt_writer_flush(struct sbt_writer *w)
 
 static uint64_t hash_key(const struct tkey *k)
 {
-	uint64_t h = 0x243f6a8885a308d3ull, x;
-	size_t i;
-
-	for (i = 0; i < sizeof(*k); i += 8) {
-		memcpy(&x, (const char *)k + i, 8);
-		h = (h ^ x) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-	}
-	return h;
+	_Static_assert(sizeof(*k) % 8 == 0, "a template key is whole words");
+	return gb_hash_words(0x243f6a8885a308d3ull, k, sizeof(*k) / 8);
 }
 
 /* The template of an event: found, or added to the block's table */

@@ -281,7 +281,7 @@ unsigned stack_add_caller(uint64_t *ips, unsigned n, unsigned max, uint64_t call
 uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m,
 		       const uint64_t *ips, unsigned n)
 {
-	uint64_t key = gb_fnv1a(gb_fnv1a(GB_FNV_INIT, &n, sizeof(n)), ips, n * sizeof(*ips));
+	uint64_t key = gb_hash_words(n, ips, n);
 	struct hmap *pm = hmap_get(&t->fp_cache, (uint64_t)(uint32_t)pid);
 	struct fp_entry *e;
 	uint32_t id;
@@ -489,14 +489,17 @@ static unsigned eval_index(struct stack_table *t, uint32_t id, const struct stk_
 
 uint32_t stack_add_python(struct stack_table *t, uint32_t native_id, uint32_t tid, uint64_t ts_ns)
 {
-	struct stk_pypending *p = hmap_del(&t->py_pending, pending_key(tid, ts_ns));
 	struct gb_frame f[GB_STACK_MAX_FRAMES];
-	const struct stk_entry *e = native_id ? hmap_get(&t->by_id, native_id) : NULL;
+	const struct stk_entry *e;
+	struct stk_pypending *p;
 	unsigned k, n = 0, i;
 	uint32_t id;
 
-	if (!p)
+	if (!t->py_pending.n)	/* no --python, or none waiting: no hash to take */
 		return native_id;
+	if (!(p = hmap_del(&t->py_pending, pending_key(tid, ts_ns))))
+		return native_id;
+	e = native_id ? hmap_get(&t->by_id, native_id) : NULL;
 	if (p->tid != tid || p->ts_ns != ts_ns || !p->n) {
 		free(p);
 		return native_id;

@@ -119,6 +119,44 @@ static void test_hash(void **state)
 	assert_true(gb_mix64(0) == 0);
 }
 
+/* the word hash (stack and template tables): order, length and every word count */
+static void test_hash_words(void **state)
+{
+	uint64_t w[9] = { 0x401000, 0x7f0000123456, 0x7f0000abcdef, 0x55550000, 0, 0, 7, 8, 9 };
+	uint64_t sw[9] = { 0x7f0000123456, 0x401000, 0x7f0000abcdef, 0x55550000, 0, 0, 7, 8, 9 };
+	unsigned char buf[9 * 8 + 1];
+	struct hmap seen = { 0 };
+	uint64_t h, i, k;
+	unsigned n;
+
+	memcpy(buf + 1, w, sizeof(w));	/* unaligned words hash as aligned ones */
+	for (n = 0; n <= 9; n++)
+		assert_true(gb_hash_words(n, w, n) == gb_hash_words(n, buf + 1, n));
+	assert_true(gb_hash_words(0, w, 4) != gb_hash_words(0, sw, 4));	/* two frames swapped */
+	/* a trailing zero word is another stack, with or without the length as seed */
+	assert_true(gb_hash_words(0, w, 4) != gb_hash_words(0, w, 5));
+	assert_true(gb_hash_words(0, w, 5) != gb_hash_words(0, w, 6));
+	assert_true(gb_hash_words(0, w, 5) != gb_hash_words(1, w, 5));
+	/* each word of an odd and an even count changes the hash */
+	for (n = 1; n <= 9; n++)
+		for (i = 0; i < n; i++) {
+			uint64_t x[9];
+
+			memcpy(x, w, sizeof(x));
+			x[i] ^= 1;
+			h = gb_hash_words(0, x, n);
+			assert_true(h != gb_hash_words(0, w, n));
+		}
+	/* 100,000 stacks one return address apart: no two share a hash */
+	for (k = 0; k < 100000; k++) {
+		w[2] = 0x7f0000abcdefull + k * 4;
+		h = gb_hash_words(3, w, 3);
+		assert_null(hmap_get(&seen, h));
+		assert_int_equal(hmap_put(&seen, h, (void *)1), 0);
+	}
+	hmap_free(&seen);
+}
+
 static void test_intern(void **state)
 {
 	struct intern *t = intern_new();
@@ -269,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_varint),
 		cmocka_unit_test(test_hash),
+		cmocka_unit_test(test_hash_words),
 		cmocka_unit_test(test_intern),
 		cmocka_unit_test(test_shorten_middle),
 		cmocka_unit_test(test_names_disp),
