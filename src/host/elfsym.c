@@ -331,18 +331,6 @@ void elf_syms_close(struct elf_syms *s)
 	free(s);
 }
 
-int elf_read_at(const char *path, uint64_t off, void *buf, unsigned n)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	if (fd < 0)
-		return -errno;
-	r = pread(fd, buf, n, (off_t)off);
-	close(fd);
-	return r == (ssize_t)n ? 0 : -EIO;
-}
-
 int elf_has_section(const char *path, const char *const *names, unsigned n)
 {
 	Elf_Scn *scn = NULL;

@@ -31,7 +31,4 @@ void elf_syms_close(struct elf_syms *s);
 
 /* 1 when the file has a section of one of these names, 0 if not, -errno (-ENOEXEC: not ELF) */
 int elf_has_section(const char *path, const char *const *names, unsigned n);
-
-/* Read n bytes of the file at off (to inspect a function's first instruction) */
-int elf_read_at(const char *path, uint64_t off, void *buf, unsigned n);
 #endif

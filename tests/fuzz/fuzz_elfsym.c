@@ -40,10 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct elf_syms *s;
 	uint64_t off, delta, probe[4] = { 0, 0x1000, 0x40, UINT64_MAX };
 	unsigned i, n;
-	char buf[16];
 
 	write_input(data, size);
-	elf_read_at(path, size > 8 ? data[0] : 0, buf, sizeof(buf));
 	s = elf_syms_open(path);
 	if (!s)
 		return 0;
