@@ -908,16 +908,13 @@ static int rec_call(struct collector *c, const void *data, size_t size)
  * still at the address the call was given (a module's string table), when
  * it starts as the record's does; else the cut one, counted (names.cut)
  */
-#define NAME_WHOLE_MAX	65536
 static const char *name_whole(struct collector *c, const struct gb_name_rec *nr, const char *cut)
 {
-	static char buf[NAME_WHOLE_MAX];
-	long n;
+	static char buf[PROCMAPS_STR_MAX];
 
-	if (strnlen(cut, GB_NAME_MAX) < GB_NAME_MAX - 1 || !nr->r.a[2])
+	if (!procmaps_is_cut(cut, GB_NAME_MAX - 1))
 		return cut;
-	n = procmaps_read_str((pid_t)nr->r.pid, nr->r.a[2], buf, sizeof(buf));
-	if (n >= GB_NAME_MAX - 1 && !memcmp(buf, cut, GB_NAME_MAX - 1))
+	if (procmaps_whole_str((pid_t)nr->r.pid, nr->r.a[2], cut, GB_NAME_MAX - 1, buf, sizeof(buf)))
 		return buf;
 	c->st.names_cut++;
 	return cut;

@@ -509,7 +509,7 @@ static void note_discovery(struct rec_ctx *r, struct sbt_writer *w)
 	const char *nt = libs_notes(r->libs);
 	const struct discover_late *late;
 	char key[32], v[256];
-	uint64_t more;
+	uint64_t more, cut;
 	unsigned i, n;
 
 	/* "late.N" = "pid=P late_ns=L path=F": calls of P in its first L ns after F was mapped are missing */
@@ -542,10 +542,11 @@ static void note_discovery(struct rec_ctx *r, struct sbt_writer *w)
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)discover_lost(r->disc));
 		sbt_writer_note(w, "discovery.lost", v);
 	}
-	if (collector_stats(r->col)->names_cut) {
+	cut = collector_stats(r->col)->names_cut + (r->join ? cupti_join_stats(r->join)->names_cut : 0);
+	if (cut) {
 		char v[32];
 
-		snprintf(v, sizeof(v), "%llu", (unsigned long long)collector_stats(r->col)->names_cut);
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)cut);
 		sbt_writer_note(w, "names.cut", v);
 	}
 }

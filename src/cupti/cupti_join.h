@@ -55,6 +55,7 @@ struct cupti_join_stats {
 	uint64_t api_unmatched;		/* api records aged out without a host event */
 	uint64_t nvtx_ranges, nvtx_marks, nvtx_unmatched;
 	uint64_t skipped;		/* records with no event type in this build */
+	uint64_t names_cut;		/* kernel names kept cut: gone from the process (names.cut) */
 	uint64_t bad;			/* records too short or of unknown kind */
 };
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cupti_join.h"
 #include "core/hmap.h"
+#include "host/procmaps.h"
 #include "cupti_join_int.h"
 
 /* --- NVTX --- */
@@ -192,6 +193,24 @@ static int act_type(unsigned k)
 	}
 }
 
+/*
+ * A kernel's name, interned: whole where the record holds it cut (CUPTI
+ * keeps one copy of each kernel's name while its module is loaded, at the
+ * address the record carries), else as the record has it, counted as cut
+ */
+static const char *act_name(struct cupti_join *j, const struct gb_cupti_rec *cr)
+{
+	static char buf[PROCMAPS_STR_MAX];
+
+	if (procmaps_is_cut(cr->name, GB_NAME_MAX - 1)) {
+		if (procmaps_whole_str((pid_t)cr->r.pid, cr->act.name, cr->name, GB_NAME_MAX - 1, buf,
+				       sizeof(buf)))
+			return intern_str(j->strs, buf);
+		j->st.names_cut++;
+	}
+	return intern_strn(j->strs, cr->name, strnlen(cr->name, GB_NAME_MAX));
+}
+
 static void device_from_rec(struct cupti_join *j, const struct gb_cupti_rec *cr)
 {
 	const struct gb_cupti_act *a = &cr->act;
@@ -223,7 +242,7 @@ static void device_from_rec(struct cupti_join *j, const struct gb_cupti_rec *cr)
 		ev.shmem = a->shmem;
 		ev.flags |= GB_EF_GRID;
 		if (cr->name[0])
-			ev.name = intern_strn(j->strs, cr->name, strnlen(cr->name, GB_NAME_MAX));
+			ev.name = act_name(j, cr);
 	} else if (a->act_kind == GB_ACT_MEMCPY || a->act_kind == GB_ACT_MEMSET) {
 		ev.bytes = a->bytes;
 		ev.kind = a->copy_kind;

@@ -525,6 +525,17 @@ long procmaps_read_str(pid_t pid, uint64_t addr, char *out, size_t outlen)
 	return -E2BIG;
 }
 
+bool procmaps_whole_str(pid_t pid, uint64_t addr, const char *cut, size_t cutlen, char *out,
+			size_t outlen)
+{
+	long n;
+
+	if (!addr || !procmaps_is_cut(cut, cutlen) || outlen <= cutlen)
+		return false;
+	n = procmaps_read_str(pid, addr, out, outlen);
+	return n >= (long)cutlen && !memcmp(out, cut, cutlen);
+}
+
 int procmaps_parse_pids(const char *text, size_t len, pid_t **out, unsigned *n, unsigned *cap)
 {
 	const char *p = text, *end = text + len;

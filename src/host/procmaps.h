@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 struct gb_map {
@@ -109,6 +110,21 @@ int procmaps_descendants(pid_t pid, pid_t **out, unsigned *n, unsigned *cap);
  * memory could not be read (out holds what was).
  */
 long procmaps_read_str(pid_t pid, uint64_t addr, char *out, size_t outlen);
+/*
+ * A string a BPF record holds cut at cutlen bytes (its reader's limit: the
+ * record's buffer less its NUL), whose address in the process is addr: the
+ * whole string read from the process into out, when it is still there and
+ * starts as the cut one does. True: out holds it. False: the string was not
+ * cut (shorter than cutlen), addr is 0, or the process no longer holds it
+ * (then the caller keeps the cut one and counts it).
+ */
+#define PROCMAPS_STR_MAX	65536	/* the longest whole string asked for (C++ template names) */
+bool procmaps_whole_str(pid_t pid, uint64_t addr, const char *cut, size_t cutlen, char *out,
+			size_t outlen);
+static inline bool procmaps_is_cut(const char *s, size_t cutlen)
+{
+	return strnlen(s, cutlen) >= cutlen;
+}
 /* The pids in a /proc/PID/task/TID/children text (space separated), appended. 0 or -ENOMEM */
 int procmaps_parse_pids(const char *text, size_t len, pid_t **out, unsigned *n, unsigned *cap);
 #endif

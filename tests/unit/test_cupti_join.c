@@ -587,6 +587,50 @@ static int drain_app(const char *lib, const char *app, const char *cuda, int tar
 	return 0;
 }
 
+
+/*
+ * A kernel name longer than the record's 255 bytes (CUTLASS kernels run to
+ * kilobytes): read whole from the process at the address CUPTI gave, when
+ * it is still there and starts as the record's; else kept cut and counted.
+ */
+static void test_long_names(void **state)
+{
+	struct cupti_join *j = *state;
+	static char whole[3000], other[3000];
+	struct gb_cupti_rec cr;
+	const struct gb_event *d;
+	unsigned i;
+
+	for (i = 0; i < sizeof(whole) - 1; i++)
+		whole[i] = (char)('a' + i % 23);
+	memcpy(other, whole, sizeof(other));
+	other[10] = '#';	/* another string at that address: not ours */
+	memset(&cr, 0, sizeof(cr));
+	cr.r.kind = GB_REC_CUPTI_ACT;
+	cr.r.pid = (uint32_t)getpid();
+	cr.act.act_kind = GB_ACT_KERNEL;
+	cr.act.end = 1;
+	memcpy(cr.name, whole, GB_NAME_MAX - 1);	/* as bpf_probe_read_user_str leaves it */
+	for (i = 0; i < 4; i++) {
+		cr.act.start = (1000 + i) * US;
+		cr.act.end = cr.act.start + US;
+		cr.act.corr_id = 10 + i;
+		cr.act.name = i == 0 ? (uint64_t)(uintptr_t)whole : i == 1 ? (uint64_t)(uintptr_t)other : 0;
+		if (i == 3)	/* a short name is never looked up */
+			cr.name[5] = 0;
+		assert_int_equal(cupti_join_rec(j, &cr, sizeof(cr)), 0);
+	}
+	cupti_join_drain(j, 2000 * US, collect, NULL);
+	d = find(GB_T_gpu_kernel, 1000 * US);
+	assert_non_null(d);
+	assert_int_equal(strlen(d->name), sizeof(whole) - 1);
+	assert_string_equal(d->name, whole);
+	assert_int_equal(strlen(find(GB_T_gpu_kernel, 1001 * US)->name), GB_NAME_MAX - 1);
+	assert_memory_equal(find(GB_T_gpu_kernel, 1001 * US)->name, whole, GB_NAME_MAX - 1);
+	assert_int_equal(strlen(find(GB_T_gpu_kernel, 1002 * US)->name), GB_NAME_MAX - 1);
+	assert_int_equal(strlen(find(GB_T_gpu_kernel, 1003 * US)->name), 5);
+	assert_int_equal(cupti_join_stats(j)->names_cut, 2);
+}
 static void test_bpf_end_to_end(void **state)
 {
 	struct cupti_join *j = *state;
@@ -726,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_bounded_memory),
 		cmocka_unit_test_setup_teardown(test_nvtx, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bpf_end_to_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bpf_pid_filter, setup, teardown),
 		cmocka_unit_test(test_attach_bad_path),
