@@ -28,6 +28,8 @@ struct proc {
 	uint64_t reread_ns;	/* when /proc/PID/maps was last read for a stub in no mapping */
 	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
+	struct hmap open_tids;	/* tid -> how many of its calls are open (announced, not ended) */
+	unsigned nopen;		/* the sum of those */
 	struct hmap nccl;	/* NCCL communicator handle -> state (nccl_comms.c) */
 	struct hmap libops;	/* library handle/descriptor -> state (libops/libops.c) */
 	struct gb_graphs *graphs;	/* CUDA/HIP graph captures and execs (graph/graphs.c) */
@@ -180,6 +182,8 @@ static void clear_proc(struct proc *p)
 	p->reread_ns = 0;
 	hmap_free(&p->rt_launch);
 	hmap_free(&p->comms);
+	hmap_free(&p->open_tids);
+	p->nopen = 0;
 	nccl_comms_free(&p->nccl);
 	libops_free(&p->libops);
 	graphs_free(p->graphs);
@@ -673,8 +677,74 @@ static const char *thread_comm(struct collector *c, struct proc *p, const struct
 	return name && name[0] ? name : NULL;
 }
 
+/* a thread's count of open calls, by one */
+static void open_tid_count(struct proc *p, uint32_t tid, bool up)
+{
+	uintptr_t n;
+
+	if (!p)
+		return;
+	n = (uintptr_t)hmap_get(&p->open_tids, tid);
+	if (up) {
+		if (!hmap_put(&p->open_tids, tid, (void *)(n + 1)))
+			p->nopen++;	/* out of memory: not counted, never swept */
+	} else if (n) {
+		if (n == 1)
+			hmap_del(&p->open_tids, tid);
+		else
+			hmap_put(&p->open_tids, tid, (void *)(n - 1));
+		p->nopen--;
+	}
+}
+
+/* library ops (cuBLAS, cuDNN...): the launches they make are not marked nested */
+static bool type_is_op(unsigned type)
+{
+	const struct gb_type_info *ti = gb_type_info(type);
+
+	return ti && (ti->tflags & GB_TF_OP);
+}
+
+/*
+ * A call nested in no other traced call (BPF marks those that are) starts
+ * after every call of its thread has returned, but library ops: a launch
+ * inside a cuBLAS op is not marked, the op still runs (an op itself that is
+ * not nested: nothing of the thread runs). A call of that thread still open
+ * here lost its end record to a full ring (counted as a drop there): it is
+ * written now without a duration, as BPF writes a call whose return it
+ * never saw, not left to look in flight, stuck, until the process exits.
+ */
+static void close_ended(struct collector *c, struct proc *p, const struct gb_rec *r)
+{
+	bool all = type_is_op(r->type);
+	uint64_t k, keys[16];
+	size_t it, n, i;
+	void *v;
+
+	do {
+		for (it = 0, n = 0; n < 16 && hmap_next(&c->open, &it, &k, &v);) {
+			const struct gb_event *o = &((struct open_call *)v)->ev;
+
+			if (o->pid == r->pid && o->tid == r->tid && o->ts_ns < r->ts_ns &&
+			    (all || !type_is_op(o->type)))
+				keys[n++] = k;
+		}
+		for (i = 0; i < n; i++) {
+			struct open_call *oc = hmap_del(&c->open, keys[i]);
+
+			if (!oc)
+				continue;
+			c->nopen--;
+			c->st.ends_lost++;
+			open_tid_count(p, oc->ev.tid, false);
+			collector_emit(c, &oc->ev);
+			open_done(c, oc);
+		}
+	} while (n == 16);
+}
+
 /* an announced call, until its end: a second announcement of the same call replaces it */
-static int hold_open(struct collector *c, const struct gb_event *ev)
+static int hold_open(struct collector *c, struct proc *p, const struct gb_event *ev)
 {
 	uint64_t k = open_key(ev->tid, ev->ts_ns);
 	struct open_call *oc = hmap_get(&c->open, k);
@@ -686,6 +756,7 @@ static int hold_open(struct collector *c, const struct gb_event *ev)
 			return collector_emit(c, ev);	/* no memory: seen now, as an entry */
 		}
 		c->nopen++;
+		open_tid_count(p, ev->tid, true);
 	}
 	oc->ev = *ev;
 	oc->ev.flags &= ~(GB_EF_DUR | GB_EF_RET);
@@ -735,6 +806,7 @@ static void close_open(struct collector *c, pid_t pid, uint64_t now_ns)
 			end = p->exit_ns;	/* it ended with its process */
 		open_event(oc, end, &ev);
 		c->nopen--;
+		open_tid_count(hmap_get(&c->procs, oc->ev.pid), oc->ev.tid, false);
 		open_done(c, oc);
 		collector_emit(c, &ev);
 	}
@@ -814,6 +886,10 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 				    p->rank && *p->rank ? p->rank : NULL);
 	}
 	p->ns_pid = r->ns_pid;
+	/* an unnested entry while the thread has calls open (--lean launches carry no nesting) */
+	if (p->nopen && !(r->flags & (GB_RF_END | GB_RF_NESTED | GB_RF_REGS)) &&
+	    hmap_get(&p->open_tids, r->tid))
+		close_ended(c, p, r);
 	ev.comm = thread_comm(c, p, r);
 	if (r->flags & GB_RF_END) {
 		/* the entry had the stack; a call whose entry we never read has none */
@@ -821,6 +897,7 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 
 		if (oc) {
 			c->nopen--;
+			open_tid_count(p, oc->ev.tid, false);
 			ev.stack_id = oc->ev.stack_id;
 			held.id = oc->ev.aux[1];
 			held.rank_nranks = oc->ev.ptr;
@@ -873,7 +950,7 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 			return kept < 0 ? kept : 0;
 	}
 	if (r->flags & GB_RF_OPEN)
-		return hold_open(c, &ev);
+		return hold_open(c, p, &ev);
 	return collector_emit(c, &ev);
 }
 

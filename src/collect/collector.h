@@ -52,6 +52,7 @@ struct collector_stats {
 	uint64_t procs_seen;	/* processes that made traced calls */
 	uint64_t names_cut;	/* names longer than a record's that the process no longer held: kept cut */
 	uint64_t maps_reads;	/* /proc/PID/maps read (a process seen before the side band, a stub in no mapping) */
+	uint64_t ends_lost;	/* open calls whose end record was lost, closed at their thread's next call */
 };
 
 struct cupti_join;

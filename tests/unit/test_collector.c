@@ -528,6 +528,66 @@ static void test_open_call_in_flight(void **state)
 	assert_true(got[2].flags & GB_EF_INSTANT);
 }
 
+/*
+ * A call whose end record the ring dropped: closed, without a duration, at
+ * the next call of its thread that BPF did not mark nested (the thread had
+ * returned from it by then), not left open to look in flight (stuck) until
+ * its process exits. A nested call, another thread's or process's, a
+ * launch inside a library op, and the op itself stay as they are.
+ */
+static void test_open_end_lost(void **state)
+{
+	struct collector *c = *state;
+	struct gb_event st;
+	struct gb_rec r;
+
+	hdr(&r, GB_REC_CALL, GB_T_cuStreamSynchronize, 1000);	/* its end: dropped */
+	r.flags = GB_RF_OPEN;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_CALL, GB_T_nvrtcCompileProgram, 1500);	/* another thread's op: running */
+	r.tid = 4250;
+	r.flags = GB_RF_OPEN;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_CALL, GB_T_cuLaunchKernel, 1600);	/* inside the op: not marked */
+	r.tid = 4250;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_CALL, GB_T_cuMemcpyHtoD_v2, 2000);	/* nested in the sync: no proof */
+	r.flags = GB_RF_OPEN | GB_RF_NESTED;
+	collector_handle(c, &r, sizeof(r));
+	hdr(&r, GB_REC_CALL, GB_T_cuLaunchKernel, 2500);	/* same tid, another process */
+	r.pid = 999;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(collector_open_calls(c, 3000, NULL, NULL), 3);
+	assert_int_equal(collector_stats(c)->ends_lost, 0);
+	assert_int_equal(ngot, 2);
+
+	hdr(&r, GB_REC_CALL, GB_T_cuLaunchKernel, 3000);	/* unnested, the sync's thread */
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(collector_stats(c)->ends_lost, 2);
+	assert_int_equal(collector_open_calls(c, 3000, NULL, NULL), 1);	/* the op */
+	assert_int_equal(ngot, 5);
+	/* both, in either order, before the launch that proved them ended */
+	assert_true((got[2].type == GB_T_cuStreamSynchronize && got[3].type == GB_T_cuMemcpyHtoD_v2) ||
+		    (got[3].type == GB_T_cuStreamSynchronize && got[2].type == GB_T_cuMemcpyHtoD_v2));
+	assert_false(got[2].flags & (GB_EF_DUR | GB_EF_INFLIGHT));
+	assert_false(got[3].flags & (GB_EF_DUR | GB_EF_INFLIGHT));
+	assert_int_equal(got[4].ts_ns, 3000);
+	/* the one call still open is the op: the sync is not reported stuck */
+	assert_true(collector_stuck_call(c, 1000000, 1000, &st));
+	assert_int_equal(st.type, GB_T_nvrtcCompileProgram);
+	assert_false(collector_stuck_call(c, 1000000, 1000, &st));
+
+	/* an end that does come after that is an end like any other: nothing open to pair */
+	hdr(&r, GB_REC_CALL, GB_T_nvrtcCompileProgram, 1500);
+	r.tid = 4250;
+	r.flags = GB_RF_END | GB_RF_RET;
+	r.dur_ns = 2000;
+	collector_handle(c, &r, sizeof(r));
+	assert_int_equal(collector_open_calls(c, 4000, NULL, NULL), 0);
+	collector_finish(c);
+	assert_int_equal(collector_stats(c)->ends_lost, 2);
+}
+
 static int crashes, crash_sig;
 
 static void on_crash(void *ctx, pid_t pid, int sig, const char *comm, uint64_t ts)
@@ -705,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_exec_after_read),
 		cmocka_unit_test_setup_teardown(test_open_call_ends, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_call_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_end_lost, setup, teardown),
 		cmocka_unit_test(test_crash_notice),
 		cmocka_unit_test_setup_teardown(test_nccl_stamp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_graph_capture, setup, teardown),
