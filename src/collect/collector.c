@@ -30,6 +30,8 @@ struct proc {
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
 	struct hmap open_tids;	/* tid -> how many of its calls are open (announced, not ended) */
 	unsigned nopen;		/* the sum of those */
+	uint64_t cupti_gen;	/* maps.gen when cupti_lib was looked for */
+	bool cupti_lib;		/* it maps gpubpf's CUPTI library */
 	struct hmap nccl;	/* NCCL communicator handle -> state (nccl_comms.c) */
 	struct hmap libops;	/* library handle/descriptor -> state (libops/libops.c) */
 	struct gb_graphs *graphs;	/* CUDA/HIP graph captures and execs (graph/graphs.c) */
@@ -184,6 +186,8 @@ static void clear_proc(struct proc *p)
 	hmap_free(&p->comms);
 	hmap_free(&p->open_tids);
 	p->nopen = 0;
+	p->cupti_gen = 0;
+	p->cupti_lib = false;
 	nccl_comms_free(&p->nccl);
 	libops_free(&p->libops);
 	graphs_free(p->graphs);
@@ -579,10 +583,39 @@ static void join_out(void *ctx, const struct gb_event *ev)
 	sink(ctx, ev);
 }
 
+/*
+ * Whether CUPTI records may come for a launch of this process: it maps
+ * gpubpf's CUPTI library (loaded at cuInit through the injection variable,
+ * or injected into it running as a copy named gpubpf_cupti-*.so), or the
+ * join has had one from it. Only such launches wait in the join; the
+ * others (every process --cupti was not given to) would wait for nothing,
+ * and waiting cost 30% of the recorder at 100k launches/s.
+ */
+static bool may_cupti(struct collector *c, const struct gb_event *ev)
+{
+	struct proc *p = hmap_get(&c->procs, ev->pid);
+	const struct gb_maps *m;
+	unsigned i;
+
+	if (!p || cupti_join_pid_seen(c->join, ev->pid))
+		return true;
+	m = proc_maps(c, p, ev->ts_ns);
+	if (!m)
+		return false;
+	if (p->cupti_gen != m->gen) {
+		p->cupti_gen = m->gen;
+		p->cupti_lib = false;
+		for (i = 0; i < m->n && !p->cupti_lib; i++)
+			p->cupti_lib = m->v[i].path && strstr(m->v[i].path, "gpubpf_cupti");
+	}
+	return p->cupti_lib;
+}
+
 /* every event passes the join: it may hold a launch for its device time */
 int collector_emit(struct collector *c, const struct gb_event *ev)
 {
-	if (c->join && cupti_join_host(c->join, ev))
+	if (c->join && (gb_event_cat(ev) != GB_CAT_LAUNCH || may_cupti(c, ev)) &&
+	    cupti_join_host(c->join, ev))
 		return 0;
 	return sink(c, ev);
 }

@@ -547,6 +547,13 @@ bool cupti_join_host(struct cupti_join *j, const struct gb_event *ev)
 	return true;
 }
 
+bool cupti_join_pid_seen(const struct cupti_join *j, uint32_t pid)
+{
+	const struct pidst *p = hmap_get(&j->pids, pid);
+
+	return p && p->cupti;
+}
+
 void cupti_join_host_launch(struct cupti_join *j, const struct gb_event *launch, uint64_t corr_id)
 {
 	struct held *h;
@@ -608,6 +615,28 @@ static bool device_dup(struct corr *c, const struct gb_event *d)
 
 void cupti_join_device(struct cupti_join *j, const struct gb_event *dev)
 {
+	cj_device(j, dev, false);
+}
+
+/*
+ * A kernel name cut at a record's length that the process no longer held
+ * (CUPTI's last buffers come as it exits): the launch it is paired with
+ * has the name whole when that starts the same (both as the module names
+ * it); else it stays cut, counted (names.cut).
+ */
+static const char *whole_from_launch(struct cupti_join *j, const struct corr *c, const char *cut)
+{
+	const char *h = c && c->host ? c->host->ev.name : NULL;
+	size_t n = cut ? strlen(cut) : 0;
+
+	if (h && n && strlen(h) > n && !strncmp(h, cut, n))
+		return h;
+	j->st.names_cut++;
+	return cj_own(j, cut);
+}
+
+void cj_device(struct cupti_join *j, const struct gb_event *dev, bool name_cut)
+{
 	struct gb_event ev = *dev;
 	struct corr *c = NULL;
 
@@ -620,7 +649,7 @@ void cupti_join_device(struct cupti_join *j, const struct gb_event *dev)
 	}
 	j->st.device++;
 	ev.comm = cj_own(j, dev->comm);
-	ev.name = cj_own(j, dev->name);
+	ev.name = name_cut ? whole_from_launch(j, c, dev->name) : cj_own(j, dev->name);
 	ev.detail = cj_own(j, dev->detail);
 	if (c && c->has_api)
 		ev.tid = c->tid;	/* the launching thread */

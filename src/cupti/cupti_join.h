@@ -70,6 +70,8 @@ void cupti_join_free(struct cupti_join *j);
  * writes it as is. Syncs return false but bound the held launches.
  */
 bool cupti_join_host(struct cupti_join *j, const struct gb_event *ev);
+/* whether a CUPTI record came from pid (its launches are worth holding) */
+bool cupti_join_pid_seen(const struct cupti_join *j, uint32_t pid);
 /* A host launch whose correlation id the caller already knows (held) */
 void cupti_join_host_launch(struct cupti_join *j, const struct gb_event *launch, uint64_t corr_id);
 /* Probe launch: thread tid of pid entered a correlated API at ts */

@@ -96,6 +96,8 @@ void *cj_get_or_new(struct hmap *m, uint64_t key, size_t size);
 const char *cj_own(struct cupti_join *j, const char *s);	/* interned copy */
 void cj_see_ts(struct cupti_join *j, uint64_t ts);
 void cj_out_push(struct cupti_join *j, const struct gb_event *ev);
+/* cupti_join_device for a record whose kernel name is cut (name_cut): its launch's whole name, if it has one */
+void cj_device(struct cupti_join *j, const struct gb_event *dev, bool name_cut);
 void cj_free_vals(struct hmap *m);
 
 #endif

@@ -196,17 +196,18 @@ static int act_type(unsigned k)
 /*
  * A kernel's name, interned: whole where the record holds it cut (CUPTI
  * keeps one copy of each kernel's name while its module is loaded, at the
- * address the record carries), else as the record has it, counted as cut
+ * address the record carries), else as the record has it (*cut: cut)
  */
-static const char *act_name(struct cupti_join *j, const struct gb_cupti_rec *cr)
+static const char *act_name(struct cupti_join *j, const struct gb_cupti_rec *cr, bool *cut)
 {
 	static char buf[PROCMAPS_STR_MAX];
 
+	*cut = false;
 	if (procmaps_is_cut(cr->name, GB_NAME_MAX - 1)) {
 		if (procmaps_whole_str((pid_t)cr->r.pid, cr->act.name, cr->name, GB_NAME_MAX - 1, buf,
 				       sizeof(buf)))
 			return intern_str(j->strs, buf);
-		j->st.names_cut++;
+		*cut = true;
 	}
 	return intern_strn(j->strs, cr->name, strnlen(cr->name, GB_NAME_MAX));
 }
@@ -216,6 +217,7 @@ static void device_from_rec(struct cupti_join *j, const struct gb_cupti_rec *cr)
 	const struct gb_cupti_act *a = &cr->act;
 	int type = act_type(a->act_kind);
 	struct gb_event ev;
+	bool cut = false;
 
 	if (type < 0 || (cr->r.flags & GB_RF_XFAULT)) {
 		j->st.skipped++;
@@ -242,7 +244,7 @@ static void device_from_rec(struct cupti_join *j, const struct gb_cupti_rec *cr)
 		ev.shmem = a->shmem;
 		ev.flags |= GB_EF_GRID;
 		if (cr->name[0])
-			ev.name = act_name(j, cr);
+			ev.name = act_name(j, cr, &cut);
 	} else if (a->act_kind == GB_ACT_MEMCPY || a->act_kind == GB_ACT_MEMSET) {
 		ev.bytes = a->bytes;
 		ev.kind = a->copy_kind;
@@ -252,7 +254,7 @@ static void device_from_rec(struct cupti_join *j, const struct gb_cupti_rec *cr)
 		ev.arg = a->value;	/* memset value, sync type, overhead kind */
 		ev.flags |= GB_EF_ARG;
 	}
-	cupti_join_device(j, &ev);
+	cj_device(j, &ev, cut);
 }
 
 static void lost_from_rec(struct cupti_join *j, const struct gb_rec *r)

@@ -118,3 +118,35 @@ zero = [e for e in launches if e.get("ph") == "X" and e.get("dur") == 0]
 ok(len(zero) == 5 and {(e["pid"], e["tid"], e["ts"]) for e in zero} == {(e["pid"], e["tid"], e["ts"]) for e in starts},
    "--lean export: each flow starts at a launch drawn as a slice of no length", f"{len(zero)} of {len(launches)}")
 PY
+
+# a kernel name longer than a record's 255 bytes (CUTLASS kernels run to
+# kilobytes): whole on the device slice as on its launch, none counted as cut
+start_record -a -o "$T/n.sbt" --lib "$WL/libcuda.so.1" --cupti-lib "$LIB" ||
+	{ fail "record --cupti-lib (long names) started"; exit 0; }
+# the app stays alive until the recorder has stopped: the names are read while it still holds them
+GB_APP_LONG_NAME=1500 GB_APP_HOLD=1 "$APP" "$LIB" "$WL/libcuda.so.1" 3 >"$T/app3.out" &
+app=$!
+for _ in $(seq 600); do grep -q '^pid=' "$T/app3.out" 2>/dev/null && break; kill -0 $app 2>/dev/null || break; sleep 0.05; done
+grep -q '^pid=' "$T/app3.out" || fail "usdt_app ran (long names)"
+stop_record
+kill $app 2>/dev/null
+wait $app 2>/dev/null
+check_eq "record (long names) exits 0" 0 "$REC_RC"
+"$GPUBPF" info --json "$T/n.sbt" >"$T/n.info" 2>&1 || fail "info --json (long names)"
+PYTHONPATH=$ROOT/tests/py python3 - "$T/n.sbt" "$(sed -n 's/^pid=\([0-9]*\) .*/\1/p' "$T/app3.out")" "$T/n.info" <<'PY'
+import json, sys
+from events import load, Checker
+c = Checker()
+trace, pid, info = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+want = "gb_long_" + "".join(chr(ord("a") + i % 26) for i in range(8, 1500))
+ev = [e for e in load(trace) if e["pid"] == pid]
+name = lambda e: e.get("kernel_raw") or e.get("kernel")	# kernel_raw: only where demangling changed it
+kern = [name(e) for e in ev if e["type"] == "gpu_kernel"]
+launch = [name(e) for e in ev if e["type"] == "cuLaunchKernel"]
+c.eq("3 device slices named with the whole 1,500-byte name", [1500] * 3, [len(k or "") for k in kern])
+c.true("the device slices' name is the launch's, byte for byte", kern and all(k == want for k in kern + launch),
+       str([len(k or "") for k in launch]))
+q = json.load(open(info)).get("data_quality", {})
+c.eq("no name counted as cut", 0, q.get("names_cut", 0))
+sys.exit(1 if c.failed else 0)
+PY

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include <sys/stat.h>
@@ -295,6 +296,42 @@ static const char *launch_name(struct collector *c, uint32_t pid, uint64_t ts, u
 	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
 	assert_int_equal(ngot, before + 1);
 	return names[before];
+}
+
+/*
+ * With a CUPTI join, only launches of a process that maps gpubpf's CUPTI
+ * library (or that CUPTI records came from) wait in it for their device
+ * time; the launches of every other process go straight out.
+ */
+static void test_join_only_cupti_procs(void **state)
+{
+	struct collector *c = *state;
+	struct cupti_join *j = cupti_join_new(NULL);
+	char lib[] = "/tmp/gpubpf_cupti-test-XXXXXX";
+	struct gb_rec r;
+	int fd = mkstemp(lib);
+
+	assert_non_null(j);
+	assert_true(fd >= 0);
+	close(fd);
+	collector_set_join(c, j);
+	sb_exec(c, 6000, 10);		/* seen from its exec: the side band tells its maps */
+	hdr(&r, GB_REC_CALL, GB_T_cuLaunchKernel, 100);
+	r.pid = 6000;
+	r.tid = 6000;
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_int_equal(ngot, 1);	/* no CUPTI there: out at once */
+	sb_map(c, 6000, 150, 0x7f0000000000ull, lib);
+	r.ts_ns = 200;
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_int_equal(ngot, 1);	/* held for its device record */
+	collector_finish(c);
+	assert_int_equal(ngot, 2);
+	assert_int_equal(got[1].ts_ns, 200);
+	collector_free(c);
+	*state = NULL;
+	cupti_join_free(j);
+	unlink(lib);
 }
 
 /*
@@ -762,6 +799,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ioctl_through_decoder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sideband_timeline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stub_unmapped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_join_only_cupti_procs, setup, teardown),
 		cmocka_unit_test(test_exec_after_read),
 		cmocka_unit_test_setup_teardown(test_open_call_ends, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_call_in_flight, setup, teardown),

@@ -630,6 +630,28 @@ static void test_long_names(void **state)
 	assert_int_equal(strlen(find(GB_T_gpu_kernel, 1002 * US)->name), GB_NAME_MAX - 1);
 	assert_int_equal(strlen(find(GB_T_gpu_kernel, 1003 * US)->name), 5);
 	assert_int_equal(cupti_join_stats(j)->names_cut, 2);
+
+	/* gone from the process (CUPTI's last buffers come as it exits): its launch's whole name */
+	{
+		struct gb_event l = launch_ev(1200 * US, 20 * US, F, 0);
+
+		l.name = whole;
+		cupti_join_host(j, &l);
+		cupti_join_api(j, PID, TID, 1205 * US, 77, F);
+		cr.r.pid = PID;
+		cr.r.ts_ns = 1300 * US;
+		cr.act.start = 1250 * US;
+		cr.act.end = 1260 * US;
+		cr.act.corr_id = 77;
+		cr.act.name = 0;
+		memcpy(cr.name, whole, GB_NAME_MAX - 1);
+		assert_int_equal(cupti_join_rec(j, &cr, sizeof(cr)), 0);
+		cupti_join_drain(j, 3000 * US, collect, NULL);
+		d = find(GB_T_gpu_kernel, 1250 * US);
+		assert_non_null(d);
+		assert_string_equal(d->name, whole);
+		assert_int_equal(cupti_join_stats(j)->names_cut, 2);
+	}
 }
 static void test_bpf_end_to_end(void **state)
 {
