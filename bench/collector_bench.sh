@@ -107,10 +107,9 @@ BPF_PROG_TEST_RUN (\`bench/collector_feed.c\`), which writes the hot path's reco
 recorder's own ring: 4 launches with 8 fp return addresses from 8 call sites, then an
 allocation, two copies, a memset, a sync and a free, each announced at entry with its
 stack and ended at return (16 records per 10 calls); the sync names a stream the launches
-do not use (the join holds those launches until they are evicted: its worst case). "lost":
-records the ring had no room for (counted by the feeder; the recorder's own drop count
-does not see them); "events": what the trace holds (a call whose end was lost is written
-as in flight).
+do not use. "lost": records the ring had no room for (counted by the feeder; the
+recorder's own drop count does not see them); "events": what the trace holds (a call
+whose end was lost is written without a duration at its thread's next call).
 
 | calls/s asked | calls/s fed | recorder CPU (%) | events | lost |
 |---:|---:|---:|---:|---:|
