@@ -25,11 +25,12 @@ for r in 0 1; do
 	bg "$SW" -l "$WL/libcuda.so.1" -N "$WL/libnccl.so.2" -r $r -R 2 -i "$T/nccl.id" -n 60 -w 0 train \
 		>"$T/rank$r.out" 2>&1
 done
-# the endpoint, while the loops run: their steps so far
-for i in $(seq 60); do
+# the endpoint, while the loops run: their steps so far, until each of the three has
+# 3 (what is checked below; a process found with fewer steps shows its count line already)
+for i in $(seq 120); do
 	python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
 		"http://127.0.0.1:$PORT/metrics" >"$T/metrics.txt" 2>/dev/null
-	[ "$(grep -c '^gpubpf_step_seconds_count{' "$T/metrics.txt")" -ge 3 ] && break
+	awk '/^gpubpf_step_seconds_count\{/ && $NF >= 3 { n++ } END { exit !(n >= 3) }' "$T/metrics.txt" && break
 	sleep 0.25
 done
 wait $TRAIN "${_bg_pids[@]:2}" 2>/dev/null
