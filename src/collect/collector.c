@@ -28,6 +28,8 @@ struct proc {
 	uint64_t reread_ns;	/* when /proc/PID/maps was last read for a stub in no mapping */
 	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
+	char last_comm[GB_COMM_LEN];	/* the last record's comm bytes, interned as last_name */
+	const char *last_name;
 	struct hmap open_tids;	/* tid -> how many of its calls are open (announced, not ended) */
 	unsigned nopen;		/* the sum of those */
 	uint64_t cupti_gen;	/* maps.gen when cupti_lib was looked for */
@@ -70,6 +72,7 @@ struct collector {
 	struct collector_ops ops;
 	struct intern *strs;
 	struct hmap procs;	/* pid -> struct proc */
+	struct proc *last;	/* the last record's process (records come in runs) */
 	struct hmap elfs;	/* hash(dev, ino) -> struct elf_entry */
 	struct collector_stats st;
 	struct stack_table *stk;	/* NULL: no stacks */
@@ -160,10 +163,13 @@ struct collector *collector_new(const struct collector_ops *ops)
 
 static struct proc *get_proc(struct collector *c, pid_t pid)
 {
-	struct proc *p = hmap_get(&c->procs, (uint64_t)pid);
+	struct proc *p = c->last;
 
-	if (p)
+	if (p && p->pid == pid)
 		return p;
+	p = hmap_get(&c->procs, (uint64_t)pid);
+	if (p)
+		return c->last = p;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
@@ -173,7 +179,7 @@ static struct proc *get_proc(struct collector *c, pid_t pid)
 		return NULL;
 	}
 	c->st.procs_live++;
-	return p;
+	return c->last = p;
 }
 
 /* the state a process had: pid reuse starts it afresh (the struct stays: callers hold it) */
@@ -456,8 +462,7 @@ static uint32_t event_stack(struct collector *c, struct proc *p, const struct gb
 	if (!c->stk)
 		return 0;
 	if (c->stack_mode == GB_STACK_FP && ips) {
-		memcpy(all, ips, nips * sizeof(*ips));
-		nips = stack_add_caller(all, nips, GB_STACK_FP_DEPTH + 1, r->caller);
+		nips = stack_copy_caller(all, ips, nips, GB_STACK_FP_DEPTH + 1, r->caller);
 		id = stack_from_fp(c->stk, p->pid, proc_maps(c, p, r->ts_ns), all, nips);
 	}
 	else if (c->stack_mode == GB_STACK_DWARF)
@@ -668,7 +673,7 @@ static void mark_lean_nested(struct proc *p, const struct gb_rec *r, struct gb_e
 	 * return inside an entry-only runtime launch is marked here */
 	if (ti->api == GB_API_CUDA_RT && !(r->flags & GB_RF_RET))
 		hmap_put(&p->rt_launch, r->tid, (void *)1);
-	else if (ti->api == GB_API_CUDA_DRV && hmap_del(&p->rt_launch, r->tid))
+	else if (ti->api == GB_API_CUDA_DRV && p->rt_launch.n && hmap_del(&p->rt_launch, r->tid))
 		ev->flags |= GB_EF_NESTED;
 }
 
@@ -685,8 +690,17 @@ static const char *thread_comm(struct collector *c, struct proc *p, const struct
 	size_t n;
 	FILE *f;
 
-	if (r->comm[0])
-		return intern_strn(c->strs, r->comm, strnlen(r->comm, sizeof(r->comm)));
+	if (r->comm[0]) {
+		/* a thread's calls come in runs: the same bytes, the same interned name */
+		if (p->last_name && !memcmp(p->last_comm, r->comm, sizeof(p->last_comm)))
+			return p->last_name;
+		name = intern_strn(c->strs, r->comm, strnlen(r->comm, sizeof(r->comm)));
+		if (name) {
+			memcpy(p->last_comm, r->comm, sizeof(p->last_comm));
+			p->last_name = name;
+		}
+		return name;
+	}
 	name = hmap_get(&p->comms, r->tid);
 	if (!name) {
 		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", r->pid, r->tid);
@@ -1196,6 +1210,8 @@ static void drop_proc(struct collector *c, struct proc *p)
 	if (c->join)
 		cupti_join_forget(c->join, (uint32_t)p->pid);
 	hmap_del(&c->procs, (uint64_t)p->pid);
+	if (c->last == p)
+		c->last = NULL;
 	free_proc(p);
 	c->st.procs_live--;
 }

@@ -88,6 +88,7 @@ struct rec_ctx {
 	uint64_t rb_bytes, rb_size, rate_ns, rate_bytes;
 	uint64_t written;	/* events written, of every kind */
 	struct hmap pids;	/* processes they came from */
+	uint64_t last_pid1;	/* the last event's pid + 1, in pids (0: none yet) */
 	uint64_t by_cat[GB_CAT__COUNT];	/* device work counted once (outermost calls) */
 	pid_t child;
 	int go_fd;		/* write end: releases the child */
@@ -182,8 +183,11 @@ static int sink_event(void *ctx, const struct gb_event *ev)
 		}
 	}
 	r->written++;
-	if (!hmap_get(&r->pids, ev->pid))
-		hmap_put(&r->pids, ev->pid, (void *)1);
+	if ((uint64_t)ev->pid + 1 != r->last_pid1) {
+		if (!hmap_get(&r->pids, ev->pid))
+			hmap_put(&r->pids, ev->pid, (void *)1);
+		r->last_pid1 = (uint64_t)ev->pid + 1;
+	}
 	if (gb_event_outermost(ev))
 		r->by_cat[gb_event_cat(ev)]++;
 	return 0;

@@ -122,7 +122,7 @@ static const char *str_at(const struct sbt_writer *w, uint32_t id)
 	return intern_at(w->strs, id - 1);
 }
 
-static uint32_t intern_slow(struct sbt_writer *w, const char *s)
+__attribute__((noinline)) static uint32_t intern_slow(struct sbt_writer *w, const char *s)
 {
 	uint32_t id = intern_id(w->strs, s, strnlen(s, SBT_MAX_STR - 1));
 
@@ -138,7 +138,7 @@ static uint32_t intern_slow(struct sbt_writer *w, const char *s)
  * pointer cache checked with strcmp (the buffer may have been reused)
  * saves hashing the string for every event.
  */
-static uint32_t intern(struct sbt_writer *w, const char *s)
+static inline __attribute__((always_inline)) uint32_t intern(struct sbt_writer *w, const char *s)
 {
 	unsigned slot;
 	uint32_t id;

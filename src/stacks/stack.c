@@ -264,12 +264,29 @@ uint32_t stack_from_ips(struct stack_table *t, pid_t pid, const struct gb_maps *
 	return stack_intern(t, f, n);
 }
 
+static bool caller_missing(const uint64_t *ips, unsigned n, unsigned max, uint64_t caller)
+{
+	return caller && n && n < max && !(n >= 2 && ips[1] == caller);
+}
+
 unsigned stack_add_caller(uint64_t *ips, unsigned n, unsigned max, uint64_t caller)
 {
-	if (!caller || !n || n >= max || (n >= 2 && ips[1] == caller))
+	if (!caller_missing(ips, n, max, caller))
 		return n;
 	memmove(ips + 2, ips + 1, (n - 1) * sizeof(*ips));
 	ips[1] = caller;
+	return n + 1;
+}
+
+unsigned stack_copy_caller(uint64_t *out, const uint64_t *ips, unsigned n, unsigned max, uint64_t caller)
+{
+	if (!caller_missing(ips, n, max, caller)) {
+		memcpy(out, ips, n * sizeof(*ips));
+		return n;
+	}
+	out[0] = ips[0];
+	out[1] = caller;
+	memcpy(out + 2, ips + 1, (n - 1) * sizeof(*ips));
 	return n + 1;
 }
 
@@ -282,12 +299,19 @@ uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m
 		       const uint64_t *ips, unsigned n)
 {
 	uint64_t key = gb_hash_words(n, ips, n);
-	struct hmap *pm = hmap_get(&t->fp_cache, (uint64_t)(uint32_t)pid);
+	struct hmap *pm;
 	struct fp_entry *e;
 	uint32_t id;
 
 	if (!n)
 		return 0;
+	if (t->fp_last && t->fp_last_pid == pid) {
+		pm = t->fp_last;
+	} else {
+		pm = hmap_get(&t->fp_cache, (uint64_t)(uint32_t)pid);
+		t->fp_last = pm;
+		t->fp_last_pid = pid;
+	}
 	if (pm && (e = hmap_get(pm, key)) && e->n == n && !memcmp(e->ips, ips, n * sizeof(*ips)))
 		return e->id;
 	id = stack_from_ips(t, pid, m, ips, n);
@@ -299,6 +323,8 @@ uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m
 			free(pm);
 			return id;
 		}
+		t->fp_last = pm;
+		t->fp_last_pid = pid;
 	}
 	if (hmap_get(pm, key))
 		return id;	/* a hash collision: correct, just not cached */
@@ -388,6 +414,8 @@ void stack_forget_pid(struct stack_table *t, pid_t pid)
 {
 	struct hmap *pm = hmap_del(&t->fp_cache, (uint64_t)(uint32_t)pid);
 
+	if (pm == t->fp_last)
+		t->fp_last = NULL;
 	if (pm)
 		free_fp_proc(pm);
 }

@@ -60,6 +60,8 @@ uint32_t stack_intern(struct stack_table *t, const struct gb_frame *f, unsigned 
  * function that starts with push %rbp). Returns the new count (<= max).
  */
 unsigned stack_add_caller(uint64_t *ips, unsigned n, unsigned max, uint64_t caller);
+/* The same, the n addresses at ips copied to out (room for max) with it, in one pass */
+unsigned stack_copy_caller(uint64_t *out, const uint64_t *ips, unsigned n, unsigned max, uint64_t caller);
 /* Addresses of a process (innermost first) -> frames -> id (0: none) */
 uint32_t stack_from_ips(struct stack_table *t, pid_t pid, const struct gb_maps *m,
 			const uint64_t *ips, unsigned n);

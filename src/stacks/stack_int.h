@@ -34,6 +34,8 @@ struct stack_table {
 	struct hmap mods;	/* dev/ino hash -> struct stk_mod */
 	struct hmap dedup;	/* content hash (+probe) -> struct stk_entry */
 	struct hmap fp_cache;	/* pid -> hmap of struct fp_entry (--stack fp) */
+	struct hmap *fp_last;	/* fp_cache's entry for fp_last_pid (calls come in runs) */
+	pid_t fp_last_pid;
 	struct hmap pending;	/* tid/ts hash -> struct stk_pending */
 	struct hmap py_pending;	/* tid/ts hash -> struct stk_pypending */
 	struct hmap by_id;	/* our id -> struct stk_entry */

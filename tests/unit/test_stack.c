@@ -552,6 +552,31 @@ static void test_add_caller(void **state)
 	(void)state;
 }
 
+/* the copying form: what stack_add_caller makes in place, in every case */
+static void test_copy_caller(void **state)
+{
+	static const struct { uint64_t ips[4]; unsigned n, max; uint64_t caller; } c[] = {
+		{ { 0x1000, 0x3000, 0x4000 }, 3, 6, 0x2000 },		/* inserted */
+		{ { 0x1000, 0x2000, 0x3000, 0x4000 }, 4, 6, 0x2000 },	/* already there */
+		{ { 0x1000 }, 1, 2, 0x2000 },				/* only the function */
+		{ { 0x1000, 0x3000, 0x4000 }, 3, 6, 0 },		/* caller unknown */
+		{ { 0 }, 0, 6, 0x2000 },				/* empty */
+		{ { 0x1000, 0x3000, 0x4000 }, 3, 3, 0x2000 },		/* no room */
+	};
+	unsigned i, n, m;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint64_t in_place[6] = { 0 }, out[6] = { 0 };
+
+		memcpy(in_place, c[i].ips, sizeof(c[i].ips));
+		n = stack_add_caller(in_place, c[i].n, c[i].max, c[i].caller);
+		m = stack_copy_caller(out, c[i].ips, c[i].n, c[i].max, c[i].caller);
+		assert_int_equal(n, m);
+		assert_memory_equal(in_place, out, n * sizeof(*out));
+	}
+	(void)state;
+}
+
 static void test_symbolize(void **state)
 {
 	struct symbolizer *sy = symbolizer_new("/nonexistent-symfs");
@@ -632,6 +657,7 @@ int main(void)
 		cmocka_unit_test(test_unwind_memo),
 		cmocka_unit_test(test_symbolize),
 		cmocka_unit_test(test_add_caller),
+		cmocka_unit_test(test_copy_caller),
 		cmocka_unit_test(test_maps_out_of_order),
 	};
 
