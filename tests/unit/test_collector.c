@@ -159,6 +159,80 @@ static void test_name_then_launch(void **state)
 }
 
 /*
+ * The last record's process, its comm and its stack table are kept at hand
+ * (records come in runs): a process reaped, then a new one under the same
+ * pid, starts afresh (no name the old program gave a handle), records of
+ * two processes in turn keep each one's names, and a rename shows at once.
+ */
+static int no_stack_out(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n)
+{
+	(void)ctx, (void)id, (void)f, (void)n;
+	return 0;
+}
+
+static void test_last_proc_cache(void **state)
+{
+	struct collector *c = *state;
+	struct gb_name_rec nr;
+	struct { struct gb_rec r; uint64_t ips[2]; } fr;
+	struct gb_rec r, x;
+	unsigned i = 0;
+
+	assert_int_equal(collector_enable_stacks(c, GB_STACK_FP, no_stack_out, NULL), 0);
+
+	memset(&nr, 0, sizeof(nr));
+	hdr(&nr.r, GB_REC_NAME, GB_T_cuModuleGetFunction, 10);
+	nr.r.flags = GB_RF_RET;
+	nr.r.x[0] = 0xf00;
+	strcpy(nr.name, "old_kernel");
+	assert_int_equal(collector_handle(c, &nr, sizeof(nr)), 0);
+	/* another process in between, with the same handle unnamed */
+	hdr(&r, GB_REC_CALL, GB_T_cuLaunchKernel, 15);
+	r.pid = r.tid = 5151;
+	memcpy(r.comm, "other", 6);
+	r.a[0] = 0xf00;
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	hdr(&fr.r, GB_REC_CALL, GB_T_cuLaunchKernel, 20);
+	fr.r.a[0] = 0xf00;
+	fr.r.nips = 2;
+	fr.ips[0] = 0x1000;
+	fr.ips[1] = 0x2000;
+	assert_int_equal(collector_handle(c, &fr, sizeof(fr)), 0);
+	assert_int_equal(ngot, 3);
+	assert_string_equal(names[1], "");
+	assert_string_equal(comms[1], "other");
+	assert_string_equal(names[2], "old_kernel");
+	assert_string_equal(comms[2], "trainer");
+	/* renamed: the next call says so */
+	memcpy(r.comm, "trainer-2", 10);
+	r.ts_ns = 25;
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_string_equal(comms[3], "trainer-2");
+	/* 4242 exits and is reaped; a new program gets its pid */
+	hdr(&x, GB_REC_EXIT, 0, 30);
+	assert_int_equal(collector_handle(c, &x, sizeof(x)), 0);
+	collector_reap(c, 5000000000ull, 1000000000ull);
+	assert_int_equal(collector_stats(c)->procs_live, 1);
+	ngot = 0;
+	hdr(&fr.r, GB_REC_CALL, GB_T_cuLaunchKernel, 6000000000ull);
+	memcpy(fr.r.comm, "newprog", 8);
+	fr.r.a[0] = 0xf00;
+	fr.r.nips = 2;
+	fr.ips[0] = 0x1000;
+	fr.ips[1] = 0x2000;
+	assert_int_equal(collector_handle(c, &fr, sizeof(fr)), 0);
+	assert_non_null(find(GB_T_cuLaunchKernel, &i));
+	assert_string_equal(names[i], "");
+	assert_string_equal(comms[i], "newprog");
+	assert_int_equal(collector_stats(c)->procs_seen, 3);
+	/* its stacks are its own: the same addresses once more, the same stack */
+	assert_int_not_equal(got[i].stack_id, 0);
+	fr.r.ts_ns++;
+	assert_int_equal(collector_handle(c, &fr, sizeof(fr)), 0);
+	assert_int_equal(got[ngot - 1].stack_id, got[i].stack_id);
+}
+
+/*
  * --lean launches: 64 bytes from registers; the collector rebuilds the
  * call (a runtime launch's dim3 pairs from low and high halves), names the
  * kernel, marks it lean and drops what was not read (stream; a driver
@@ -794,6 +868,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_name_then_launch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_last_proc_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lean_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cupti_through_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ioctl_through_decoder, setup, teardown),
