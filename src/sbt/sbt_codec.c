@@ -203,31 +203,14 @@ uint64_t sbt_cols_of(const struct gb_event *e, const uint32_t sid[3])
  */
 #define CHUNK 128
 
-static uint8_t *enc_chunk(unsigned c, uint8_t *o, const struct gb_event *ev,
-			  const uint32_t (*sid)[3], const uint32_t *tid, const uint32_t *perm,
-			  uint32_t i, uint32_t end, uint64_t *prev)
+/* a template's static column, rows [i, end) */
+static uint8_t *enc_tmpl_chunk(unsigned c, uint8_t *o, const struct gb_event *ev,
+			       const uint32_t (*sid)[3], uint32_t i, uint32_t end)
 {
-#define EV (&ev[perm ? perm[i] : i])
-#define SID (sid[perm ? perm[i] : i])
+#define EV (&ev[i])
+#define SID (sid[i])
 #define LOOP(expr) for (; i < end; i++) o = gb_varint_put(o, (expr)); break
 	switch (c) {
-	case C_TS:
-		for (; i < end; i++) {
-			uint64_t t = EV->ts_ns;
-
-			o = gb_varint_put(o, gb_zigzag((int64_t)(t - *prev)));
-			*prev = t;
-		}
-		break;
-	case C_CORR:
-		for (; i < end; i++) {
-			uint64_t t = EV->corr_id;
-
-			o = gb_varint_put(o, gb_zigzag((int64_t)(t - *prev)));
-			*prev = t;
-		}
-		break;
-	case C_DUR: LOOP(EV->dur_ns);
 	case C_PID: LOOP(EV->pid);
 	case C_TID: LOOP(gb_zigzag((int64_t)EV->tid - EV->pid));
 	case C_NSPID: LOOP(gb_zigzag((int64_t)EV->ns_pid - EV->pid));
@@ -236,7 +219,6 @@ static uint8_t *enc_chunk(unsigned c, uint8_t *o, const struct gb_event *ev,
 	case C_API: LOOP(EV->api);
 	case C_KIND: LOOP(EV->kind);
 	case C_FLAGS: LOOP(EV->flags);
-	case C_RET: LOOP(gb_zigzag(EV->ret));
 	case C_GX: LOOP(EV->grid[0]);
 	case C_GY: LOOP(EV->grid[1]);
 	case C_GZ: LOOP(EV->grid[2]);
@@ -246,13 +228,7 @@ static uint8_t *enc_chunk(unsigned c, uint8_t *o, const struct gb_event *ev,
 	case C_SHMEM: LOOP(EV->shmem);
 	case C_DEVICE: LOOP(EV->device);
 	case C_STREAM: LOOP(EV->stream);
-	case C_BYTES: LOOP(EV->bytes);
-	case C_PTR: LOOP(EV->ptr);
-	case C_SRC: LOOP(EV->src);
 	case C_HANDLE: LOOP(EV->handle);
-	case C_ARG: LOOP(EV->arg);
-	case C_AUX0: LOOP(EV->aux[0]);
-	case C_AUX1: LOOP(EV->aux[1]);
 	case C_STACK: LOOP(EV->stack_id);
 	case C_PROV: LOOP(EV->prov);
 	case C_CPU: LOOP(EV->cpu);
@@ -260,21 +236,51 @@ static uint8_t *enc_chunk(unsigned c, uint8_t *o, const struct gb_event *ev,
 	case C_COMM: LOOP(SID[0]);
 	case C_NAME: LOOP(SID[1]);
 	case C_DETAIL: LOOP(SID[2]);
-	case C_TMPL: LOOP(tid[perm ? perm[i] : i]);
 	}
-#undef LOOP
 #undef SID
 #undef EV
 	return o;
 }
 
-/* Encode the columns of mask over n rows into enc->col[] */
-static void enc_rows(struct sbt_colenc *enc, uint64_t mask, const struct gb_event *ev,
-		     const uint32_t (*sid)[3], const uint32_t *tid, const uint32_t *perm,
-		     uint32_t n, uint64_t min_ts)
+/* an event column (SBT_DYN_COLS), rows [i, end) in time order */
+static uint8_t *enc_dyn_chunk(unsigned c, uint8_t *o, const struct sbt_dyn *dv,
+			      const uint32_t *tid, const uint32_t *perm,
+			      uint32_t i, uint32_t end, uint64_t *prev)
 {
-	uint64_t prev_ts = min_ts, prev_corr = 0, m;
-	uint32_t base, c;
+#define DV (&dv[perm ? perm[i] : i])
+	switch (c) {
+	case C_TS:
+	case C_CORR:	/* deltas */
+		for (; i < end; i++) {
+			uint64_t t = c == C_TS ? DV->ts_ns : DV->corr_id;
+
+			o = gb_varint_put(o, gb_zigzag((int64_t)(t - *prev)));
+			*prev = t;
+		}
+		break;
+	case C_DUR: LOOP(DV->dur_ns);
+	case C_RET: LOOP(gb_zigzag(DV->ret));
+	case C_BYTES: LOOP(DV->bytes);
+	case C_PTR: LOOP(DV->ptr);
+	case C_SRC: LOOP(DV->src);
+	case C_ARG: LOOP(DV->arg);
+	case C_AUX0: LOOP(DV->aux[0]);
+	case C_AUX1: LOOP(DV->aux[1]);
+	case C_TMPL: LOOP(tid[perm ? perm[i] : i]);
+	}
+#undef LOOP
+#undef DV
+	return o;
+}
+
+/*
+ * Encode the columns of mask over n rows into enc->col[]: the templates'
+ * (in->tmpl, ntmpl rows) or, dyn, the events' (in->dyn, n rows)
+ */
+static void enc_rows(struct sbt_colenc *enc, uint64_t mask, const struct sbt_blockin *in, bool dyn)
+{
+	uint64_t prev_ts = in->min_ts, prev_corr = 0, m;
+	uint32_t base, c, n = dyn ? in->n : in->ntmpl;
 
 	for (m = mask; m; m &= m - 1) {
 		c = __builtin_ctzll(m);
@@ -291,8 +297,9 @@ static void enc_rows(struct sbt_colenc *enc, uint64_t mask, const struct gb_even
 			c = __builtin_ctzll(m);
 			b = &enc->col[c];
 			o = (uint8_t *)b->p + b->len;
-			o = enc_chunk(c, o, ev, sid, tid, perm, base, end,
-				      c == C_TS ? &prev_ts : &prev_corr);
+			o = dyn ? enc_dyn_chunk(c, o, in->dyn, in->tid, in->perm, base, end,
+						c == C_TS ? &prev_ts : &prev_corr)
+				: enc_tmpl_chunk(c, o, in->tmpl, in->tsid, base, end);
 			b->len = o - (uint8_t *)b->p;
 		}
 	}
@@ -303,8 +310,8 @@ uint64_t sbt_cols_encode(struct sbt_colenc *enc, const struct sbt_blockin *in)
 	uint64_t mask = (in->mask | BIT(C_TS) | BIT(C_TMPL)) & (BIT(C__COUNT) - 1), m;
 	uint32_t c;
 
-	enc_rows(enc, mask & ~SBT_DYN_COLS, in->tmpl, in->tsid, NULL, NULL, in->ntmpl, 0);
-	enc_rows(enc, mask & SBT_DYN_COLS, in->ev, NULL, in->tid, in->perm, in->n, in->min_ts);
+	enc_rows(enc, mask & ~SBT_DYN_COLS, in, false);
+	enc_rows(enc, mask & SBT_DYN_COLS, in, true);
 	enc->body.len = 0;
 	gb_buf_varint(&enc->body, in->ntmpl);
 	for (m = mask; m; m &= m - 1) {

@@ -131,12 +131,19 @@ struct sbt_colenc {
 	struct gb_buf body;
 };
 
+/* The fields of SBT_DYN_COLS for one event (a third of a gb_event: the writer's block is read twice) */
+struct sbt_dyn {
+	uint64_t ts_ns, dur_ns;
+	int64_t ret;
+	uint64_t bytes, ptr, src, corr_id, arg, aux[2];
+};
+
 /* What a block is made of, for the encoder */
 struct sbt_blockin {
 	const struct gb_event *tmpl;	/* static fields of each template */
 	const uint32_t (*tsid)[3];	/* their comm/name/detail string ids */
 	uint32_t ntmpl;
-	const struct gb_event *ev;	/* dynamic fields of each event */
+	const struct sbt_dyn *dyn;	/* dynamic fields of each event */
 	const uint32_t *tid;		/* template of each event */
 	const uint32_t *perm;		/* time order of the events, NULL = as is */
 	uint32_t n;

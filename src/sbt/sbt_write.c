@@ -81,7 +81,7 @@ struct sbt_writer {
 	struct gb_buf names;
 	uint32_t nnames;
 	/* the block being filled: events, and the templates they use */
-	struct gb_event *ev;
+	struct sbt_dyn *ev;	/* the block's events: their dynamic fields */
 	uint32_t *etid;
 	struct tkey *tk;
 	uint64_t *tk_hash;
@@ -338,7 +338,7 @@ static int sort_block(struct sbt_writer *w)
 
 static int cmp_perm(const void *a, const void *b, void *ctx)
 {
-	const struct gb_event *ev = ctx;
+	const struct sbt_dyn *ev = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	if (ev[x].ts_ns != ev[y].ts_ns)
@@ -363,7 +363,7 @@ static void put_block(struct sbt_writer *w)
 	}
 	struct sbt_blockin in = {
 		.tmpl = w->tmpl, .tsid = (const uint32_t (*)[3])w->tsid, .ntmpl = w->ntmpl,
-		.ev = w->ev, .tid = w->etid, .perm = perm, .n = w->n,
+		.dyn = w->ev, .tid = w->etid, .perm = perm, .n = w->n,
 		.min_ts = w->min_ts, .mask = w->colmask,
 	};
 
@@ -507,7 +507,10 @@ int sbt_writer_add(struct sbt_writer *w, const struct gb_event *ev)
 	sid[1] = intern(w, ev->name);
 	sid[2] = intern(w, ev->detail);
 	w->etid[w->n] = tmpl_of(w, ev, sid);
-	w->ev[w->n] = *ev;
+	w->ev[w->n] = (struct sbt_dyn){ .ts_ns = ev->ts_ns, .dur_ns = ev->dur_ns, .ret = ev->ret,
+					.bytes = ev->bytes, .ptr = ev->ptr, .src = ev->src,
+					.corr_id = ev->corr_id, .arg = ev->arg,
+					.aux = { ev->aux[0], ev->aux[1] } };
 	w->colmask |= NZ(C_DUR, ev->dur_ns) | NZ(C_RET, ev->ret) | NZ(C_BYTES, ev->bytes) |
 		      NZ(C_PTR, ev->ptr) | NZ(C_SRC, ev->src) | NZ(C_CORR, ev->corr_id) |
 		      NZ(C_ARG, ev->arg) | NZ(C_AUX0, ev->aux[0]) | NZ(C_AUX1, ev->aux[1]);
