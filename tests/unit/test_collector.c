@@ -65,6 +65,19 @@ static void hdr(struct gb_rec *r, uint16_t kind, uint16_t type, uint64_t ts)
 	memcpy(r->comm, "trainer", 8);
 }
 
+/* cuModuleGetFunction gave CUfunction 0xf00 (written through its out pointer) a name */
+static void name_f00(struct collector *c, const char *name)
+{
+	struct gb_name_rec nr;
+
+	memset(&nr, 0, sizeof(nr));
+	hdr(&nr.r, GB_REC_NAME, GB_T_cuModuleGetFunction, 10);
+	nr.r.flags = GB_RF_RET;
+	nr.r.x[0] = 0xf00;
+	snprintf(nr.name, sizeof(nr.name), "%s", name);
+	assert_int_equal(collector_handle(c, &nr, sizeof(nr)), 0);
+}
+
 static int setup(void **state)
 {
 	struct collector_ops ops = { .event = sink };
@@ -141,16 +154,10 @@ static void test_bad_records(void **state)
 static void test_name_then_launch(void **state)
 {
 	struct collector *c = *state;
-	struct gb_name_rec nr;
 	struct gb_rec r;
 	unsigned i = 0;
 
-	memset(&nr, 0, sizeof(nr));
-	hdr(&nr.r, GB_REC_NAME, GB_T_cuModuleGetFunction, 10);
-	nr.r.flags = GB_RF_RET;
-	nr.r.x[0] = 0xf00;	/* the CUfunction written through the out pointer */
-	strcpy(nr.name, "saxpy");
-	assert_int_equal(collector_handle(c, &nr, sizeof(nr)), 0);
+	name_f00(c, "saxpy");
 	hdr(&r, GB_REC_CALL, GB_T_cuLaunchKernel, 20);
 	r.a[0] = 0xf00;
 	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
@@ -173,19 +180,13 @@ static int no_stack_out(void *ctx, uint32_t id, const struct gb_frame *f, unsign
 static void test_last_proc_cache(void **state)
 {
 	struct collector *c = *state;
-	struct gb_name_rec nr;
 	struct { struct gb_rec r; uint64_t ips[2]; } fr;
 	struct gb_rec r, x;
 	unsigned i = 0;
 
 	assert_int_equal(collector_enable_stacks(c, GB_STACK_FP, no_stack_out, NULL), 0);
 
-	memset(&nr, 0, sizeof(nr));
-	hdr(&nr.r, GB_REC_NAME, GB_T_cuModuleGetFunction, 10);
-	nr.r.flags = GB_RF_RET;
-	nr.r.x[0] = 0xf00;
-	strcpy(nr.name, "old_kernel");
-	assert_int_equal(collector_handle(c, &nr, sizeof(nr)), 0);
+	name_f00(c, "old_kernel");
 	/* another process in between, with the same handle unnamed */
 	hdr(&r, GB_REC_CALL, GB_T_cuLaunchKernel, 15);
 	r.pid = r.tid = 5151;
@@ -241,16 +242,10 @@ static void test_last_proc_cache(void **state)
 static void test_lean_launch(void **state)
 {
 	struct collector *c = *state;
-	struct gb_name_rec nr;
 	struct gb_lean_rec l;
 	unsigned i = 0;
 
-	memset(&nr, 0, sizeof(nr));
-	hdr(&nr.r, GB_REC_NAME, GB_T_cuModuleGetFunction, 10);
-	nr.r.flags = GB_RF_RET;
-	nr.r.x[0] = 0xf00;
-	strcpy(nr.name, "saxpy");
-	assert_int_equal(collector_handle(c, &nr, sizeof(nr)), 0);
+	name_f00(c, "saxpy");
 
 	memset(&l, 0, sizeof(l));
 	l.ts_ns = 20;
