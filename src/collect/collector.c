@@ -83,6 +83,7 @@ struct collector {
 	uint64_t sb_read_ns;	/* side-band read up to here (0: no side-band stream) */
 	pid_t *exited;		/* processes whose exit was seen, to reap */
 	unsigned nexited, capexited;
+	uint64_t reap_at;	/* the earliest time one of them may go (0: look now) */
 	uint64_t last_prune;	/* when replaced mappings were last pruned */
 	struct hmap open;	/* open_key(tid, ts) -> struct open_call: announced, not ended */
 	unsigned nopen;
@@ -144,6 +145,7 @@ static void proc_exited(struct collector *c, struct proc *p, uint64_t ts)
 	p->exit_ns = ts ? ts : 1;
 	if (!GB_GROW(c->exited, c->capexited, c->nexited + 1))
 		c->exited[c->nexited++] = p->pid;
+	c->reap_at = 0;
 }
 
 struct collector *collector_new(const struct collector_ops *ops)
@@ -1226,20 +1228,28 @@ void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns)
 {
 	unsigned i, j = 0;
 	size_t it = 0;
-	uint64_t k;
+	uint64_t k, next = UINT64_MAX;
 	void *v;
 
-	for (i = 0; i < c->nexited; i++) {
+	/* called every pass of the loop: the list is walked only when one may go */
+	for (i = 0; now_ns >= c->reap_at && i < c->nexited; i++) {
 		struct proc *p = hmap_get(&c->procs, (uint64_t)c->exited[i]);
+		uint64_t at;
 
 		if (!p || !p->exit_ns)
 			continue;	/* gone already, or the pid was reused */
-		if (now_ns > p->exit_ns + (p->has_events ? grace_ns : 0))
+		at = p->exit_ns + (p->has_events ? grace_ns : 0);
+		if (now_ns > at) {
 			drop_proc(c, p);
-		else
+		} else {
 			c->exited[j++] = c->exited[i];
+			next = at < next ? at : next;
+		}
 	}
-	c->nexited = j;
+	if (now_ns >= c->reap_at) {
+		c->nexited = j;
+		c->reap_at = next == UINT64_MAX ? UINT64_MAX : next + 1;
+	}
 	if (now_ns - c->last_prune < 1000000000ull)
 		return;
 	c->last_prune = now_ns;

@@ -84,7 +84,7 @@ bool collector_stuck_call(struct collector *c, uint64_t now_ns, uint64_t min_ns,
 			  struct gb_event *out);
 /* End of input: calls still open go to the sink as in flight, then all the join holds */
 void collector_finish(struct collector *c);
-/* Release state of processes that exited more than grace_ns ago */
+/* Release state of processes that exited more than grace_ns ago (the same grace_ns every call) */
 void collector_reap(struct collector *c, uint64_t now_ns, uint64_t grace_ns);
 /* Remember a process's mappings now (call when it is first seen or rescanned) */
 void collector_snapshot_maps(struct collector *c, pid_t pid);

@@ -234,6 +234,50 @@ static void test_last_proc_cache(void **state)
 }
 
 /*
+ * A process that exited goes grace_ns after its exit (it made calls: what
+ * joins them may still come), not before; one that exits later, while the
+ * first waits, is counted from its own exit, and one that made no call
+ * goes at once; the list is looked at only when one may go, and a new
+ * exit makes it look again.
+ */
+static void test_reap_deadline(void **state)
+{
+	struct collector *c = *state;
+	struct gb_rec r;
+
+	hdr(&r, GB_REC_CALL, GB_T_cuMemAlloc_v2, 100);
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	hdr(&r, GB_REC_CALL, GB_T_cuMemAlloc_v2, 150);
+	r.pid = r.tid = 5151;
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_int_equal(collector_stats(c)->procs_live, 2);
+	hdr(&r, GB_REC_EXIT, 0, 1000);
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	collector_reap(c, 1500, 1000);
+	assert_int_equal(collector_stats(c)->procs_live, 2);
+	/* a process that made no call (known from its fork) exits: it goes at once */
+	collector_sideband(c, &(struct sb_event){ .type = SB_FORK, .pid = 6161, .tid = 6161,
+						  .ppid = 4242, .ptid = 4242, .ts_ns = 1550 });
+	assert_int_equal(collector_stats(c)->procs_live, 3);
+	collector_sideband(c, &(struct sb_event){ .type = SB_EXIT, .pid = 6161, .tid = 6161,
+						  .ts_ns = 1600 });
+	collector_reap(c, 1601, 1000);
+	assert_int_equal(collector_stats(c)->procs_live, 2);
+	/* 5151 exits while 4242 waits */
+	hdr(&r, GB_REC_EXIT, 0, 1800);
+	r.pid = r.tid = 5151;
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	collector_reap(c, 2000, 1000);
+	assert_int_equal(collector_stats(c)->procs_live, 2);
+	collector_reap(c, 2001, 1000);
+	assert_int_equal(collector_stats(c)->procs_live, 1);
+	collector_reap(c, 2800, 1000);
+	assert_int_equal(collector_stats(c)->procs_live, 1);
+	collector_reap(c, 2801, 1000);
+	assert_int_equal(collector_stats(c)->procs_live, 0);
+}
+
+/*
  * --lean launches: 64 bytes from registers; the collector rebuilds the
  * call (a runtime launch's dim3 pairs from low and high halves), names the
  * kernel, marks it lean and drops what was not read (stream; a driver
@@ -864,6 +908,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_name_then_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_last_proc_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reap_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lean_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cupti_through_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ioctl_through_decoder, setup, teardown),
