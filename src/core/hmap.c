@@ -21,12 +21,52 @@ static inline size_t slot(uint64_t k, size_t cap)
 	return (size_t)k & (cap - 1);
 }
 
+/* an entry into a table without tombstones, where it is not yet */
+static void place(uint64_t *keys, void **vals, size_t cap, uint64_t k, void *v)
+{
+	size_t j;
+
+	for (j = slot(k, cap); keys[j] != EMPTY; j = (j + 1) & (cap - 1))
+		;
+	keys[j] = k;
+	vals[j] = v;
+}
+
+/*
+ * The same capacity, tombstones cleared (a table whose keys come and go,
+ * as open calls do, fills with them): the live entries taken out, the
+ * table emptied, put back; no allocation for a table holding few
+ */
+static int rehash_in_place(struct hmap *m)
+{
+	struct { uint64_t k; void *v; } few[32], *live = few;
+	size_t i, n = 0;
+
+	if (m->n > sizeof(few) / sizeof(few[0]) && !(live = malloc(m->n * sizeof(*live))))
+		return -ENOMEM;
+	for (i = 0; i < m->cap; i++)
+		if (m->keys[i] > TOMB) {
+			live[n].k = m->keys[i];
+			live[n++].v = m->vals[i];
+		}
+	memset(m->keys, 0, m->cap * sizeof(*m->keys));
+	memset(m->vals, 0, m->cap * sizeof(*m->vals));
+	for (i = 0; i < n; i++)
+		place(m->keys, m->vals, m->cap, live[i].k, live[i].v);
+	m->tomb = 0;
+	if (live != few)
+		free(live);
+	return 0;
+}
+
 static int grow(struct hmap *m)
 {
 	struct hmap n = { 0 };
 	size_t i;
 
 	n.cap = m->cap ? (m->n * 4 >= m->cap ? m->cap * 2 : m->cap) : 16;
+	if (n.cap == m->cap)
+		return rehash_in_place(m);
 	n.keys = calloc(n.cap, sizeof(*n.keys));
 	n.vals = calloc(n.cap, sizeof(*n.vals));
 	if (!n.keys || !n.vals) {
@@ -34,17 +74,11 @@ static int grow(struct hmap *m)
 		free(n.vals);
 		return -ENOMEM;
 	}
-	for (i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (m->keys[i] <= TOMB)
-			continue;
-		for (j = slot(m->keys[i], n.cap); n.keys[j] != EMPTY; j = (j + 1) & (n.cap - 1))
-			;
-		n.keys[j] = m->keys[i];
-		n.vals[j] = m->vals[i];
-		n.n++;
-	}
+	for (i = 0; i < m->cap; i++)
+		if (m->keys[i] > TOMB) {
+			place(n.keys, n.vals, n.cap, m->keys[i], m->vals[i]);
+			n.n++;
+		}
 	free(m->keys);
 	free(m->vals);
 	*m = n;

@@ -119,6 +119,85 @@ static void test_hash(void **state)
 	assert_true(gb_mix64(0) == 0);
 }
 
+/*
+ * The hash map against a model (an array indexed by key): puts, gets and
+ * deletes at random over a few keys (0 and 1 among them: stored offset)
+ * and over many, so tables grow, fill with tombstones and are rebuilt in
+ * place; every key's value and the count agree throughout, iteration sees
+ * each live key once, and a table whose keys come and go (one live at a
+ * time, as open calls) keeps its first size.
+ */
+static void test_hmap(void **state)
+{
+	enum { KEYS = 300 };
+	static uintptr_t model[KEYS];
+	struct hmap m = { 0 };
+	uint64_t rnd = 88172645463325252ull, k;
+	size_t live = 0, it, seen;
+	unsigned i, round;
+	void *v;
+
+	for (round = 0; round < 2; round++) {
+		unsigned span = round ? KEYS : 12;
+
+		for (i = 0; i < 200000; i++) {
+			uint64_t key;
+			unsigned op;
+
+			rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+			key = (rnd >> 8) % span;
+			op = (unsigned)(rnd >> 40) % 3;
+			if (op == 0) {
+				uintptr_t val = (uintptr_t)(rnd >> 20) | 1;
+
+				assert_int_equal(hmap_put(&m, key, (void *)val), 0);
+				live += !model[key];
+				model[key] = val;
+			} else if (op == 1) {
+				assert_int_equal((uintptr_t)hmap_del(&m, key), model[key]);
+				live -= !!model[key];
+				model[key] = 0;
+			} else {
+				assert_int_equal((uintptr_t)hmap_get(&m, key), model[key]);
+			}
+			assert_int_equal(m.n, live);
+		}
+		for (it = 0, seen = 0; hmap_next(&m, &it, &k, &v); seen++) {
+			assert_true(k < KEYS);
+			assert_int_equal((uintptr_t)v, model[k]);
+		}
+		assert_int_equal(seen, live);
+	}
+	hmap_free(&m);
+	/* keys that come and go beside three that stay: tombstones cleared where they are, no growth */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(hmap_put(&m, 7 + i, (void *)(uintptr_t)(70 + i)), 0);
+	for (i = 0; i < 100000; i++) {
+		assert_int_equal(hmap_put(&m, 1000 + i, (void *)1), 0);
+		assert_int_equal((uintptr_t)hmap_del(&m, 1000 + i), 1);
+	}
+	assert_int_equal(m.n, 3);
+	assert_int_equal(m.cap, 16);
+	for (i = 0; i < 3; i++)
+		assert_int_equal((uintptr_t)hmap_get(&m, 7 + i), 70 + i);
+	hmap_free(&m);
+	/* more live keys than the rebuild keeps on its stack (40 of 256 slots) */
+	for (i = 0; i < 100; i++)
+		assert_int_equal(hmap_put(&m, i, (void *)(uintptr_t)(i + 1)), 0);
+	for (i = 0; i < 60; i++)
+		assert_int_equal((uintptr_t)hmap_del(&m, i), i + 1);
+	for (i = 0; i < 1000; i++) {
+		assert_int_equal(hmap_put(&m, 5000 + i, (void *)1), 0);
+		hmap_del(&m, 5000 + i);
+	}
+	assert_int_equal(m.n, 40);
+	assert_true(m.tomb < 1000);
+	for (i = 0; i < 100; i++)
+		assert_int_equal((uintptr_t)hmap_get(&m, i), i < 60 ? 0 : i + 1);
+	hmap_free(&m);
+	(void)state;
+}
+
 /* the word hash (stack and template tables): order, length and every word count */
 static void test_hash_words(void **state)
 {
@@ -308,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_varint),
 		cmocka_unit_test(test_hash),
 		cmocka_unit_test(test_hash_words),
+		cmocka_unit_test(test_hmap),
 		cmocka_unit_test(test_intern),
 		cmocka_unit_test(test_shorten_middle),
 		cmocka_unit_test(test_names_disp),
