@@ -8,9 +8,11 @@
  * streams: launches only, and the mix of bench_feed.bpf.c (4 launches,
  * then an allocation, two copies, a memset, a sync and a free, each
  * announced at entry and ended at return: 10 calls, 16 records). Prints
+ * A third stream is launches of kernels named as C++ templates are
+ * (2,000 bytes: whole names read from the process, as for CUTLASS).
  * CPU ns per call (best of ROUNDS), Markdown rows.
  *
- *   bench_collect [CALLS] [ROUNDS] [DIR] [launches|mix]
+ *   bench_collect [CALLS] [ROUNDS] [DIR] [launches|mix|long]
  *
  * CPU time on a shared VM varies by tens of percent from run to run: for
  * a change's effect, count instructions instead, one stream at two sizes
@@ -39,6 +41,8 @@ static uint32_t self;
 /* one cycle of the stream, made before the clock starts: 10 calls at each site */
 static struct frec pre[SITES * 10];
 static struct gb_rec pre_end[SITES * 10];
+#define LONG_NAME	2000
+static char long_names[SITES][LONG_NAME + 1];
 
 static int sink(void *ctx, const struct gb_event *ev)
 {
@@ -99,7 +103,7 @@ static double cpu_s(void)
 }
 
 /* one stream of calls through a new collector and writer; CPU ns per call */
-static double run(const char *path, unsigned long calls, int mixed)
+static double run(const char *path, unsigned long calls, int mixed, int long_names_on)
 {
 	struct collector_ops ops = { .event = sink };
 	struct sbt_meta m;
@@ -120,6 +124,7 @@ static double run(const char *path, unsigned long calls, int mixed)
 		fprintf(stderr, "bench_collect: out of memory\n");
 		exit(1);
 	}
+	sbt_writer_fixed_strings(w, collector_strings(c));	/* as record does */
 	/* each site's kernel is named, as cuModuleGetFunction names it */
 	for (k = 0; k < SITES; k++) {
 		memset(&nr, 0, sizeof(nr));
@@ -128,6 +133,11 @@ static double run(const char *path, unsigned long calls, int mixed)
 		nr.r.flags = GB_RF_RET;
 		nr.r.x[0] = 0x7f0000001000ull + k * 0x100;
 		snprintf(nr.name, sizeof(nr.name), "_Z12bench_kernel%uPfS_i", k);
+		if (long_names_on) {	/* cut in the record, whole at the address it was given */
+			memcpy(nr.name, long_names[k], sizeof(nr.name) - 1);
+			nr.name[sizeof(nr.name) - 1] = 0;
+			nr.r.a[2] = (uintptr_t)long_names[k];
+		}
 		collector_handle(c, &nr, sizeof(nr));
 	}
 	for (i = 0; i < SITES * 10; i++) {
@@ -184,21 +194,26 @@ int main(int argc, char **argv)
 	}
 	take_sites();
 	self = (uint32_t)getpid();
+	for (i = 0; i < SITES; i++) {
+		memset(long_names[i], 'T', LONG_NAME);
+		snprintf(long_names[i] + LONG_NAME - 8, 9, "_kern%03d", i);
+	}
 	snprintf(path, sizeof(path), "%s/bench_collect.%d.sbt", dir, (int)getpid());
 	printf("| stream | CPU ns per call (best of %d) |\n|---|---:|\n", rounds);
-	for (mixed = 0; mixed <= 1; mixed++) {
+	for (mixed = 0; mixed <= 2; mixed++) {
+		static const char *const what[] = { "launches", "mix", "long" };
 		double best = 0;
 
-		if (only && strcmp(only, mixed ? "mix" : "launches"))
+		if (only && strcmp(only, what[mixed]))
 			continue;
 		for (i = 0; i < rounds; i++) {
-			double ns = run(path, calls, mixed);
+			double ns = run(path, calls, mixed == 1, mixed == 2);
 
 			if (!i || ns < best)
 				best = ns;
 		}
-		printf("| %s | %.0f |\n", mixed ? "mix (2.25 calls a launch, 1.6 records a call)" :
-		       "launches", best);
+		printf("| %s | %.0f |\n", mixed == 1 ? "mix (2.25 calls a launch, 1.6 records a call)" :
+		       mixed == 2 ? "launches, 2,000-byte kernel names" : "launches", best);
 	}
 	return 0;
 }

@@ -1085,6 +1085,9 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	if (open_bpf(&r) || attach_libs(&r))
 		goto cleanup;
 	r.col = collector_new(&ops);
+	/* the collector's strings, which its events carry, live until after the writer closes */
+	if (r.col && r.w)
+		sbt_writer_fixed_strings(r.w, collector_strings(r.col));
 	/* no CUPTI probes, no device records: calls go straight to the writer */
 	r.join = o->cupti_lib ? cupti_join_new(NULL) : NULL;
 	discover_set_collector(r.disc, r.col);

@@ -271,6 +271,16 @@ size_t intern_len_of(const char *interned)
 	return hdr_of(interned)->len;
 }
 
+bool intern_owns(const struct intern *t, const char *p)
+{
+	const struct chunk *c;
+
+	for (c = t ? t->chunks : NULL; c; c = c->next)
+		if ((uintptr_t)p >= (uintptr_t)c->data && (uintptr_t)p < (uintptr_t)c->data + c->used)
+			return true;
+	return false;
+}
+
 size_t intern_count(const struct intern *t)
 {
 	return t->count;

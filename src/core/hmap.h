@@ -2,6 +2,7 @@
 /* hmap.h - the hash map (u64 keys to pointers) and the string table (strings to dense ids) */
 #ifndef GB_HMAP_H
 #define GB_HMAP_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,11 @@ const char *intern_at(const struct intern *t, uint32_t id);	/* NULL past the end
 /* id and length of a string this table returned (O(1), no lookup) */
 uint32_t intern_id_of(const char *interned);
 size_t intern_len_of(const char *interned);
+/*
+ * p points into the bytes of one of t's strings, which never change while
+ * t lives (a cache keyed by such a pointer needs no compare); O(chunks)
+ */
+bool intern_owns(const struct intern *t, const char *p);
 size_t intern_count(const struct intern *t);
 void intern_free(struct intern *t);
 #endif

@@ -43,6 +43,13 @@ int sbt_writer_create(struct sbt_writer **w, const char *path, const struct sbt_
 int sbt_writer_fdopen(struct sbt_writer **w, int fd, const struct sbt_meta *m);
 /* Append one event; strings are copied/interned. 0 or -errno (write error). */
 int sbt_writer_add(struct sbt_writer *w, const struct gb_event *ev);
+/*
+ * Events' strings that point into t (core/hmap.h: its strings never change)
+ * are looked up by pointer alone after their first time. t must outlive
+ * every later sbt_writer_add; NULL: none (every cached pointer compared).
+ */
+struct intern;
+void sbt_writer_fixed_strings(struct sbt_writer *w, const struct intern *t);
 /* Store a call stack once under id (ids are the caller's, nonzero). */
 int sbt_writer_add_stack(struct sbt_writer *w, uint32_t id, const struct gb_frame *f, unsigned n);
 /* The name of a native frame: function, source file and line (NULL / 0 where unknown) */

@@ -55,7 +55,8 @@ struct sbt_writer {
 	/* strings: file id 0 is NULL, id n > 0 is strs' id n - 1; ids >= dict_from are not yet on disk */
 	struct intern *strs;
 	uint32_t nstr, dict_from;
-	struct { const char *p; uint32_t id; } pcache[PCACHE];
+	struct { const char *p; uint32_t id; bool fixed; } pcache[PCACHE];
+	const struct intern *fixed;	/* the caller's string table: its strings never change */
 	/* pending dictionary parts */
 	struct gb_buf stacks;
 	uint32_t nstacks;
@@ -136,7 +137,9 @@ __attribute__((noinline)) static uint32_t intern_slow(struct sbt_writer *w, cons
 /*
  * Callers usually pass the same interned pointer again and again; a
  * pointer cache checked with strcmp (the buffer may have been reused)
- * saves hashing the string for every event.
+ * saves hashing the string for every event. A pointer into the table the
+ * caller named (sbt_writer_fixed_strings) is not compared again: a 2 KB
+ * template kernel name cost a 2 KB compare a launch.
  */
 static inline __attribute__((always_inline)) uint32_t intern(struct sbt_writer *w, const char *s)
 {
@@ -147,11 +150,12 @@ static inline __attribute__((always_inline)) uint32_t intern(struct sbt_writer *
 		return 0;
 	slot = (unsigned)(((uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 56) % PCACHE;
 	id = w->pcache[slot].id;
-	if (w->pcache[slot].p == s && id && !strcmp(str_at(w, id), s))
+	if (w->pcache[slot].p == s && id && (w->pcache[slot].fixed || !strcmp(str_at(w, id), s)))
 		return id;
 	id = intern_slow(w, s);
 	w->pcache[slot].p = s;
 	w->pcache[slot].id = id;
+	w->pcache[slot].fixed = intern_owns(w->fixed, s);
 	return id;
 }
 
@@ -494,6 +498,12 @@ static uint32_t tmpl_of(struct sbt_writer *w, const struct gb_event *ev, const u
 	memcpy(w->tsid[id], sid, sizeof(k.sid));
 	w->colmask |= sbt_cols_of(t, sid) & ~SBT_DYN_COLS;
 	return id;
+}
+
+void sbt_writer_fixed_strings(struct sbt_writer *w, const struct intern *t)
+{
+	w->fixed = t;
+	memset(w->pcache, 0, sizeof(w->pcache));
 }
 
 int sbt_writer_add(struct sbt_writer *w, const struct gb_event *ev)

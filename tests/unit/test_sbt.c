@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "sbt/sbt.h"
+#include "core/hmap.h"
 #include "sbt/sbt_merge.h"
 #include "sbt/sbt_schema.h"
 #include "core/util.h"
@@ -188,6 +189,47 @@ static void test_reused_buffer(void **state)
 		assert_string_equal(g.name, buf);
 	}
 	sbt_reader_close(r);
+}
+
+/*
+ * Strings of a table the writer was told never changes are found by
+ * pointer alone; any other pointer (a reused buffer) is still compared,
+ * also beside them and after them in the same cache
+ */
+static void test_fixed_strings(void **state)
+{
+	const char *p = tpath("fixed.sbt"), *a, *b;
+	struct intern *t = intern_new();
+	struct sbt_writer *w;
+	struct sbt_reader *r;
+	struct gb_event e = { 0 }, g;
+	char buf[32], want[32], err[256];
+	int i;
+
+	assert_non_null(t);
+	a = intern_str(t, "fixed_a");
+	b = intern_str(t, "fixed_b");
+	assert_true(intern_owns(t, a) && intern_owns(t, b + 3));
+	assert_false(intern_owns(t, buf) || intern_owns(NULL, a));
+	assert_int_equal(sbt_writer_open(&w, p, NULL), 0);
+	sbt_writer_fixed_strings(w, t);
+	for (i = 0; i < 300; i++) {
+		snprintf(buf, sizeof(buf), "k%d", i % 7);
+		e.ts_ns = i;
+		e.name = i % 3 == 0 ? a : i % 3 == 1 ? b + 6 : buf;
+		e.comm = i % 2 ? a : buf;
+		assert_int_equal(sbt_writer_add(w, &e), 0);
+	}
+	assert_int_equal(sbt_writer_close(w, NULL), 0);
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	for (i = 0; i < 300; i++) {
+		snprintf(want, sizeof(want), "k%d", i % 7);
+		assert_int_equal(sbt_reader_next(r, &g), 1);
+		assert_string_equal(g.name, i % 3 == 0 ? "fixed_a" : i % 3 == 1 ? "b" : want);
+		assert_string_equal(g.comm, i % 2 ? "fixed_a" : want);
+	}
+	sbt_reader_close(r);
+	intern_free(t);
 }
 
 /* meta, notes (last wins), drops, stacks with NULL module/build id */
@@ -730,6 +772,7 @@ int main(void)
 		cmocka_unit_test(test_sort_wide),
 		cmocka_unit_test(test_null_vs_empty),
 		cmocka_unit_test(test_reused_buffer),
+		cmocka_unit_test(test_fixed_strings),
 		cmocka_unit_test(test_meta_notes_drops_stacks),
 		cmocka_unit_test(test_seek),
 		cmocka_unit_test(test_empty_trace),
