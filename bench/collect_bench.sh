@@ -24,8 +24,9 @@ echo
 echo "Records as the default mode writes them (call records with 8 fp return addresses,"
 echo "8 call sites, one process) through the collector, the stack table and the .sbt"
 echo "writer (zstd), as \`record\` runs them; the ring and the uprobes are left out."
-echo "Launches only, and the mix of \`collector_bench\` (4 launches, then an allocation,"
-echo "two copies, a memset, a sync and a free, each announced at entry and ended at return)."
+echo "Launches only; the mix of \`collector_bench\` (4 launches, then an allocation, two"
+echo "copies, a memset, a sync and a free, each announced at entry and ended at return);"
+echo "launches of kernels with 2,000-byte names (C++ templates), read whole from the process."
 echo
 taskset -c 0 "$BUILD/bench_collect" "$N" 5 "$dir" 2>/dev/null || "$BUILD/bench_collect" "$N" 5 "$dir"
 if command -v valgrind >/dev/null; then
@@ -36,7 +37,7 @@ if command -v valgrind >/dev/null; then
 	echo
 	echo "| stream | instructions per call (callgrind) |"
 	echo "|---|---:|"
-	for s in launches mix; do
+	for s in launches mix long; do
 		a=$(ir "$s" 100000)
 		b=$(ir "$s" 300000)
 		echo "| $s | $(((b - a) / 200000)) |"
