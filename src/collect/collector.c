@@ -733,11 +733,17 @@ static void open_tid_count(struct proc *p, uint32_t tid, bool up)
 
 	if (!p)
 		return;
-	n = (uintptr_t)hmap_get(&p->open_tids, tid);
 	if (up) {
-		if (!hmap_put(&p->open_tids, tid, (void *)(n + 1)))
-			p->nopen++;	/* out of memory: not counted, never swept */
-	} else if (n) {
+		void **v = hmap_slot(&p->open_tids, tid);
+
+		if (v) {	/* out of memory: not counted, never swept */
+			*v = (void *)((uintptr_t)*v + 1);
+			p->nopen++;
+		}
+		return;
+	}
+	n = (uintptr_t)hmap_get(&p->open_tids, tid);
+	if (n) {
 		if (n == 1)
 			hmap_del(&p->open_tids, tid);
 		else
@@ -796,14 +802,17 @@ static void close_ended(struct collector *c, struct proc *p, const struct gb_rec
 static int hold_open(struct collector *c, struct proc *p, const struct gb_event *ev)
 {
 	uint64_t k = open_key(ev->tid, ev->ts_ns);
-	struct open_call *oc = hmap_get(&c->open, k);
+	void **slot = hmap_slot(&c->open, k);
+	struct open_call *oc = slot ? *slot : NULL;
 
 	if (!oc) {
-		oc = open_new(c);
-		if (!oc || hmap_put(&c->open, k, oc)) {
-			open_done(c, oc);
+		oc = slot ? open_new(c) : NULL;
+		if (!oc) {
+			if (slot)
+				hmap_del(&c->open, k);
 			return collector_emit(c, ev);	/* no memory: seen now, as an entry */
 		}
+		*slot = oc;
 		c->nopen++;
 		open_tid_count(p, ev->tid, true);
 	}

@@ -105,24 +105,32 @@ void *hmap_get(const struct hmap *m, uint64_t key)
 	return j == (size_t)-1 ? NULL : m->vals[j];
 }
 
-int hmap_put(struct hmap *m, uint64_t key, void *val)
+void **hmap_slot(struct hmap *m, uint64_t key)
 {
 	uint64_t k = enc(key);
 	size_t j = find(m, k);
 
-	if (j != (size_t)-1) {
-		m->vals[j] = val;
-		return 0;
-	}
+	if (j != (size_t)-1)
+		return &m->vals[j];
 	if ((m->n + m->tomb + 1) * 4 > m->cap * 3 && grow(m))
-		return -ENOMEM;
+		return NULL;
 	for (j = slot(k, m->cap); m->keys[j] > TOMB; j = (j + 1) & (m->cap - 1))
 		;
 	if (m->keys[j] == TOMB)
 		m->tomb--;
 	m->keys[j] = k;
-	m->vals[j] = val;
+	m->vals[j] = NULL;
 	m->n++;
+	return &m->vals[j];
+}
+
+int hmap_put(struct hmap *m, uint64_t key, void *val)
+{
+	void **v = hmap_slot(m, key);
+
+	if (!v)
+		return -ENOMEM;
+	*v = val;
 	return 0;
 }
 

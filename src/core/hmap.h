@@ -14,6 +14,12 @@ struct hmap {
 
 void *hmap_get(const struct hmap *m, uint64_t key);
 int hmap_put(struct hmap *m, uint64_t key, void *val);	/* replaces; 0 or -ENOMEM */
+/*
+ * key's value, to read and set in one lookup: added with NULL if absent
+ * (set it, or hmap_del it); NULL only when out of memory. Valid until the
+ * next put, slot or del on m.
+ */
+void **hmap_slot(struct hmap *m, uint64_t key);
 void *hmap_del(struct hmap *m, uint64_t key);		/* returns the old value */
 /* iterate: for (i = 0; hmap_next(m, &i, &k, &v); ) */
 int hmap_next(const struct hmap *m, size_t *i, uint64_t *key, void **val);

@@ -120,8 +120,8 @@ static void test_hash(void **state)
 }
 
 /*
- * The hash map against a model (an array indexed by key): puts, gets and
- * deletes at random over a few keys (0 and 1 among them: stored offset)
+ * The hash map against a model (an array indexed by key): puts, slots,
+ * gets and deletes at random over a few keys (0 and 1 among them: stored offset)
  * and over many, so tables grow, fill with tombstones and are rebuilt in
  * place; every key's value and the count agree throughout, iteration sees
  * each live key once, and a table whose keys come and go (one live at a
@@ -146,8 +146,16 @@ static void test_hmap(void **state)
 
 			rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
 			key = (rnd >> 8) % span;
-			op = (unsigned)(rnd >> 40) % 3;
-			if (op == 0) {
+			op = (unsigned)(rnd >> 40) % 4;
+			if (op == 3) {	/* read and set in one lookup */
+				void **slot = hmap_slot(&m, key);
+
+				assert_non_null(slot);
+				assert_int_equal((uintptr_t)*slot, model[key]);
+				live += !model[key];
+				model[key] = (uintptr_t)(rnd >> 24) | 1;
+				*slot = (void *)model[key];
+			} else if (op == 0) {
 				uintptr_t val = (uintptr_t)(rnd >> 20) | 1;
 
 				assert_int_equal(hmap_put(&m, key, (void *)val), 0);
