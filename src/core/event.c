@@ -81,7 +81,7 @@
 #include "event.h"
 #include "util.h"
 
-static const struct gb_type_info types[GB_T__COUNT] = {
+const struct gb_type_info gb_types_[GB_T__COUNT] = {
 #define GB_X_INFO(n, a, c, s, f, d) [GB_T_##n] = { #n, a, c, s, f, d },
 	GB_TYPES(GB_X_INFO)
 #undef GB_X_INFO
@@ -131,14 +131,9 @@ const char *gb_nccl_redop_name(unsigned op)
 	return op < sizeof(n) / sizeof(n[0]) ? n[op] : NULL;
 }
 
-const struct gb_type_info *gb_type_info(unsigned type)
-{
-	return type < GB_T__COUNT ? &types[type] : NULL;
-}
-
 const char *gb_type_name(unsigned type)
 {
-	return type < GB_T__COUNT ? types[type].name : "?";
+	return type < GB_T__COUNT ? gb_types_[type].name : "?";
 }
 
 bool gb_type_can_block(unsigned type)
@@ -159,7 +154,7 @@ int gb_type_by_name(const char *name)
 	unsigned i;
 
 	for (i = 0; i < GB_T__COUNT; i++)
-		if (!strcmp(types[i].name, name))
+		if (!strcmp(gb_types_[i].name, name))
 			return (int)i;
 	return -1;
 }
@@ -256,7 +251,7 @@ __attribute__((constructor)) static void read_traits(void)
 	unsigned t;
 
 	for (t = 0; t < GB_T__COUNT; t++) {
-		const char *n = types[t].name;
+		const char *n = gb_types_[t].name;
 
 		if (!n)
 			continue;
@@ -284,7 +279,7 @@ unsigned gb_type_traits(unsigned type)
 
 static bool is_async(const struct gb_type_info *ti)
 {
-	return traits[ti - types] & GB_TT_ASYNC;
+	return traits[ti - gb_types_] & GB_TT_ASYNC;
 }
 
 /*
@@ -428,14 +423,14 @@ static void decode_plain(struct gb_event *ev, const struct gb_type_info *ti, con
 		}
 		break;
 	case GB_CAT_SYNC:
-		if (traits[ti - types] & GB_TT_STREAM_WAIT) {
+		if (traits[ti - gb_types_] & GB_TT_STREAM_WAIT) {
 			ev->stream = a[0];
 			ev->handle = a[1];
 			ev->flags |= GB_EF_STREAM;
-		} else if (traits[ti - types] & GB_TT_STREAM) {
+		} else if (traits[ti - gb_types_] & GB_TT_STREAM) {
 			ev->stream = a[0];
 			ev->flags |= GB_EF_STREAM;
-		} else if (traits[ti - types] & GB_TT_EVENT) {
+		} else if (traits[ti - gb_types_] & GB_TT_EVENT) {
 			ev->handle = a[0];
 		}
 		break;

@@ -109,7 +109,12 @@ struct gb_type_info {
 	uint8_t detail;
 };
 
-const struct gb_type_info *gb_type_info(unsigned type);
+/* the one type table, by enum gb_type (read it through gb_type_info) */
+extern const struct gb_type_info gb_types_[GB_T__COUNT];
+static inline const struct gb_type_info *gb_type_info(unsigned type)
+{
+	return type < GB_T__COUNT ? &gb_types_[type] : NULL;
+}
 /* what a type's name says, GB_TT_* bits (0 for an unknown type) */
 #define GB_TT_ASYNC		0x01	/* ...Async, ...WithStream: takes a stream */
 #define GB_TT_STREAM_WAIT	0x02	/* ...StreamWaitEvent */
