@@ -95,6 +95,7 @@ struct sbt_writer {
 	uint64_t *rkey;		/* 2 x SBT_BLOCK_EVENTS */
 	uint32_t n;
 	uint64_t colmask, min_ts, max_ts, last_ts;
+	struct sbt_dyn dyn_or;	/* the block's events' dynamic fields ORed: which columns are not all zero */
 	bool unsorted;
 	struct sbt_colenc enc;
 	struct gb_buf out;
@@ -350,6 +351,14 @@ static int cmp_perm(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;	/* stable: arrival order among equals */
 }
 
+/* the dynamic columns some event of the block has a value in */
+static uint64_t dyn_cols(const struct sbt_dyn *o)
+{
+	return NZ(C_DUR, o->dur_ns) | NZ(C_RET, o->ret) | NZ(C_BYTES, o->bytes) |
+	       NZ(C_PTR, o->ptr) | NZ(C_SRC, o->src) | NZ(C_CORR, o->corr_id) |
+	       NZ(C_ARG, o->arg) | NZ(C_AUX0, o->aux[0]) | NZ(C_AUX1, o->aux[1]);
+}
+
 static void put_block(struct sbt_writer *w)
 {
 	uint8_t head[SBT_BLOCK_HEAD_LEN] = { 0 };
@@ -368,7 +377,7 @@ static void put_block(struct sbt_writer *w)
 	struct sbt_blockin in = {
 		.tmpl = w->tmpl, .tsid = (const uint32_t (*)[3])w->tsid, .ntmpl = w->ntmpl,
 		.dyn = w->ev, .tid = w->etid, .perm = perm, .n = w->n,
-		.min_ts = w->min_ts, .mask = w->colmask,
+		.min_ts = w->min_ts, .mask = w->colmask | dyn_cols(&w->dyn_or),
 	};
 
 	mask = sbt_cols_encode(&w->enc, &in);
@@ -408,6 +417,7 @@ static void commit(struct sbt_writer *w, uint64_t dict_off, uint64_t blk_off, ui
 	w->drops_dirty = false;
 	w->n = 0;
 	w->colmask = 0;
+	memset(&w->dyn_or, 0, sizeof(w->dyn_or));
 	w->unsorted = false;
 	w->ntmpl = 0;
 	memset(w->thtab, 0, THASH * sizeof(*w->thtab));
@@ -521,9 +531,15 @@ int sbt_writer_add(struct sbt_writer *w, const struct gb_event *ev)
 					.bytes = ev->bytes, .ptr = ev->ptr, .src = ev->src,
 					.corr_id = ev->corr_id, .arg = ev->arg,
 					.aux = { ev->aux[0], ev->aux[1] } };
-	w->colmask |= NZ(C_DUR, ev->dur_ns) | NZ(C_RET, ev->ret) | NZ(C_BYTES, ev->bytes) |
-		      NZ(C_PTR, ev->ptr) | NZ(C_SRC, ev->src) | NZ(C_CORR, ev->corr_id) |
-		      NZ(C_ARG, ev->arg) | NZ(C_AUX0, ev->aux[0]) | NZ(C_AUX1, ev->aux[1]);
+	w->dyn_or.dur_ns |= ev->dur_ns;
+	w->dyn_or.ret |= ev->ret;
+	w->dyn_or.bytes |= ev->bytes;
+	w->dyn_or.ptr |= ev->ptr;
+	w->dyn_or.src |= ev->src;
+	w->dyn_or.corr_id |= ev->corr_id;
+	w->dyn_or.arg |= ev->arg;
+	w->dyn_or.aux[0] |= ev->aux[0];
+	w->dyn_or.aux[1] |= ev->aux[1];
 	if (!w->n) {
 		w->min_ts = w->max_ts = ev->ts_ns;
 	} else {
