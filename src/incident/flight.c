@@ -23,9 +23,12 @@ struct fstack {
 };
 
 /*
- * The events: a ring of fixed-size segments, allocated as it fills and
- * then reused, so holding the bound never needs a second copy of it (a
- * doubling array would briefly take one and a half times the bound).
+ * The events: a ring of fixed-size segments, allocated as the write
+ * position reaches them, so holding the bound never needs a second copy of
+ * it (a doubling array would briefly take one and a half times the bound);
+ * a segment the window has left goes back when trimmed, so memory follows
+ * what the window holds, not the bound (the write position goes round the
+ * whole ring, and had kept every segment it passed).
  */
 #define SEG	4096	/* events per segment */
 
@@ -174,14 +177,30 @@ int flight_add_stack(void *ctx, uint32_t id, const struct gb_frame *fr, unsigned
 	return 0;
 }
 
+/* segments holding no event of the window, nor the slot the next one goes into, freed */
+static void release_idle(struct flight *f)
+{
+	size_t first = f->head / SEG, live = (f->head % SEG + f->n) / SEG + 1, s;
+
+	for (s = 0; s < f->nseg; s++)
+		if (f->seg[s] && (s + f->nseg - first) % f->nseg >= live) {
+			free(f->seg[s]);
+			f->seg[s] = NULL;
+			f->allocated--;
+		}
+}
+
 void flight_trim(struct flight *f, uint64_t now_ns)
 {
 	uint64_t cut = now_ns > f->o.window_ns ? now_ns - f->o.window_ns : 0;
+	size_t head = f->head;
 
 	while (f->n && ev_end(slot(f, 0)) < cut) {
 		f->head = (f->head + 1) % f->cap;
 		f->n--;
 	}
+	if (f->head / SEG != head / SEG || !f->n)
+		release_idle(f);
 	account(f);
 }
 

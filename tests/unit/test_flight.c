@@ -123,6 +123,52 @@ static void test_window_and_dumps(void **state)
 	intern_free(strs);
 }
 
+/*
+ * Memory follows what the window holds, not the bound: a short window
+ * over a long run keeps a few segments, whatever the bound, and the
+ * events it holds are the window's (those older are gone, those newer
+ * all there), also across the ring's end
+ */
+static void test_memory_follows_window(void **state)
+{
+	struct intern *strs = intern_new();
+	struct flight_opts o = { .window_ns = S / 100, .mem_bytes = 64 << 20, .output = tpath("w.sbt") };
+	struct flight *f = flight_new(&o, strs);
+	char path[256];
+	uint64_t t, first = 0, last = 0, now = 0, most = 0;
+	unsigned n, infl, stk;
+	const char *trig;
+
+	(void)state;
+	/* 1.5 M events 10 us apart: 15 s, the write position round the 64 MiB ring four times */
+	for (t = 0; t < 1500000; t++) {
+		struct gb_event e = launch(2 * S + t * 10000, 0);
+
+		assert_int_equal(flight_add(f, &e), 0);
+		if (t % 1000 == 999) {
+			now = e.ts_ns + e.dur_ns;
+			flight_trim(f, now);
+			if (flight_stats(f)->bytes > most)
+				most = flight_stats(f)->bytes;
+		}
+	}
+	/* 1,000 events in the window: one or two segments of 4,096, and the next one */
+	assert_true(most <= 3 * 4096 * sizeof(struct gb_event));
+	assert_int_equal(flight_stats(f)->evicted_mem, 0);
+	assert_int_equal(flight_dump(f, &meta, now, 1000 * S + now, "x", NULL, 0, NULL, NULL, path, sizeof(path)), 0);
+	n = read_back(path, &first, &last, &infl, &trig, &stk);
+	assert_int_equal(n, flight_stats(f)->events);
+	assert_int_equal(last, 2 * S + 1499999ull * 10000);
+	assert_true(first + 1000 + o.window_ns >= now);
+	assert_true(n >= 999 && n <= 1001);
+	/* all trimmed: one segment left, where the next event goes */
+	flight_trim(f, now + S);
+	assert_int_equal(flight_stats(f)->events, 0);
+	assert_int_equal(flight_stats(f)->bytes, 4096 * sizeof(struct gb_event));
+	flight_free(f);
+	intern_free(strs);
+}
+
 /* the memory bound: the oldest go first, counted */
 static void test_memory_bound(void **state)
 {
@@ -169,6 +215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_and_dumps),
 		cmocka_unit_test(test_memory_bound),
+		cmocka_unit_test(test_memory_follows_window),
 		cmocka_unit_test(test_error_codes),
 	};
 
