@@ -28,6 +28,9 @@ echo "Launches only; the mix of \`collector_bench\` (4 launches, then an allocat
 echo "copies, a memset, a sync and a free, each announced at entry and ended at return);"
 echo "launches of kernels with 2,000-byte names (C++ templates), read whole from the process."
 echo
+echo "CPU time on a shared VM moves by tens of percent between runs (even the order of the"
+echo "rows can flip): compare builds by the instruction counts below."
+echo
 taskset -c 0 "$BUILD/bench_collect" "$N" 5 "$dir" 2>/dev/null || "$BUILD/bench_collect" "$N" 5 "$dir"
 if command -v valgrind >/dev/null; then
 	ir() {	# stream calls -> instructions counted
