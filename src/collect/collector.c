@@ -48,6 +48,7 @@ struct proc {
 	uint64_t *execs;	/* times it exec'd: a handle means something else after */
 	unsigned nexec, capexec;
 	uint64_t exit_ns;	/* 0 while alive */
+	uint64_t sb_ns;		/* the newest side-band event of it (exec, mapping, name) */
 	int exit_sig;		/* the signal of a crash (GB_REC_EXIT), else 0 */
 	uint32_t ns_pid;	/* its id in its own pid namespace (from its calls) */
 	const char *exit_comm;	/* its name, from that record */
@@ -213,6 +214,11 @@ static void clear_proc(struct proc *p)
 	p->exit_sig = 0;
 	p->exit_comm = NULL;
 	p->exit_said = false;
+	p->has_events = false;
+	p->ns_pid = 0;
+	p->sb_ns = 0;
+	p->last_comm[0] = 0;
+	p->last_name = NULL;
 }
 
 static void free_proc(struct proc *p)
@@ -301,6 +307,37 @@ static const struct gb_maps *refresh_maps(void *ctx, pid_t pid)
 }
 
 /*
+ * A fork event for a pid we know: a late one (the child's own exec,
+ * mappings or exit were read before it) or the pid's reuse. Late: the
+ * process has not exited before the fork, and the side band told us of
+ * it after the fork's time.
+ */
+static bool fork_read_late(const struct proc *p, uint64_t fork_ns)
+{
+	if (p->exit_ns)
+		return p->exit_ns > fork_ns;
+	return p->sb_ns > fork_ns;
+}
+
+/* a pid reused before its old process was reaped: that one ends, the struct stays */
+static int emit_cb(void *ctx, const struct gb_event *ev);
+
+/* its end, by at: calls still open, graphs, its process_exit event; then nothing of it is left */
+static void proc_gone(struct collector *c, struct proc *p, uint64_t at)
+{
+	if (!p->exit_ns)
+		p->exit_ns = at;
+	close_open(c, p->pid, p->exit_ns);
+	graphs_flush(p->graphs, emit_cb, c);
+	say_exit(c, p);
+	if (c->stk)
+		stack_forget_pid(c->stk, p->pid);
+	if (c->join)
+		cupti_join_forget(c->join, (uint32_t)p->pid);
+	clear_proc(p);
+}
+
+/*
  * A forked child has its parent's mappings. Most children exec at once,
  * so they are copied only when an event of the child needs them.
  */
@@ -308,6 +345,7 @@ static void sb_fork(struct collector *c, const struct sb_event *ev)
 {
 	struct proc *p = hmap_get(&c->procs, (uint64_t)ev->pid), *parent;
 	const char *name;
+	bool late = false;
 
 	parent = hmap_get(&c->procs, (uint64_t)ev->ppid);
 	/* a new task starts with the name of the thread that made it */
@@ -321,13 +359,24 @@ static void sb_fork(struct collector *c, const struct sb_event *ev)
 	}
 	if (!parent && !p)
 		return;		/* a parent we never knew: /proc when needed */
-	if (p)
-		clear_proc(p);	/* the pid was reused */
-	else if (!(p = get_proc(c, (pid_t)ev->pid)))
+	if (p && fork_read_late(p, ev->ts_ns)) {
+		/*
+		 * Its own events were read first (the side band is merged by
+		 * time within a read, not across reads: the child ran on another
+		 * CPU, whose buffer was read before this one's fork). Exec'd or
+		 * mapped since: that is its timeline; else it inherits.
+		 */
+		if (p->nexec || p->maps.n || !parent)
+			return;
+		late = true;
+	} else if (p) {
+		proc_gone(c, p, ev->ts_ns);	/* the pid was reused: the old process is over */
+	} else if (!(p = get_proc(c, (pid_t)ev->pid))) {
 		return;
+	}
 	if (!parent)
 		return;
-	if (name)
+	if (name && !(late && hmap_get(&p->comms, ev->tid)))
 		hmap_put(&p->comms, ev->tid, (void *)name);
 	p->fork_parent = (pid_t)ev->ppid;
 	p->fork_ts = ev->ts_ns;
@@ -379,10 +428,14 @@ void collector_sideband(struct collector *c, const struct sb_event *ev)
 		sideband_map(ev, &m);
 		if (!procmaps_map(&p->maps, &m, ev->ts_ns))
 			p->have_maps = true;
+		if (ev->ts_ns > p->sb_ns)
+			p->sb_ns = ev->ts_ns;
 		return;
 	case SB_COMM:
 		if (!(p = get_proc(c, (pid_t)ev->pid)))
 			return;
+		if (ev->ts_ns > p->sb_ns)
+			p->sb_ns = ev->ts_ns;
 		if (ev->str)
 			hmap_put(&p->comms, ev->tid, (void *)intern_str(c->strs, ev->str));
 		if (!ev->exec)
@@ -1213,17 +1266,11 @@ static void say_exit(struct collector *c, struct proc *p)
 
 static void drop_proc(struct collector *c, struct proc *p)
 {
-	close_open(c, p->pid, p->exit_ns);
-	graphs_flush(p->graphs, emit_cb, c);
-	say_exit(c, p);
-	if (c->stk)
-		stack_forget_pid(c->stk, p->pid);
-	if (c->join)
-		cupti_join_forget(c->join, (uint32_t)p->pid);
+	proc_gone(c, p, p->exit_ns);
 	hmap_del(&c->procs, (uint64_t)p->pid);
 	if (c->last == p)
 		c->last = NULL;
-	free_proc(p);
+	free(p);
 	c->st.procs_live--;
 }
 

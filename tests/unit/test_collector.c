@@ -505,6 +505,74 @@ static void test_sideband_timeline(void **state)
 }
 
 /*
+ * The side band is merged by time within one read of the per-CPU buffers,
+ * not across reads: a child that ran on another CPU can have its exec and
+ * mappings read before its fork. That fork is late, not the pid's reuse:
+ * the child keeps its timeline (and its launches their names, even with
+ * the process gone). A fork after the pid's old process exited is reuse:
+ * the old one's end is said and the new one starts afresh.
+ */
+static void sb_fork_ev(struct collector *c, uint32_t pid, uint32_t ppid, uint64_t ts)
+{
+	struct sb_event ev = { .type = SB_FORK, .pid = pid, .tid = pid, .ppid = ppid, .ptid = ppid,
+			       .ts_ns = ts };
+
+	collector_sideband(c, &ev);
+}
+
+static void test_fork_read_late(void **state)
+{
+	struct collector *c = *state;
+	const uint32_t parent = 4190011, pid = 4190012;	/* no such processes: /proc cannot help */
+	const uint64_t base = 0x10000000;
+	struct sb_event ex = { .type = SB_EXIT, .pid = pid, .tid = pid };
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct elf_syms *s;
+	uint64_t off = 0;
+	unsigned i, exits = 0, live;
+
+	assert_true(n > 0);
+	self[n] = 0;
+	s = elf_syms_open(self);
+	assert_non_null(s);
+	assert_int_equal(elf_syms_find(s, "test_bad_records", &off), 0);
+	elf_syms_close(s);
+	sb_exec(c, parent, 100);
+	sb_map(c, parent, 110, base, "/bin/sh");
+	/* the child's exec and its program's mapping, read before its fork */
+	sb_exec(c, pid, 1005);
+	sb_map(c, pid, 1006, base, self);
+	sb_fork_ev(c, pid, parent, 1000);
+	assert_string_equal(launch_name(c, pid, 2000, base + off), "test_bad_records");
+	/* a short child: its exit read before its fork too; it is still reaped */
+	ex.ts_ns = 2100;
+	collector_sideband(c, &ex);
+	sb_fork_ev(c, pid, parent, 1000);
+	assert_string_equal(launch_name(c, pid, 2050, base + off), "test_bad_records");
+	/* the pid reused after that exit: the old process ends, the new one is named afresh */
+	ngot = 0;
+	sb_fork_ev(c, pid, parent, 3000);
+	for (i = 0; i < ngot; i++)
+		exits += got[i].type == GB_T_process_exit && got[i].pid == pid && got[i].ts_ns == 2100;
+	assert_int_equal(exits, 1);
+	sb_exec(c, pid, 3005);
+	sb_map(c, pid, 3006, base, "/bin/sh");
+	assert_string_not_equal(launch_name(c, pid, 4000, base + off), "test_bad_records");
+	assert_int_equal(collector_stats(c)->procs_seen, 2);
+	/* a child that never exec'd, its exit read before its fork: it still goes */
+	launch_name(c, pid + 1, 4900, base + off);
+	ex.pid = ex.tid = pid + 1;
+	ex.ts_ns = 5000;
+	collector_sideband(c, &ex);
+	sb_fork_ev(c, pid + 1, parent, 4800);
+	live = collector_stats(c)->procs_live;
+	collector_reap(c, 10000000000ull, 0);
+	assert_int_equal(collector_stats(c)->procs_live, live - 1);
+	assert_int_equal(collector_stats(c)->bad, 0);
+}
+
+/*
  * A process forked, then exec'd and made a call after the side-band
  * stream was last read: the collector reads the stream again before the
  * record, and the call carries the new program's name, not its parent's.
@@ -914,6 +982,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ioctl_through_decoder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sideband_timeline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stub_unmapped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_read_late, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_join_only_cupti_procs, setup, teardown),
 		cmocka_unit_test(test_exec_after_read),
 		cmocka_unit_test_setup_teardown(test_open_call_ends, setup, teardown),
