@@ -13,6 +13,8 @@
  * -s  sleep SECS before exiting                  -k  kernel name prefix (default "kern")
  * -P  pause SECS after loading the library, before the first call
  * -S  cuStreamSynchronize instead of each launch (a call that can block: bench)
+ * -I  number the launches: gridDimZ is 1 + the launch's index in its thread
+ *     (tests match two recordings of one run by identity, not by time)
  * Prints "produced launches=N copies=N memsets=N allocs=N frees=N syncs=N names=N pid=P".
  */
 #include <dlfcn.h>
@@ -43,6 +45,7 @@ static struct {
 static long n_launch = 1000, n_threads = 1, rate, children;
 static int mixed;
 static int syncs_only;	/* -S */
+static int numbered;	/* -I */
 static const char *prefix = "kern";
 static CUfunction funcs[NKERN];
 static char names[NKERN][4096];	/* -k: long C++ template names too */
@@ -109,7 +112,7 @@ static void *worker(void *arg)
 			api.ssync(stream);
 			continue;
 		}
-		api.launch(f, 64 + idx, 2, 1, 128, 1, 1, 1024 * idx, stream, NULL, NULL);
+		api.launch(f, 64 + idx, 2, numbered ? 1 + i : 1, 128, 1, 1, 1024 * idx, stream, NULL, NULL);
 		if (mixed && i % 4 == 0) {
 			CUdeviceptr p = 0;
 
@@ -165,13 +168,14 @@ int main(int argc, char **argv)
 	int c;
 	long i;
 
-	while ((c = getopt(argc, argv, "l:n:t:mr:w:D:f:s:k:P:S")) != -1) {
+	while ((c = getopt(argc, argv, "l:n:t:mr:w:D:f:s:k:P:SI")) != -1) {
 		switch (c) {
 		case 'l': lib = optarg; break;
 		case 'n': n_launch = atol(optarg); break;
 		case 't': n_threads = atol(optarg); break;
 		case 'm': mixed = 1; break;
 		case 'S': syncs_only = 1; break;
+		case 'I': numbered = 1; break;
 		case 'r': rate = atol(optarg); break;
 		case 'w': wait_file = optarg; break;
 		case 'D': delay = atof(optarg); break;
