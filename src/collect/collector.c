@@ -28,6 +28,8 @@ struct proc {
 	uint64_t reread_ns;	/* when /proc/PID/maps was last read for a stub in no mapping */
 	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
+	uint32_t comm_tid;	/* the last record's thread, whose comms entry is comm_name (0: none) */
+	const char *comm_name;
 	char last_comm[GB_COMM_LEN];	/* the last record's comm bytes, interned as last_name */
 	const char *last_name;
 	struct hmap open_tids;	/* tid -> how many of its calls are open (announced, not ended) */
@@ -193,6 +195,7 @@ static void clear_proc(struct proc *p)
 	p->reread_ns = 0;
 	hmap_free(&p->rt_launch);
 	hmap_free(&p->comms);
+	p->comm_tid = 0;
 	hmap_free(&p->open_tids);
 	p->nopen = 0;
 	p->cupti_gen = 0;
@@ -219,6 +222,19 @@ static void clear_proc(struct proc *p)
 	p->sb_ns = 0;
 	p->last_comm[0] = 0;
 	p->last_name = NULL;
+}
+
+/* a thread's name changes: the last-thread cache forgets it */
+static void comm_put(struct proc *p, uint64_t tid, const char *name)
+{
+	p->comm_tid = 0;
+	hmap_put(&p->comms, tid, (void *)name);
+}
+
+static void comm_del(struct proc *p, uint64_t tid)
+{
+	p->comm_tid = 0;
+	hmap_del(&p->comms, tid);
 }
 
 static void free_proc(struct proc *p)
@@ -352,9 +368,9 @@ static void sb_fork(struct collector *c, const struct sb_event *ev)
 	name = parent ? hmap_get(&parent->comms, ev->ptid) : NULL;
 	if (ev->pid == ev->ppid) {	/* a thread */
 		if (p && name)
-			hmap_put(&p->comms, ev->tid, (void *)name);
+			comm_put(p, ev->tid, name);
 		else if (p)
-			hmap_del(&p->comms, ev->tid);	/* not an older thread's name */
+			comm_del(p, ev->tid);	/* not an older thread's name */
 		return;
 	}
 	if (!parent && !p)
@@ -377,7 +393,7 @@ static void sb_fork(struct collector *c, const struct sb_event *ev)
 	if (!parent)
 		return;
 	if (name && !(late && hmap_get(&p->comms, ev->tid)))
-		hmap_put(&p->comms, ev->tid, (void *)name);
+		comm_put(p, ev->tid, name);
 	p->fork_parent = (pid_t)ev->ppid;
 	p->fork_ts = ev->ts_ns;
 	p->complete = parent->complete || parent->seeded;
@@ -437,7 +453,7 @@ void collector_sideband(struct collector *c, const struct sb_event *ev)
 		if (ev->ts_ns > p->sb_ns)
 			p->sb_ns = ev->ts_ns;
 		if (ev->str)
-			hmap_put(&p->comms, ev->tid, (void *)intern_str(c->strs, ev->str));
+			comm_put(p, ev->tid, intern_str(c->strs, ev->str));
 		if (!ev->exec)
 			return;
 		/* a new program: nothing of the old image is mapped any more */
@@ -756,6 +772,9 @@ static const char *thread_comm(struct collector *c, struct proc *p, const struct
 		}
 		return name;
 	}
+	/* a thread's calls come in runs: its name is kept at hand */
+	if (p->comm_tid && p->comm_tid == r->tid)
+		return p->comm_name;
 	name = hmap_get(&p->comms, r->tid);
 	if (!name) {
 		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", r->pid, r->tid);
@@ -774,7 +793,11 @@ static const char *thread_comm(struct collector *c, struct proc *p, const struct
 		if (!name)
 			name = intern_strn(c->strs, buf, n);
 		if (name)
-			hmap_put(&p->comms, r->tid, (void *)name);
+			comm_put(p, r->tid, name);
+	}
+	if (name) {
+		p->comm_tid = r->tid;
+		p->comm_name = name[0] ? name : NULL;
 	}
 	return name && name[0] ? name : NULL;
 }

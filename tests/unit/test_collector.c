@@ -573,6 +573,61 @@ static void test_fork_read_late(void **state)
 }
 
 /*
+ * Records without a comm (BPF leaves names to the side band): each takes
+ * its thread's name as it is at that point of the stream, through the
+ * last-thread cache: renamed (prctl), another thread, a new thread at the
+ * same id (name unknown: not the old one's).
+ */
+static const char *comm_of(struct collector *c, uint32_t tid, uint64_t ts)
+{
+	struct gb_rec r;
+	unsigned before = ngot;
+
+	hdr(&r, GB_REC_CALL, GB_T_cuCtxSynchronize, ts);
+	r.pid = 4190021;	/* no such process: /proc cannot name it */
+	r.tid = tid;
+	memset(r.comm, 0, sizeof(r.comm));
+	assert_int_equal(collector_handle(c, &r, sizeof(r)), 0);
+	assert_int_equal(ngot, before + 1);
+	return comms[before];
+}
+
+static void test_thread_names(void **state)
+{
+	struct collector *c = *state;
+	const uint32_t pid = 4190021;
+	struct sb_event ev = { .type = SB_COMM, .pid = pid, .tid = pid, .ts_ns = 100, .exec = true,
+			       .str = "trainer" };
+	struct sb_event th = { .type = SB_FORK, .pid = pid, .ppid = pid, .ptid = pid, .tid = pid + 1,
+			       .ts_ns = 150 };
+
+	ngot = 0;
+	collector_sideband(c, &ev);
+	collector_sideband(c, &th);
+	assert_string_equal(comm_of(c, pid, 200), "trainer");
+	assert_string_equal(comm_of(c, pid, 210), "trainer");
+	assert_string_equal(comm_of(c, pid + 1, 220), "trainer");	/* its maker's name */
+	ev.exec = false;
+	ev.tid = pid + 1;
+	ev.str = "loader";
+	ev.ts_ns = 230;
+	collector_sideband(c, &ev);
+	assert_string_equal(comm_of(c, pid + 1, 240), "loader");
+	assert_string_equal(comm_of(c, pid, 250), "trainer");
+	ev.tid = pid;
+	ev.str = "step";
+	ev.ts_ns = 260;
+	collector_sideband(c, &ev);
+	assert_string_equal(comm_of(c, pid, 270), "step");
+	/* the id taken by a new thread of another's making, whose name the stream did not say */
+	th.ptid = 99;
+	th.tid = pid;
+	th.ts_ns = 280;
+	collector_sideband(c, &th);
+	assert_string_not_equal(comm_of(c, pid, 290), "step");
+}
+
+/*
  * A process forked, then exec'd and made a call after the side-band
  * stream was last read: the collector reads the stream again before the
  * record, and the call carries the new program's name, not its parent's.
@@ -983,6 +1038,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sideband_timeline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stub_unmapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_read_late, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_join_only_cupti_procs, setup, teardown),
 		cmocka_unit_test(test_exec_after_read),
 		cmocka_unit_test_setup_teardown(test_open_call_ends, setup, teardown),
