@@ -398,6 +398,22 @@ static void sb_exec(struct collector *c, uint32_t pid, uint64_t ts)
 	collector_sideband(c, &ev);
 }
 
+/* this test binary's path, and the offset of test_bad_records in it: a stub to name */
+static uint64_t self_symbol(char *self, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", self, len - 1);
+	struct elf_syms *s;
+	uint64_t off = 0;
+
+	assert_true(n > 0);
+	self[n] = 0;
+	s = elf_syms_open(self);
+	assert_non_null(s);
+	assert_int_equal(elf_syms_find(s, "test_bad_records", &off), 0);
+	elf_syms_close(s);
+	return off;
+}
+
 static const char *launch_name(struct collector *c, uint32_t pid, uint64_t ts, uint64_t stub)
 {
 	struct gb_rec r;
@@ -481,16 +497,8 @@ static void test_sideband_timeline(void **state)
 	const uint32_t pid = 4190001;	/* no such process: /proc cannot help */
 	const uint64_t base = 0x10000000;
 	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	struct elf_syms *s;
-	uint64_t off = 0;
+	uint64_t off = self_symbol(self, sizeof(self));
 
-	assert_true(n > 0);
-	self[n] = 0;
-	s = elf_syms_open(self);
-	assert_non_null(s);
-	assert_int_equal(elf_syms_find(s, "test_bad_records", &off), 0);
-	elf_syms_close(s);
 	sb_exec(c, pid, 100);
 	sb_map(c, pid, 110, base, self);
 	sb_exec(c, pid, 300);
@@ -527,17 +535,9 @@ static void test_fork_read_late(void **state)
 	const uint64_t base = 0x10000000;
 	struct sb_event ex = { .type = SB_EXIT, .pid = pid, .tid = pid };
 	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	struct elf_syms *s;
-	uint64_t off = 0;
+	uint64_t off = self_symbol(self, sizeof(self));
 	unsigned i, exits = 0, live;
 
-	assert_true(n > 0);
-	self[n] = 0;
-	s = elf_syms_open(self);
-	assert_non_null(s);
-	assert_int_equal(elf_syms_find(s, "test_bad_records", &off), 0);
-	elf_syms_close(s);
 	sb_exec(c, parent, 100);
 	sb_map(c, parent, 110, base, "/bin/sh");
 	/* the child's exec and its program's mapping, read before its fork */
