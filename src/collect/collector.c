@@ -335,10 +335,12 @@ static bool fork_read_late(const struct proc *p, uint64_t fork_ns)
 	return p->sb_ns > fork_ns;
 }
 
-/* a pid reused before its old process was reaped: that one ends, the struct stays */
 static int emit_cb(void *ctx, const struct gb_event *ev);
 
-/* its end, by at: calls still open, graphs, its process_exit event; then nothing of it is left */
+/*
+ * Its end, by at: calls still open, graphs, its process_exit event; then
+ * nothing of it is left. The struct stays (a reused pid's: callers hold it).
+ */
 static void proc_gone(struct collector *c, struct proc *p, uint64_t at)
 {
 	if (!p->exit_ns)
