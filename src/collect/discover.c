@@ -45,6 +45,10 @@ struct discover {
 	struct discover_late late[DISCOVER_LATE_MAX];
 	unsigned nlate;
 	uint64_t late_more;	/* beyond them */
+	/* --children: the events of processes not followed yet, for one read more
+	 * (a child's own events can be read before its fork); the child just followed */
+	struct sb_hold *hold;
+	uint32_t followed;
 	bool bell;		/* sideband_bell_open worked */
 	struct gb_budget bell_budget;
 	uint64_t rings, bell_offs;	/* for -v */
@@ -80,6 +84,9 @@ const struct discover_late *discover_late(const struct discover *d, unsigned *n,
 	return d ? d->late : NULL;
 }
 
+/* events of processes not followed yet kept a read (a busy host: thousands of mappings a second) */
+#define HOLD_MAX	16384
+
 static struct discover *discover_open(const struct discover_opts *o, char *msg, size_t len)
 {
 	struct discover *d = calloc(1, sizeof(*d));
@@ -90,7 +97,13 @@ static struct discover *discover_open(const struct discover_opts *o, char *msg, 
 		return NULL;
 	}
 	d->o = *o;
+	if (o->follow_children && !o->all && !(d->hold = sb_hold_new(HOLD_MAX))) {
+		snprintf(msg, len, "out of memory");
+		free(d);
+		return NULL;
+	}
 	if (sideband_open(&d->sb, SB_PAGES, msg, len)) {
+		sb_hold_free(d->hold);
 		free(d);
 		return NULL;
 	}
@@ -263,6 +276,7 @@ static bool wanted(struct discover *d, const struct sb_event *ev)
 	if (ev->type == SB_FORK && d->o.follow_children && ev->pid != ev->ppid &&
 	    hmap_get(&d->want, ev->ppid) && !hmap_get(&d->want, ev->pid)) {
 		hmap_put(&d->want, ev->pid, (void *)1);
+		d->followed = ev->pid;
 		gb_dbg("following pid %u, a child of %u", ev->pid, ev->ppid);
 		/* -p --children: its own breakpoints (it inherited its parent's mappings) */
 		if (libs_add_pid(d->libs, (pid_t)ev->pid) < 0) {
@@ -293,8 +307,11 @@ static void on_event(void *ctx, const struct sb_event *ev)
 			collector_sideband(d->col, ev);
 		return;
 	}
-	if (!wanted(d, ev))
+	if (!wanted(d, ev)) {
+		if (d->hold && ev->type != SB_FORK)
+			sb_hold_add(d->hold, ev);
 		return;
+	}
 	/* a new GPU library's probes first: the collector's own bookkeeping can wait a moment */
 	if (d->col && (ev->type != SB_MMAP || !d->libs))
 		collector_sideband(d->col, ev);
@@ -337,6 +354,12 @@ static void on_event(void *ctx, const struct sb_event *ev)
 		hmap_del(&d->gpu, ev->pid);
 		libs_drop_pid(d->libs, (pid_t)ev->pid);
 	}
+	/* a child followed now: what of it was read before its fork */
+	if (ev->type == SB_FORK && d->followed == ev->pid) {
+		d->followed = 0;
+		if (d->hold && sb_hold_take(d->hold, ev->pid, on_event, d))
+			gb_dbg("pid %u: its exec, mappings or exit were read before its fork", ev->pid);
+	}
 }
 
 void discover_ack(struct discover *d, pid_t pid)
@@ -359,6 +382,8 @@ void discover_poll(struct discover *d)
 	if (d->col)
 		collector_sideband_read(d->col, gb_now_mono_ns());
 	sideband_drain(d->sb, on_event, d);
+	if (d->hold)
+		sb_hold_next(d->hold);
 }
 
 size_t discover_alive(const struct discover *d)
@@ -403,6 +428,10 @@ void discover_close(struct discover *d)
 	if (d->bell)
 		gb_dbg("discovery: the bell rang %llu times, was off %llu times past its ration (%u a second, bursts of %u)",
 		       (unsigned long long)d->rings, (unsigned long long)d->bell_offs, BELL_RATE, BELL_BURST);
+	if (sb_hold_over(d->hold))
+		gb_dbg("discovery: %llu events of processes not followed yet were not kept (over %u a read)",
+		       (unsigned long long)sb_hold_over(d->hold), HOLD_MAX);
+	sb_hold_free(d->hold);
 	sideband_close(d->sb);
 	hmap_free(&d->want);
 	hmap_free(&d->live);

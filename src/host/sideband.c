@@ -453,3 +453,107 @@ void sideband_close(struct sideband *sb)
 	free(sb->items);
 	free(sb);
 }
+
+struct sb_held {
+	struct sb_event ev;	/* ev.str: NULL, or owned */
+	uint64_t seq;		/* arrival order */
+	bool taken;
+};
+
+struct sb_hold {
+	struct sb_held *v[2];	/* [cur]: this read's; [!cur]: the read before */
+	unsigned n[2], cap[2], cur, max;
+	uint64_t seq, over;
+};
+
+struct sb_hold *sb_hold_new(unsigned max)
+{
+	struct sb_hold *h = calloc(1, sizeof(*h));
+
+	if (h)
+		h->max = max;
+	return h;
+}
+
+static void hold_clear(struct sb_hold *h, unsigned k)
+{
+	unsigned i;
+
+	for (i = 0; i < h->n[k]; i++)
+		free((char *)h->v[k][i].ev.str);
+	h->n[k] = 0;
+}
+
+void sb_hold_add(struct sb_hold *h, const struct sb_event *ev)
+{
+	unsigned k = h->cur;
+	struct sb_held *e;
+
+	if (h->n[k] >= h->max || GB_GROW(h->v[k], h->cap[k], h->n[k] + 1)) {
+		h->over++;
+		return;
+	}
+	e = &h->v[k][h->n[k]];
+	e->ev = *ev;
+	e->ev.str = NULL;
+	if (ev->str && !(e->ev.str = strdup(ev->str))) {
+		h->over++;
+		return;
+	}
+	e->seq = h->seq++;
+	e->taken = false;
+	h->n[k]++;
+}
+
+void sb_hold_next(struct sb_hold *h)
+{
+	h->cur ^= 1;
+	hold_clear(h, h->cur);
+}
+
+static int cmp_held(const void *a, const void *b)
+{
+	const struct sb_held *x = a, *y = b;
+
+	if (x->ev.ts_ns != y->ev.ts_ns)
+		return x->ev.ts_ns < y->ev.ts_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+unsigned sb_hold_take(struct sb_hold *h, uint32_t pid, sb_cb cb, void *ctx)
+{
+	struct sb_held *got = NULL;	/* copies: cb may add to the hold */
+	unsigned k, i, n = 0, cap = 0;
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < h->n[k]; i++) {
+			struct sb_held *e = &h->v[k][i];
+
+			if (e->taken || e->ev.pid != pid || GB_GROW(got, cap, n + 1))
+				continue;
+			e->taken = true;	/* its string stays the hold's until the read is forgotten */
+			got[n++] = *e;
+		}
+	if (n)
+		qsort(got, n, sizeof(*got), cmp_held);
+	for (i = 0; i < n; i++)
+		cb(ctx, &got[i].ev);
+	free(got);
+	return n;
+}
+
+uint64_t sb_hold_over(const struct sb_hold *h)
+{
+	return h ? h->over : 0;
+}
+
+void sb_hold_free(struct sb_hold *h)
+{
+	if (!h)
+		return;
+	hold_clear(h, 0);
+	hold_clear(h, 1);
+	free(h->v[0]);
+	free(h->v[1]);
+	free(h);
+}

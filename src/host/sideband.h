@@ -75,6 +75,24 @@ bool sideband_bell_on(const struct sideband *sb);
 uint64_t sideband_bell_drain(struct sideband *sb);
 void sideband_bell_close(struct sideband *sb);
 
+/*
+ * Events of processes not followed yet, kept for one read more: the
+ * buffers are merged by time within a read, not across reads, so a child
+ * that ran on another CPU can have its exec, mappings and exit read before
+ * the fork that makes it followed. Each event is copied (its string too).
+ */
+struct sb_hold;
+/* at most max events a read (beyond: not kept, counted) */
+struct sb_hold *sb_hold_new(unsigned max);
+void sb_hold_add(struct sb_hold *h, const struct sb_event *ev);
+/* a read ended: the one before it is forgotten */
+void sb_hold_next(struct sb_hold *h);
+/* pid's events of this read and the one before, oldest first, to cb; then gone. How many */
+unsigned sb_hold_take(struct sb_hold *h, uint32_t pid, sb_cb cb, void *ctx);
+/* events not kept: a read had more than max */
+uint64_t sb_hold_over(const struct sb_hold *h);
+void sb_hold_free(struct sb_hold *h);
+
 /* An SB_MMAP event as a mapping (path points into the event) */
 void sideband_map(const struct sb_event *ev, struct gb_map *m);
 

@@ -267,6 +267,72 @@ static void test_bell(void **state)
 	sideband_close(sb);
 }
 
+/*
+ * The hold: events of processes not followed yet, kept one read more,
+ * given back oldest first (across both reads, by time), each once, with
+ * their strings (the ring's copy is gone by then); the read before the
+ * last is forgotten; a read over the bound keeps what fits and counts
+ * the rest.
+ */
+static struct sb_event held_got[8];
+static char held_str[8][32];
+static unsigned nheld;
+
+static void held_cb(void *ctx, const struct sb_event *ev)
+{
+	(void)ctx;
+	if (nheld < 8) {
+		held_got[nheld] = *ev;
+		snprintf(held_str[nheld], sizeof(held_str[0]), "%s", ev->str ? ev->str : "");
+		nheld++;
+	}
+}
+
+static void test_hold(void **state)
+{
+	struct sb_hold *h = sb_hold_new(3);
+	char path[32];
+	struct sb_event ev = { .type = SB_MMAP, .pid = 7, .tid = 7, .str = path };
+
+	(void)state;
+	assert_non_null(h);
+	/* read 1: pid 7 maps a file at 200; pid 8 execs */
+	strcpy(path, "/wheel/libcudart.so");
+	ev.ts_ns = 200;
+	sb_hold_add(h, &ev);
+	ev = (struct sb_event){ .type = SB_COMM, .pid = 8, .tid = 8, .ts_ns = 210, .exec = true, .str = path };
+	strcpy(path, "other");
+	sb_hold_add(h, &ev);
+	sb_hold_next(h);
+	/* read 2: pid 7's exec, older than its mapping (another CPU's buffer) */
+	strcpy(path, "python");
+	ev = (struct sb_event){ .type = SB_COMM, .pid = 7, .tid = 7, .ts_ns = 150, .exec = true, .str = path };
+	sb_hold_add(h, &ev);
+	strcpy(path, "overwritten");
+	nheld = 0;
+	assert_int_equal(sb_hold_take(h, 7, held_cb, NULL), 2);
+	assert_int_equal(nheld, 2);
+	assert_int_equal(held_got[0].type, SB_COMM);
+	assert_int_equal(held_got[0].ts_ns, 150);
+	assert_string_equal(held_str[0], "python");
+	assert_true(held_got[0].exec);
+	assert_int_equal(held_got[1].type, SB_MMAP);
+	assert_string_equal(held_str[1], "/wheel/libcudart.so");
+	assert_int_equal(sb_hold_take(h, 7, held_cb, NULL), 0);	/* once */
+	/* pid 8's exec is two reads old now: forgotten */
+	sb_hold_next(h);
+	assert_int_equal(sb_hold_take(h, 8, held_cb, NULL), 0);
+	/* the bound: 3 a read */
+	ev = (struct sb_event){ .type = SB_EXIT, .pid = 9, .tid = 9 };
+	for (ev.ts_ns = 1; ev.ts_ns <= 5; ev.ts_ns++)
+		sb_hold_add(h, &ev);
+	assert_int_equal(sb_hold_over(h), 2);
+	nheld = 0;
+	assert_int_equal(sb_hold_take(h, 9, held_cb, NULL), 3);
+	assert_int_equal(held_got[2].ts_ns, 3);
+	sb_hold_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_parse_task),
 		cmocka_unit_test(test_live),
 		cmocka_unit_test(test_bell),
+		cmocka_unit_test(test_hold),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
