@@ -55,6 +55,7 @@ static pthread_t watcher;
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static void switch_off_locked(const char *where);
 static bool off_wanted(bool *by_lease);
+static bool diag_off(const char *what);
 
 static const char *res_str(CUptiResult res)
 {
@@ -260,6 +261,8 @@ static int enable_kinds(char *out, size_t len)
 	int n = 0;
 
 	for (i = 0; i < NKINDS; i++) {
+		if (i && diag_off("kernelonly"))
+			break;
 		res = cuptiActivityEnable(kinds[i]);
 		if (res == CUPTI_SUCCESS)
 			n++;
@@ -267,6 +270,24 @@ static int enable_kinds(char *out, size_t len)
 			say(out, len, "gpubpf-cupti: activity kind %s not enabled: %s\n", kind_names[i], res);
 	}
 	return n;
+}
+
+/*
+ * GPUBPF_CUPTI_DIAG: parts of the set-up left out, to find which one a
+ * crash on a real GPU follows (tests/gpu/diag_cupti.sh): comma-separated
+ * "nocb" (no driver API callbacks), "noclock" (CUPTI keeps its clock),
+ * "nobuf" (CUPTI's default device buffers and flush), "kernelonly" (only
+ * the kernel activity kind). Unset: everything on.
+ */
+static bool diag_off(const char *what)
+{
+	const char *v = getenv("GPUBPF_CUPTI_DIAG"), *p;
+	size_t n = strlen(what);
+
+	for (p = v; p && (p = strstr(p, what)); p += n)
+		if ((p == v || p[-1] == ',') && (p[n] == 0 || p[n] == ','))
+			return true;
+	return false;
 }
 
 /* 0 with device timing on, else -errno; what CUPTI said goes to out */
@@ -285,8 +306,10 @@ static int setup_cupti(char *out, size_t len)
 		say(out, len, "gpubpf-cupti: %s failed: %s: device timing off\n", "cuptiSubscribe", res);
 		return -EIO;
 	}
-	enable_callbacks();
-	setup_clock();
+	if (!diag_off("nocb"))
+		enable_callbacks();
+	if (!diag_off("noclock"))
+		setup_clock();
 	res = cuptiActivityRegisterCallbacks(buf_requested, buf_completed);
 	if (res != CUPTI_SUCCESS) {
 		say(out, len, "gpubpf-cupti: %s failed: %s: device timing off\n",
@@ -294,7 +317,8 @@ static int setup_cupti(char *out, size_t len)
 		cuptiUnsubscribe(subscriber);
 		return -EIO;
 	}
-	bound_buffers();
+	if (!diag_off("nobuf"))
+		bound_buffers();
 	n = enable_kinds(out, len);
 	active = true;
 	owner = getpid();

@@ -8,6 +8,7 @@
 #   DIR/lib/gpubpf/libgpubpf_cupti.so where record --cupti looks beside the binary
 #   DIR/gpu/                          run_h100.sh, the workloads, compare.py
 #   DIR/wl/, DIR/bench/, DIR/bin/{uprobe_floor,bpftool}  section 9's hot-path bench
+#   DIR/lib/segv_report.so            diag_cupti.sh's crash report (LD_PRELOAD)
 #   DIR/MANIFEST                      commit, sizes, sha256, glibc needed
 # Why an RPATH and not LD_LIBRARY_PATH: gpubpf starts the traced command
 # (record -- python ...) and LD_LIBRARY_PATH would reach it, putting our
@@ -55,7 +56,8 @@ if ldd "$TMP/bin/gpubpf" | grep -E 'libbpf|libzstd' | grep -qv "$TMP/bin/../lib"
 	echo "bundle.sh: the RPATH is not used: $(ldd "$TMP/bin/gpubpf" | grep libbpf)" >&2
 	exit 1
 fi
-cp tests/gpu/*.py tests/gpu/run_h100.sh tests/gpu/README.md "$TMP/gpu/"
+cp tests/gpu/*.py tests/gpu/*.sh tests/gpu/README.md "$TMP/gpu/"
+cc -O2 -g -Wall -shared -fPIC -o "$TMP/lib/segv_report.so" tests/gpu/segv_report.c
 # section 9 (issue 44's hot-path table on that host): bench/launch_bench.sh with the
 # fake libcuda/libnccl and their drivers, the empty-uprobe floor built here (the GPU
 # image has no libbpf headers) and bpftool (its libraries are the bundle's: libelf,
