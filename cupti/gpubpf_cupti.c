@@ -237,9 +237,12 @@ static void bound_buffers(void)
 {
 	size_t sz = DEV_BUF_SIZE, pool = DEV_BUF_POOL;
 
-	cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &(size_t){ sizeof(sz) }, &sz);
-	cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &(size_t){ sizeof(pool) }, &pool);
-	cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
+	if (!diag_off("nosize"))
+		cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &(size_t){ sizeof(sz) }, &sz);
+	if (!diag_off("nopool"))
+		cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &(size_t){ sizeof(pool) }, &pool);
+	if (!diag_off("noflush"))
+		cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
 }
 
 static const CUpti_ActivityKind kinds[] = {
@@ -276,7 +279,8 @@ static int enable_kinds(char *out, size_t len)
  * GPUBPF_CUPTI_DIAG: parts of the set-up left out, to find which one a
  * crash on a real GPU follows (tests/gpu/diag_cupti.sh): comma-separated
  * "nocb" (no driver API callbacks), "noclock" (CUPTI keeps its clock),
- * "nobuf" (CUPTI's default device buffers and flush), "kernelonly" (only
+ * "nobuf" (CUPTI's default device buffers and flush; one of them:
+ * "nosize", "nopool", "noflush"), "kernelonly" (only
  * the kernel activity kind). Unset: everything on.
  */
 static bool diag_off(const char *what)

@@ -30,8 +30,15 @@ if [ "${GB_DRY:-0}" = 1 ]; then
 	LOOP=(python3 "$ROOT/tests/gpu/fakegpu.py" loop --lib "$ROOT/build/workloads/libcuda.so.1")
 	RECLIBS=(--lib "$ROOT/build/workloads/libcuda.so.1")
 fi
-"${LOOP[@]}" --mode launch --stop-file "$W/stop" --rate-log "$W/rates" \
-	--pid-file "$W/pid" --ready-file "$W/ready" --seconds 300 >"$W/loop.log" 2>&1 &
+# GB_DIAG_JOB=train: train.py (run_h100.sh section 3's job, where record -p dropped 90%) instead of loop.py
+if [ "${GB_DIAG_JOB:-loop}" = train ]; then
+	LOOP[1]=$ROOT/tests/gpu/train.py
+	[ "${GB_DRY:-0}" = 1 ] && LOOP=(python3 "$ROOT/tests/gpu/fakegpu.py" train --lib "$ROOT/build/workloads/libcuda.so.1")
+	LOOP+=(--step-log "$W/rates")
+else
+	LOOP+=(--mode launch --rate-log "$W/rates")
+fi
+"${LOOP[@]}" --stop-file "$W/stop" --pid-file "$W/pid" --ready-file "$W/ready" --seconds 300 >"$W/loop.log" 2>&1 &
 J=$!
 wait_file "$W/ready" 120 || { say "loop not ready: $(tail -3 "$W/loop.log")"; exit 1; }
 P=$(cat "$W/pid")
@@ -57,27 +64,36 @@ sleep 5
 t1=$(date +%s%N)
 kill -INT "$R"; wait "$R"; say "record -a: stopped $(ms_since "$t1") ms after SIGINT (rc $?)"
 wait "$PR"
-grep -vE '^gpubpf: attached [0-9]+ probes' "$W/a.log" | tail -25 >>"$D"
+grep -vE '^gpubpf: attached [0-9]+ probes|stripped' "$W/a.log" | tail -25 >>"$D"
 grep -E '^gpubpf: attached' "$W/a.log" | sort -t'(' -k2 | tail -5 >>"$D"
 "${PERF[@]}" report -i "$W/a.data" --stdio --no-children --percent-limit 0.7 --sort dso,sym -g none >"$OUT/a.report.txt" 2>&1
 "${PERF[@]}" report -i "$W/a.data" --stdio --children --percent-limit 4 --sort sym -g caller,0.5,callee --max-stack 14 \
 	2>/dev/null | head -400 >"$OUT/a.callers.txt"
 
-# 2. record -p PID --cupti -d 3 on the same loop, under perf
+# 2. record -p PID [--cupti] -d 3 on the same loop, under perf (GB_DIAG_P="nocupti cupti": both, in turn)
+for v in ${GB_DIAG_P:-cupti}; do
+p=p
+[ "$v" = nocupti ] && p=pn
 t0=$(date +%s%N)
-"$GB" record -p "$P" --cupti -d 3 -v "${RECLIBS[@]}" -o "$W/p.sbt" --ready-file "$W/p.ready" >"$W/p.log" 2>&1 &
+"$GB" record -p "$P" $([ "$v" = cupti ] && echo --cupti) -d 3 -v "${RECLIBS[@]}" -o "$W/$p.sbt" --ready-file "$W/$p.ready" >"$W/$p.log" 2>&1 &
 R=$!
 (sleep 100; kill -TERM "$R" 2>/dev/null) &	# not timeout(1): perf must see the recorder itself
-"${PERF[@]}" record -F 999 -g -p "$R" -o "$W/p.data" >"$W/p.perf.log" 2>&1 &
+"${PERF[@]}" record -F 999 -g -p "$R" -o "$W/$p.data" >"$W/$p.perf.log" 2>&1 &
 PR=$!
-wait_file "$W/p.ready" 100 && say "record -p: ready after $(ms_since "$t0") ms"
-wait "$R"; say "record -p: ended $(ms_since "$t0") ms after its start (rc $?)"
+wait_file "$W/$p.ready" 100 && say "record -p ($v): ready after $(ms_since "$t0") ms"
+wait "$R"; say "record -p ($v): ended $(ms_since "$t0") ms after its start (rc $?)"
 wait "$PR"
-grep -vE '^gpubpf: attached [0-9]+ probes' "$W/p.log" | tail -25 >>"$D"
-"${PERF[@]}" report -i "$W/p.data" --stdio --no-children --percent-limit 0.7 --sort dso,sym -g none >"$OUT/p.report.txt" 2>&1
-"${PERF[@]}" report -i "$W/p.data" --stdio --children --percent-limit 4 --sort sym -g caller,0.5,callee --max-stack 14 \
-	2>/dev/null | head -400 >"$OUT/p.callers.txt"
+grep -vE '^gpubpf: attached [0-9]+ probes|stripped' "$W/$p.log" | tail -25 >>"$D"
+"${PERF[@]}" report -i "$W/$p.data" --stdio --no-children --percent-limit 0.7 --sort dso,sym -g none >"$OUT/$p.report.txt" 2>&1
+"${PERF[@]}" report -i "$W/$p.data" --stdio --children --percent-limit 4 --sort sym -g caller,0.5,callee --max-stack 14 \
+	2>/dev/null | head -400 >"$OUT/$p.callers.txt"
+done
 touch "$W/stop"
 wait "$J"
 say "loop exit $?; rates: $(head -2 "$W/rates" | tr '\n' ' ') ... $(tail -2 "$W/rates" | tr '\n' ' ')"
-"$GB" info "$W/a.sbt" 2>&1 | head -12 >>"$D"
+for p in a pn p; do
+	[ -s "$W/$p.sbt" ] || continue
+	echo "== info $p.sbt" >>"$D"
+	"$GB" info "$W/$p.sbt" 2>&1 | head -12 >>"$D"
+	"$GB" view "$W/$p.sbt" 2>/dev/null | grep -E ' drops ' | head -12 >>"$D"
+done

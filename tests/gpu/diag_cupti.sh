@@ -87,6 +87,16 @@ run() {
 	} >>"$D"
 }
 
+# GB_DIAG_BISECT=1: which of the three device-buffer settings ("nobuf") the crash follows
+if [ "${GB_DIAG_BISECT:-0}" = 1 ]; then
+	for f in nosize nopool noflush nosize,nopool; do
+		run "inj_$f" CUDA_INJECTION64_PATH="$LIB" GPUBPF_CUPTI_DIAG=$f
+	done
+	run reccupti record --cupti --
+	say "# $SECONDS s"
+	rm -rf "$W"
+	exit 0
+fi
 run plain
 [ -n "${DIED[plain]:-}" ] && { say "the plain run died: nothing to compare"; exit 1; }
 run inj CUDA_INJECTION64_PATH="$LIB"
