@@ -37,8 +37,17 @@
 #define GB_EXPORT __attribute__((visibility("default")))
 #define BUF_SIZE (1u << 20)
 #define BUF_ALIGN 8
-#define DEV_BUF_SIZE (8u << 20)	/* CUPTI's buffers on the device: bounded, in a GPU the job has filled */
-#define DEV_BUF_POOL 2
+/*
+ * CUPTI's buffers on the device, bounded (in a GPU the job has filled):
+ * at most DEV_BUF_POOL of DEV_BUF_SIZE a context, DEV_BUF_PREALLOC of them
+ * allocated up front. CUPTI wants the pre-allocation below the pool limit:
+ * a limit of 2 under its default pre-allocation of 3 made CUPTI 13.0
+ * write through a null pointer in the job's first async copy (SIGSEGV on
+ * an H100 and an H200, driver 580, found with tests/gpu/diag_cupti.sh).
+ */
+#define DEV_BUF_SIZE (8u << 20)
+#define DEV_BUF_PREALLOC 2
+#define DEV_BUF_POOL 4
 #define FLUSH_PERIOD_MS 1000
 #define WATCH_MS 100		/* the watch thread looks at the control block this often */
 #define SAFE_POINT_MS 1000	/* and waits this long for an API exit before switching off itself */
@@ -235,12 +244,15 @@ static void setup_clock(void)
 /* CUPTI's device buffers bounded, and a flush period: memory the job can count on */
 static void bound_buffers(void)
 {
-	size_t sz = DEV_BUF_SIZE, pool = DEV_BUF_POOL;
+	size_t sz = DEV_BUF_SIZE, pre = DEV_BUF_PREALLOC, pool = DEV_BUF_POOL;
 
 	if (!diag_off("nosize"))
 		cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &(size_t){ sizeof(sz) }, &sz);
-	if (!diag_off("nopool"))
+	if (!diag_off("nopool")) {
+		cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE,
+					  &(size_t){ sizeof(pre) }, &pre);
 		cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &(size_t){ sizeof(pool) }, &pool);
+	}
 	if (!diag_off("noflush"))
 		cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
 }

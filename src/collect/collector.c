@@ -25,7 +25,7 @@ struct proc {
 	char *rank;		/* procmaps_rank, read then too; "" none, NULL not read */
 	struct hmap names;	/* name_key(handle or stub address) -> interned name */
 	struct hmap nostub;	/* name_key(stub address) -> 1: no name found for it (asked once) */
-	uint64_t reread_ns;	/* when /proc/PID/maps was last read for a stub in no mapping */
+	uint64_t reread_ns;	/* when /proc/PID/maps was last read for an address in no mapping */
 	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
 	uint32_t comm_tid;	/* the last record's thread, whose comms entry is comm_name (0: none) */
@@ -312,14 +312,39 @@ void collector_pin_files(struct collector *c, pid_t pid)
 		stack_note_maps(c->stk, pid, &p->maps);
 }
 
+/*
+ * An address in no mapping we know: the side band first, then /proc, at
+ * most every REREAD_NS a process seen mid-run. A torch process maps ~600
+ * files (~1 ms a read); on an H100, reading them for every runtime launch
+ * whose stub is in no file mapping made the recorder fall behind at
+ * ~7,000 events/s, and on an H200 for every new stack with a frame in
+ * anonymous code (1,000 new stacks a second under record -p): 90% of the
+ * events dropped. New files reach us through the side band anyway; /proc
+ * only fills what it lost.
+ */
+#define REREAD_NS	100000000ull
+
+static void reread_maps(struct collector *c, struct proc *p)
+{
+	uint64_t now = gb_now_mono_ns();
+
+	if (c->ops.sync)
+		c->ops.sync(c->ops.ctx);
+	if (!p->complete && now - p->reread_ns >= REREAD_NS) {
+		p->reread_ns = now;
+		read_proc_maps(c, p);
+	}
+}
+
 static const struct gb_maps *refresh_maps(void *ctx, pid_t pid)
 {
 	struct collector *c = ctx;
-	struct proc *p;
+	struct proc *p = get_proc(c, pid);
 
-	collector_snapshot_maps(c, pid);
-	p = hmap_get(&c->procs, (uint64_t)pid);
-	return p && p->have_maps ? &p->maps : NULL;
+	if (!p)
+		return NULL;
+	reread_maps(c, p);
+	return p->have_maps ? &p->maps : NULL;
 }
 
 /*
@@ -566,7 +591,6 @@ static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_
 	return e->syms;
 }
 
-#define STUB_REREAD_NS	100000000ull
 /* The kernel a runtime launch names by its host-stub address, in the image mapped at ts */
 static const char *stub_name(struct collector *c, struct proc *p, uint64_t addr, uint64_t ts)
 {
@@ -579,21 +603,8 @@ static const char *stub_name(struct collector *c, struct proc *p, uint64_t addr,
 	proc_maps(c, p, ts);
 	m = procmaps_find(&p->maps, addr);
 	if (!m) {
-		/*
-		 * a library mapped since we last looked; /proc at most every
-		 * STUB_REREAD_NS a process: a torch process maps ~500 files
-		 * (~1 ms a read), and on an H100 reading it for every runtime
-		 * launch whose stub is in no file mapping made the recorder
-		 * fall behind at ~7,000 events/s (1.26 M dropped in 5 s)
-		 */
-		uint64_t now = gb_now_mono_ns();
-
-		if (c->ops.sync)
-			c->ops.sync(c->ops.ctx);
-		if (!p->complete && now - p->reread_ns >= STUB_REREAD_NS) {
-			p->reread_ns = now;
-			read_proc_maps(c, p);
-		}
+		/* a library mapped since we last looked */
+		reread_maps(c, p);
 		p->maps.at_ns = ts;
 		m = procmaps_find(&p->maps, addr);
 	}
