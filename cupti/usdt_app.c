@@ -7,7 +7,8 @@
  *
  * For i < N: NVTX push "step", cuLaunchKernel (in LIBCUDA, a fake libcuda
  * the uprobes see) of "_Z9gb_kernelPf", probe launch with correlation id
- * CORR_BASE + i and the same CUfunction, NVTX pop. Then one more launch
+ * CORR_BASE + i and the same CUfunction fired inside the call, as CUPTI's
+ * enter callback is (through the fake's fake_cuda_cupti_hook), NVTX pop. Then one more launch
  * (id CORR_BASE + N) that gets no device record, followed by
  * cuCtxSynchronize: its timing is "bounded". Then the device records of
  * the first N launches, newest first, serial on one stream as a GPU runs
@@ -57,6 +58,20 @@ static const char *kernel_name(void)
 	return buf;
 }
 
+/* the launch probe, fired at the next cuLaunchKernel's enter (the fake driver's CUPTI site) */
+static emit_launch_fn emit_launch;
+static uint64_t armed_corr, armed_f;
+
+static void cupti_site(int site, unsigned cbid)
+{
+	(void)cbid;
+	if (site == 0 && armed_corr) {
+		emit_launch(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+			    armed_corr, armed_f, STREAM);
+		armed_corr = 0;
+	}
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -101,7 +116,7 @@ int main(int argc, char **argv)
 	static uint64_t launch_ts[MAXN];
 	CUpti_ActivityKernel10 k;
 	CUpti_ActivityMemcpy6 m;
-	emit_launch_fn emit_launch;
+	void (**hook)(int, unsigned);
 	emit_act_fn emit_act;
 	cu_fn launch, sync, mload, getfn;
 	void *lib, *cuda, *mod = NULL, *f = NULL;
@@ -125,6 +140,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	emit_launch = (emit_launch_fn)must_sym(lib, argv[1], "gpubpf_cupti_emit_launch");
+	hook = (void (**)(int, unsigned))must_sym(cuda, argv[2], "fake_cuda_cupti_hook");
+	*hook = cupti_site;
 	emit_act = (emit_act_fn)must_sym(lib, argv[1], "gpubpf_cupti_emit_activity");
 	launch = (cu_fn)must_sym(cuda, argv[2], "cuLaunchKernel");
 	sync = (cu_fn)must_sym(cuda, argv[2], "cuCtxSynchronize");
@@ -138,6 +155,8 @@ int main(int argc, char **argv)
 			usleep((useconds_t)gap_us);
 		if (i < n)
 			nvtxRangePushA("step");
+		armed_corr = CORR_BASE + i;
+		armed_f = (uintptr_t)f;
 		launch(f, 4, 1, 1, 64, 1, 1, 0, (void *)STREAM, NULL, NULL);
 		/*
 		 * After the call: its kernel starts after the launch entered the
@@ -146,8 +165,6 @@ int main(int argc, char **argv)
 		 * launch's entry, and report missed it)
 		 */
 		launch_ts[i % MAXN] = now_ns();
-		emit_launch(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-			    CORR_BASE + i, (uintptr_t)f, STREAM);
 		if (i < n)
 			nvtxRangePop();
 	}

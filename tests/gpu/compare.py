@@ -130,6 +130,9 @@ def launches(evs, pid=None):
                     o["kernel"] = e["kernel"]
                 if e.get("corr_id") is not None:
                     o.setdefault("corr_ids", []).append(e["corr_id"])
+                # CUPTI's moment is in the driver launch: its device time is the kernel's
+                if e.get("timing") == "device":
+                    o["timing"] = "device"
             continue
         e = dict(e)
         e["corr_ids"] = [e["corr_id"]] if e.get("corr_id") is not None else []
@@ -212,6 +215,12 @@ def device_join(evs, pid):
     return ls, kern, joined
 
 
+def misjoined(joined):
+    """Kernel records joined to a launch of another kernel (both named)."""
+    return sum(1 for k, l in joined if l is not None and k.get("kernel") and l.get("kernel")
+               and k["kernel"] != l["kernel"])
+
+
 def cmd_device(a):
     evs = view(a.trace)
     pid = a.pid
@@ -222,9 +231,10 @@ def cmd_device(a):
     nj = sum(1 for _, l in joined if l is not None)
     timing = collections.Counter(l.get("timing", "none") for l in ls)
     frac = timed / len(ls)
+    bad = misjoined(joined)
     fact = (f"{timed}/{len(ls)} launches device-timed ({100 * frac:.2f}%), {nj}/{len(kern)} CUPTI kernel "
-            f"records joined to their launch; timing {dict(timing)}")
-    ok = frac >= 0.99 and nj == len(kern)
+            f"records joined to their launch, {bad} to a launch of another kernel; timing {dict(timing)}")
+    ok = frac >= 0.99 and nj == len(kern) and bad == 0
     steps = read_steps(a.steps)
     prof = json.load(open(a.prof))["steps"] if a.prof and os.path.exists(a.prof) else None
     if steps:
@@ -281,8 +291,10 @@ def cmd_inject(a):
         evs = view(t)
         ls, kern, joined = device_join(evs, a.pid)
         timed = sum(1 for l in ls if l.get("timing") == "device")
-        parts.append(f"attach {n}: {len(kern)} device kernels, {timed}/{len(ls)} launches device-timed")
-        ok = ok and len(kern) > 0
+        bad = misjoined(joined)
+        parts.append(f"attach {n}: {len(kern)} device kernels, {timed}/{len(ls)} launches device-timed, "
+                     f"{bad} joined to another kernel's launch")
+        ok = ok and len(kern) > 0 and bad == 0
     b = median_step_ms(steps, int(a.before[0]), int(a.before[1]))
     af = median_step_ms(steps, int(a.after[0]), int(a.after[1]))
     if b and af:

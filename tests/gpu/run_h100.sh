@@ -540,7 +540,7 @@ fi
 export S9_N S9_ROUNDS OUT W GB PY HPY WL DRY CUPTI_LIB CUPTI_APP WIN S3_D RECLIBS WL_ENV HAVE_TORCH TORCH_WHY HOSTDESC
 echo "# host: $HOSTDESC" >>"$RES"
 
-declare -A LIMIT=([1]=75 [2]=60 [3]=70 [4]=140 [5]=45 [6]=45 [7]=40 [8]=60 [9]=90)
+declare -A LIMIT=([1]=75 [2]=60 [3]=110 [4]=140 [5]=45 [6]=45 [7]=40 [8]=60 [9]=90)
 for n in $ONLY; do
 	left=$(( BUDGET - (SECONDS - START) ))
 	lim=${LIMIT[$n]:-60}

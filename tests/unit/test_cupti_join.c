@@ -338,6 +338,40 @@ static void test_nested_runtime_driver(void **state)
 	assert_int_equal(find(GB_T_cudaLaunchKernel, 1000 * US)->corr_id, 0);
 }
 
+/*
+ * In ring order (each call's record at its return, its api moment before
+ * it): a runtime launch and its nested driver launch, then a library's
+ * direct driver launch 5 us after the runtime launch returned. The next
+ * launch's moment is not the ended runtime launch's (a margin after the
+ * return paired them on an H200: the runtime launch took the next kernel's
+ * device time and the next launch had none). Each launch its own kernel.
+ */
+static void test_next_moment_after_return(void **state)
+{
+	struct cupti_join *j = *state;
+	struct gb_event rt = launch_ev(1000 * US, 40 * US, 0x5700b, 0);
+	struct gb_event drv = launch_ev(1010 * US, 20 * US, F, 0);
+	struct gb_event next = launch_ev(1045 * US, 10 * US, F + 1, 0);
+	struct gb_event d7 = device_ev(7, 1100 * US, 50 * US), d8 = device_ev(8, 1200 * US, 30 * US);
+
+	rt.type = GB_T_cudaLaunchKernel;
+	cupti_join_api(j, PID, TID, 1015 * US, 7, F);
+	cupti_join_host(j, &drv);
+	cupti_join_host(j, &rt);
+	cupti_join_api(j, PID, TID, 1048 * US, 8, F + 1);
+	cupti_join_host(j, &next);
+	cupti_join_device(j, &d7);
+	cupti_join_device(j, &d8);
+	cupti_join_flush(j, collect, NULL);
+	assert_int_equal(find(GB_T_cuLaunchKernel, 1010 * US)->corr_id, 7);
+	assert_int_equal(find(GB_T_cuLaunchKernel, 1010 * US)->aux[0], 1100 * US);
+	assert_int_equal(find(GB_T_cudaLaunchKernel, 1000 * US)->corr_id, 0);
+	assert_int_not_equal(find(GB_T_cudaLaunchKernel, 1000 * US)->prov, GB_PROV_DEVICE);
+	assert_int_equal(find(GB_T_cuLaunchKernel, 1045 * US)->corr_id, 8);
+	assert_int_equal(find(GB_T_cuLaunchKernel, 1045 * US)->prov, GB_PROV_DEVICE);
+	assert_int_equal(find(GB_T_cuLaunchKernel, 1045 * US)->aux[0], 1200 * US);
+}
+
 /* --lean: no return probe, so the call has no end; the api follows shortly */
 static void test_lean_launch(void **state)
 {
@@ -786,6 +820,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_cupti_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_before_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nested_runtime_driver, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_next_moment_after_return, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lean_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_false_pairing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_copies, setup, teardown),
