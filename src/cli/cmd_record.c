@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "cmds.h"
 #include "collect/libs.h"
@@ -66,7 +67,8 @@ static const char usage_text[] =
 "      --ack-dir DIR      with --children: create DIR/PID once a followed process\n"
 "                         has its breakpoints (a launcher can hold a child until then:\n"
 "                         its very first calls are then traced too)\n"
-"  -- COMMAND ARGS        start COMMAND, trace it and its descendants, stop when it exits\n"
+"  -- COMMAND ARGS        start COMMAND, trace it and its descendants, stop when it exits;\n"
+"                         the trace written, exit with COMMAND's status (128 + signal)\n"
 "\n"
 "Options:\n"
 "  -o, --output FILE      trace file to write (default gpubpf.sbt); created 0600,\n"
@@ -476,15 +478,39 @@ static int parse_args(struct record_opts *o, struct open_opts *op, int argc, cha
 	return 0;
 }
 
+/*
+ * -- CMD ended badly: one line, and its status for ours (the shell's
+ * convention, 128 + the signal), so `gpubpf record -- job && next` stops
+ * where `job && next` would. 0 when it exited 0.
+ */
+static int cmd_end(const struct record_opts *o)
+{
+	int st = o->cmd_wstatus;
+
+	if (WIFEXITED(st) && WEXITSTATUS(st)) {
+		gb_warn("'%s' exited with status %d (the trace is written: %s)", o->cmd[0], WEXITSTATUS(st),
+			o->output);
+		return WEXITSTATUS(st);
+	}
+	if (WIFSIGNALED(st)) {
+		gb_warn("'%s' was killed by signal %d (%s); the trace is written and ends with its last calls: "
+			"gpubpf view %s | tail", o->cmd[0], WTERMSIG(st), strsignal(WTERMSIG(st)), o->output);
+		return 128 + WTERMSIG(st);
+	}
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct open_opts op = { .port = UI_SERVE_PORT };
 	struct record_opts o = { 0 };
-	int ret;
+	int ret, cmd_said = 0;
 
 	if (parse_args(&o, &op, argc, argv))
 		return 2;
 	ret = recorder_run(&o, argc, argv);
+	if (!ret && o.cmd && o.cmd_ended)
+		cmd_said = cmd_end(&o);
 	if (!ret && o.perfetto) {
 		char msg[512];
 
@@ -498,5 +524,6 @@ int cmd_record(int argc, char **argv)
 		privs_limit(0);
 		ret = ui_serve_file(o.perfetto, "application/octet-stream", op.port);
 	}
-	return ret;
+	/* the trace is written: the status is the command's, as its shell would see it */
+	return ret ? ret : cmd_said;
 }

@@ -1013,8 +1013,9 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 		}
 		if (r->o->duration_ns && now - start_ns >= r->o->duration_ns)
 			break;
-		if (r->child && waitpid(r->child, NULL, WNOHANG) == r->child) {
+		if (r->child && waitpid(r->child, &r->o->cmd_wstatus, WNOHANG) == r->child) {
 			r->child = 0;
+			r->o->cmd_ended = true;
 			break;
 		}
 		/* --children: the targets and all they started have exited (looked at every 50 ms) */
@@ -1246,8 +1247,8 @@ cleanup:
 	hmap_free(&r.err_seen);
 	if (r.go_fd >= 0)
 		close(r.go_fd);	/* the child sees EOF and exits without running */
-	if (r.child > 0)
-		waitpid(r.child, NULL, 0);
+	if (r.child > 0 && waitpid(r.child, &o->cmd_wstatus, 0) == r.child)
+		o->cmd_ended = true;
 	inject_rec_stop(r.inj);		/* an error on the way: never leave a target subscribed */
 	inject_rec_free(r.inj);
 	discover_close(r.disc);	/* the bell's descriptors are in epfd */

@@ -24,6 +24,8 @@ struct record_opts {
 	bool children;		/* -p --children: their descendants too, each with its own links */
 	const char *ack_dir;	/* --ack-dir: DIR/PID once a followed process is linked */
 	char **cmd;
+	bool cmd_ended;		/* out: -- CMD ended while recording or before record returned */
+	int cmd_wstatus;	/* out: its wait status */
 	const char *output;
 	uint64_t duration_ns;
 	uint64_t ring_size;	/* RECORD_RING_DEF, RECORD_RING_DWARF with --stack dwarf */

@@ -42,3 +42,17 @@ c.eq("-- CMD: the command and 3 children", 4, len(pids))
 c.eq("-- CMD: 100 launches in each of them", [100] * 4, [sum(1 for e in ev if e["pid"] == p) for p in sorted(pids)])
 c.eq("-- CMD: nothing from an unrelated process", 0, sum(1 for e in ev if e["pid"] == other))
 PY
+
+# -- CMD's end is ours once the trace is written: its status, 128 + a signal, one line saying which
+for c in "exit 3:3:exited with status 3" "kill -SEGV \$\$:139:killed by signal 11" "exit 0:0:"; do
+	IFS=: read -r cmd want line <<<"$c"
+	"$GPUBPF" record -o "$T/s.sbt" -- sh -c "$cmd" >"$T/s.out" 2>"$T/s.err"
+	check_eq "record -- sh -c '$cmd' exits $want" "$want" "$?"
+	check_true "record -- sh -c '$cmd': the trace is written" test -s "$T/s.sbt"
+	if [ -n "$line" ]; then
+		check_true "record -- sh -c '$cmd' says: $line" grep -q "'sh' .*$line" "$T/s.err"
+	else
+		check_true "record -- sh -c '$cmd' says nothing of it" test "$(grep -c "'sh'" "$T/s.err")" = 0
+	fi
+	rm -f "$T/s.sbt"
+done
