@@ -279,6 +279,19 @@ static void unhold(struct cupti_join *j, struct held *h)
 /* released events kept for reuse (a malloc and a free per held launch: 6% of the collector's profile) */
 #define HELD_SPARE	1024
 
+/*
+ * A launch of one kernel (not a graph's): unnamed on the host side (its
+ * kernel was looked up before we attached, or its stub has no symbol), it
+ * takes the name of the kernel CUPTI ran for it.
+ */
+static bool one_kernel(const struct gb_event *ev)
+{
+	const struct gb_type_info *ti = gb_type_info(ev->type);
+
+	return ti && (ti->shape == GB_SH_LAUNCH_DRV || ti->shape == GB_SH_LAUNCH_DRV_EX ||
+		      ti->shape == GB_SH_LAUNCH_RT || ti->shape == GB_SH_LAUNCH_RT_EX);
+}
+
 /* Decide the provenance from what is known now and move h to the output */
 static void release(struct cupti_join *j, struct held *h)
 {
@@ -290,6 +303,8 @@ static void release(struct cupti_join *j, struct held *h)
 			ev->prov = GB_PROV_DEVICE;
 			ev->aux[0] = h->c->dev_start;
 			ev->aux[1] = h->c->dev_end;
+			if (!ev->name && one_kernel(ev))
+				ev->name = h->c->dev_name;
 		} else if (h->bound_end) {
 			ev->prov = GB_PROV_BOUNDED;
 			ev->aux[0] = ev->ts_ns;
@@ -665,6 +680,8 @@ void cj_device(struct cupti_join *j, const struct gb_event *dev, bool name_cut)
 	cj_out_push(j, &ev);
 	if (!c || dev->type == GB_T_gpu_sync)
 		return;
+	if (dev->type == GB_T_gpu_kernel && !c->dev_name)
+		c->dev_name = ev.name;
 	if (!c->device_seen || dev->ts_ns < c->dev_start)
 		c->dev_start = dev->ts_ns;
 	if (dev->ts_ns + dev->dur_ns > c->dev_end)

@@ -19,6 +19,7 @@ struct corr {			/* one (pid, correlation id) */
 	uint64_t api_ts, handle;
 	bool has_api, device_seen;
 	uint64_t dev_start, dev_end;
+	const char *dev_name;	/* the first kernel record's name (the join's string) */
 	uint64_t fp[FP_MAX];	/* (type, start) of device records seen */
 	unsigned nfp;
 	struct held *host;	/* held event carrying this id */

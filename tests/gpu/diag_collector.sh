@@ -6,8 +6,9 @@
 # GB_PERF=1 adds Debian's perf and its libraries under .gpubundle/perf/):
 #   run(carry=[".gpubundle"], command="bash tests/gpu/diag_collector.sh")
 # $OUT: diag.txt (timings, the recorder's -v lines, the target's /proc
-# facts), a.report.txt and p.report.txt (perf report of the recorder under
-# record -a and record -p --cupti).
+# facts), a.report.txt, pn.report.txt and p.report.txt (perf report of the
+# recorder under record -a, record -p, record -p --cupti) and callers.txt
+# (their call graphs, one after the other): at most 5 files.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=${GPUBUNDLE:-$ROOT/.gpubundle}
@@ -68,7 +69,7 @@ grep -vE '^gpubpf: attached [0-9]+ probes|stripped' "$W/a.log" | tail -25 >>"$D"
 grep -E '^gpubpf: attached' "$W/a.log" | sort -t'(' -k2 | tail -5 >>"$D"
 "${PERF[@]}" report -i "$W/a.data" --stdio --no-children --percent-limit 0.7 --sort dso,sym -g none >"$OUT/a.report.txt" 2>&1
 "${PERF[@]}" report -i "$W/a.data" --stdio --children --percent-limit 4 --sort sym -g caller,0.5,callee --max-stack 14 \
-	2>/dev/null | head -400 >"$OUT/a.callers.txt"
+	2>/dev/null | head -400 | sed "1i == a: record -a" >>"$OUT/callers.txt"
 
 # 2. record -p PID [--cupti] -d 3 on the same loop, under perf (GB_DIAG_P="nocupti cupti": both, in turn)
 for v in ${GB_DIAG_P:-cupti}; do
@@ -86,7 +87,7 @@ wait "$PR"
 grep -vE '^gpubpf: attached [0-9]+ probes|stripped' "$W/$p.log" | tail -25 >>"$D"
 "${PERF[@]}" report -i "$W/$p.data" --stdio --no-children --percent-limit 0.7 --sort dso,sym -g none >"$OUT/$p.report.txt" 2>&1
 "${PERF[@]}" report -i "$W/$p.data" --stdio --children --percent-limit 4 --sort sym -g caller,0.5,callee --max-stack 14 \
-	2>/dev/null | head -400 >"$OUT/$p.callers.txt"
+	2>/dev/null | head -400 | sed "1i == $p: record -p ($v)" >>"$OUT/callers.txt"
 done
 touch "$W/stop"
 wait "$J"

@@ -372,6 +372,39 @@ static void test_next_moment_after_return(void **state)
 	assert_int_equal(find(GB_T_cuLaunchKernel, 1045 * US)->aux[0], 1200 * US);
 }
 
+/*
+ * Attached mid-run, a launch's kernel was looked up before us: unnamed on
+ * the host side, it takes the name of the kernel CUPTI ran for it; a
+ * launch named on the host keeps its own, and one whose device record is
+ * a copy takes none.
+ */
+static void test_name_from_device(void **state)
+{
+	struct cupti_join *j = *state;
+	struct gb_event a = launch_ev(1000 * US, 20 * US, F, 0), b = launch_ev(2000 * US, 20 * US, F, 0);
+	struct gb_event c = launch_ev(3000 * US, 20 * US, F, 0);
+	struct gb_event da = device_ev(7, 1100 * US, 50 * US), db = device_ev(8, 2100 * US, 50 * US);
+	struct gb_event dc = device_ev(9, 3100 * US, 50 * US);
+
+	b.name = "host_name";
+	dc.type = GB_T_gpu_memcpy;
+	dc.name = NULL;
+	cupti_join_host(j, &a);
+	cupti_join_api(j, PID, TID, 1005 * US, 7, F);
+	cupti_join_host(j, &b);
+	cupti_join_api(j, PID, TID, 2005 * US, 8, F);
+	cupti_join_host(j, &c);
+	cupti_join_api(j, PID, TID, 3005 * US, 9, F);
+	cupti_join_device(j, &da);
+	cupti_join_device(j, &db);
+	cupti_join_device(j, &dc);
+	cupti_join_flush(j, collect, NULL);
+	assert_int_equal(find(GB_T_cuLaunchKernel, 1000 * US)->prov, GB_PROV_DEVICE);
+	assert_string_equal(find(GB_T_cuLaunchKernel, 1000 * US)->name, "kern");
+	assert_string_equal(find(GB_T_cuLaunchKernel, 2000 * US)->name, "host_name");
+	assert_null(find(GB_T_cuLaunchKernel, 3000 * US)->name);
+}
+
 /* --lean: no return probe, so the call has no end; the api follows shortly */
 static void test_lean_launch(void **state)
 {
@@ -821,6 +854,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sync_before_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nested_runtime_driver, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_next_moment_after_return, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_name_from_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lean_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_false_pairing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_copies, setup, teardown),
