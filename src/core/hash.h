@@ -2,8 +2,9 @@
 /*
  * hash.h - the one hash function for bytes: 64-bit FNV-1a (public domain,
  * see http://www.isthe.com/chongo/tech/comp/fnv/), one integer mixer
- * (SplitMix64's finaliser) for keys made of integers, and one for arrays
- * of 64-bit words (stacks, templates) built on that mixer.
+ * (SplitMix64's finaliser) for keys made of integers, one for arrays
+ * of 64-bit words (stacks, templates) built on that mixer, and one for
+ * bytes built on that (in-memory string tables).
  *
  * FNV-1a chains: pass GB_FNV_INIT first, then the previous result, to
  * hash several fields as one byte stream.
@@ -71,6 +72,26 @@ static inline uint64_t gb_hash_words(uint64_t h, const void *p, size_t n)
 		a = (a ^ x) * 0xbf58476d1ce4e5b9ull;
 	}
 	return gb_mix64(a ^ (c * 0xff51afd7ed558ccdull));
+}
+
+/*
+ * n bytes, a word at a time (gb_hash_words, the tail zero-filled, n mixed
+ * in): for in-memory tables keyed by strings (interned strings, stack
+ * frames' modules), where FNV-1a's multiply per byte was a third of the
+ * collector's time for a new 64-frame stack. Not a stable format.
+ */
+static inline uint64_t gb_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t tail = 0;
+	size_t whole = n / 8;
+
+	h = gb_hash_words(h ^ (n * 0x9e3779b97f4a7c15ull), b, whole);
+	if (n % 8) {
+		__builtin_memcpy(&tail, b + whole * 8, n % 8);
+		h = gb_mix64(h ^ tail);
+	}
+	return h;
 }
 
 #endif

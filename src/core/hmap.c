@@ -238,7 +238,7 @@ uint32_t intern_id(struct intern *t, const char *s, size_t n)
 
 	if (!s || n >= UINT32_MAX || t->count >= INTERN_NONE)
 		return INTERN_NONE;
-	h = gb_fnv1a(GB_FNV_INIT, s, n);
+	h = gb_hash_bytes(GB_FNV_INIT, s, n);
 	head = hmap_get(&t->by_hash, h);
 	for (p = head; p; p = hdr_of(p)->next)
 		if (hdr_of(p)->len == n && !memcmp(p, s, n))

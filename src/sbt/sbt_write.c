@@ -602,21 +602,37 @@ int sbt_writer_add_stack(struct sbt_writer *w, uint32_t id, const struct gb_fram
 {
 	unsigned i;
 
+	/* the previous frame's strings (a stack's frames share modules): their ids again */
+	const char *last_mod = NULL, *last_bid = NULL;
+	uint32_t mod = 0, bid = 0;
+	uint8_t *o;
+
 	if (!id || n > SBT_MAX_FRAMES || (n && !f))
 		return -EINVAL;
-	gb_buf_varint(&w->stacks, id);
-	gb_buf_varint(&w->stacks, n);
+	/* room for the whole stack at once: nothing else writes to w->stacks meanwhile */
+	gb_buf_reserve(&w->stacks, (2 + 6 * (size_t)n) * GB_VARINT_MAX);
+	o = (uint8_t *)w->stacks.p + w->stacks.len;
+	o = gb_varint_put(o, id);
+	o = gb_varint_put(o, n);
 	for (i = 0; i < n; i++) {
-		uint32_t mod = intern(w, f[i].module), bid = intern(w, f[i].build_id);
 		/* a frame named with its source file: the name goes to the names section */
-		bool table = mod && f[i].file;
+		bool table;
 
-		gb_buf_varint(&w->stacks, f[i].ip);
-		gb_buf_varint(&w->stacks, f[i].offset);
-		gb_buf_varint(&w->stacks, mod);
-		gb_buf_varint(&w->stacks, bid);
-		gb_buf_varint(&w->stacks, table ? 0 : intern(w, f[i].sym));
-		gb_buf_varint(&w->stacks, table ? 0 : f[i].line);
+		if (f[i].module != last_mod || !i) {
+			last_mod = f[i].module;
+			mod = intern(w, last_mod);
+		}
+		if (f[i].build_id != last_bid || !i) {
+			last_bid = f[i].build_id;
+			bid = intern(w, last_bid);
+		}
+		table = mod && f[i].file;
+		o = gb_varint_put(o, f[i].ip);
+		o = gb_varint_put(o, f[i].offset);
+		o = gb_varint_put(o, mod);
+		o = gb_varint_put(o, bid);
+		o = gb_varint_put(o, table ? 0 : intern(w, f[i].sym));
+		o = gb_varint_put(o, table ? 0 : f[i].line);
 		if (mod) {	/* remembered for a namer (set now or before close) */
 			struct wframe *x = frame_of(w, mod, bid, f[i].offset - (i > 0 && f[i].offset),
 						    &f[i], i > 0);
@@ -631,6 +647,7 @@ int sbt_writer_add_stack(struct sbt_writer *w, uint32_t id, const struct gb_fram
 			}
 		}
 	}
+	w->stacks.len = (size_t)(o - (uint8_t *)w->stacks.p);
 	w->nstacks++;
 	return 0;
 }

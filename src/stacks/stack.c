@@ -134,25 +134,49 @@ void stack_note_maps(struct stack_table *t, pid_t pid, const struct gb_maps *m)
 			stk_mod_get(t, pid, &m->v[i]);
 }
 
+/* a string's hash, the last one's again when the pointer is the same (a stack's frames share modules) */
+struct str_hash_memo {
+	const char *p;
+	uint64_t h;
+};
+
+static uint64_t str_hash(struct str_hash_memo *m, const char *s)
+{
+	if (!s)
+		return 0;
+	if (s != m->p) {
+		m->p = s;
+		m->h = gb_hash_bytes(GB_FNV_INIT, s, strlen(s));
+	}
+	return m->h;
+}
+
 static uint64_t hash_frames(const struct gb_frame *f, unsigned n)
 {
+	struct str_hash_memo mod = { 0 }, bid = { 0 }, sym = { 0 };
 	uint64_t h = GB_FNV_INIT;
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		h = gb_fnv1a(h, &f[i].offset, sizeof(f[i].offset));
-		h = gb_fnv1a(h, &f[i].line, sizeof(f[i].line));
-		if (f[i].module)
-			h = gb_fnv1a(h, f[i].module, strlen(f[i].module));
-		if (f[i].build_id)
-			h = gb_fnv1a(h, f[i].build_id, strlen(f[i].build_id));
-		if (f[i].sym)
-			h = gb_fnv1a(h, f[i].sym, strlen(f[i].sym));
 		/* anonymous memory (JIT code): the address is all there is */
-		if (!f[i].module)
-			h = gb_fnv1a(h, &f[i].ip, sizeof(f[i].ip));
+		uint64_t where = f[i].module ? f[i].offset : f[i].ip;
+
+		h = gb_mix64(h ^ where ^ ((uint64_t)f[i].line << 48) ^
+			     str_hash(&mod, f[i].module) * 0x9e3779b97f4a7c15ull ^
+			     str_hash(&bid, f[i].build_id) * 0xc2b2ae3d27d4eb4full ^
+			     str_hash(&sym, f[i].sym) * 0x165667b19e3779f9ull);
 	}
 	return h;
+}
+
+/* s interned in t, the previous frame's result again for the same pointer */
+static const char *intern_memo(struct intern *t, const char **in, const char **out, const char *s)
+{
+	if (s != *in || !s) {
+		*in = s;
+		*out = intern_str(t, s);
+	}
+	return *out;
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -178,6 +202,7 @@ static bool same_frames(const struct stk_entry *e, const struct gb_frame *f, uns
 uint32_t stack_intern(struct stack_table *t, const struct gb_frame *f, unsigned n)
 {
 	uint64_t h = hash_frames(f, n);
+	const char *memo[6] = { 0 };
 	struct stk_entry *e;
 	unsigned i;
 
@@ -191,15 +216,15 @@ uint32_t stack_intern(struct stack_table *t, const struct gb_frame *f, unsigned 
 		h++;
 	}
 	e = calloc(1, sizeof(*e));
-	if (!e || !(e->f = calloc(n, sizeof(*f)))) {
+	if (!e || !(e->f = malloc(n * sizeof(*f)))) {	/* every frame is set below */
 		free(e);
 		return 0;
 	}
 	for (i = 0; i < n; i++) {
 		e->f[i] = f[i];
-		e->f[i].module = intern_str(t->strs, f[i].module);
-		e->f[i].build_id = intern_str(t->strs, f[i].build_id);
-		e->f[i].sym = intern_str(t->strs, f[i].sym);
+		e->f[i].module = intern_memo(t->strs, &memo[0], &memo[1], f[i].module);
+		e->f[i].build_id = intern_memo(t->strs, &memo[2], &memo[3], f[i].build_id);
+		e->f[i].sym = intern_memo(t->strs, &memo[4], &memo[5], f[i].sym);
 	}
 	e->n = n;
 	e->id = ++t->next_id;
@@ -214,19 +239,36 @@ uint32_t stack_intern(struct stack_table *t, const struct gb_frame *f, unsigned 
 	return e->id;
 }
 
+/*
+ * The live mapping that holds ip: the last frame's again when it holds ip
+ * too (a stack's frames come in runs through one file), else looked up.
+ * Live mappings do not overlap, so that is what procmaps_find answers.
+ */
+static const struct gb_map *find_near(const struct gb_maps *m, const struct gb_map *last, uint64_t ip)
+{
+	if (last && ip >= last->start && ip < last->end && last >= m->v && last < m->v + m->n &&
+	    (!m->at_ns || last->t0 <= m->at_ns))
+		return last;
+	return procmaps_find(m, ip);
+}
+
 unsigned stack_frames(struct stack_table *t, pid_t pid, const struct gb_maps *m,
 		      const uint64_t *ips, unsigned n, struct gb_frame *out)
 {
+	const struct gb_map *last_map = NULL;
+	const char *last_module = NULL;
+	struct stk_mod *last_mod = NULL;
 	bool refreshed = false;
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		const struct gb_map *map = m ? procmaps_find(m, ips[i]) : NULL;
+		const struct gb_map *map = m ? find_near(m, last_map, ips[i]) : NULL;
 
 		if (!map && !refreshed && t->refresh) {
 			const struct gb_maps *nm = t->refresh(t->refresh_ctx, pid);
 
 			refreshed = true;
+			last_map = NULL;	/* the mappings may be new ones at the old addresses */
 			if (nm) {
 				m = nm;
 				map = procmaps_find(m, ips[i]);
@@ -235,14 +277,18 @@ unsigned stack_frames(struct stack_table *t, pid_t pid, const struct gb_maps *m,
 		struct gb_frame *f = &out[i];
 		struct stk_mod *mod;
 
-		memset(f, 0, sizeof(*f));
-		f->ip = ips[i];
-		f->offset = ips[i];
+		*f = (struct gb_frame){ .ip = ips[i], .offset = ips[i] };
 		if (!map || !map->path)
 			continue;
 		f->offset = ips[i] - map->start + map->offset;
-		f->module = intern_str(t->strs, map->path);	/* maps may be replaced */
-		mod = stk_mod_get(t, pid, map);
+		/* frames in a row in one mapping: its module looked up once (maps may be replaced between calls) */
+		if (map != last_map) {
+			last_map = map;
+			last_module = intern_str(t->strs, map->path);
+			last_mod = stk_mod_get(t, pid, map);
+		}
+		f->module = last_module;
+		mod = last_mod;
 		if (!mod)
 			continue;
 		f->build_id = mod->build_id;

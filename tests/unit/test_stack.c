@@ -323,6 +323,56 @@ static void test_frames_from_maps(void **state)
 	stack_table_free(t);
 }
 
+/*
+ * A stack's frames in runs through two files and out of them: each frame
+ * gets its own file and offset, however the runs go (the lookup of the
+ * last frame's file is kept for the next one), and the same addresses
+ * again give the same stack.
+ */
+static void test_frames_runs(void **state)
+{
+	struct sink k = { 0 };
+	struct stack_ops ops = { .out = out, .ctx = &k };
+	struct stack_table *t = stack_table_new(&ops);
+	const char *other = "/bin/sh";
+	char text[9000];
+	struct gb_maps m;
+	uint64_t ips[7] = { 0x401000, 0x402000, 0x601000, 0x403000, 0x7000, 0x404000, 0x602000 };
+	const char *want[7];
+	uint32_t id;
+	struct stat a, b;
+	int i, n;
+
+	assert_int_equal(stat(self_exe(), &a), 0);
+	assert_int_equal(stat(other, &b), 0);
+	n = snprintf(text, sizeof(text), "00400000-00500000 r-xp 00002000 %02x:%02x %llu %s\n",
+		     major(a.st_dev), minor(a.st_dev), (unsigned long long)a.st_ino, self_exe());
+	snprintf(text + n, sizeof(text) - (size_t)n, "00600000-00700000 r-xp 00000000 %02x:%02x %llu %s\n",
+		 major(b.st_dev), minor(b.st_dev), (unsigned long long)b.st_ino, other);
+	assert_int_equal(procmaps_parse(text, strlen(text), &m), 0);
+	assert_int_equal(m.n, 2);
+	want[0] = want[1] = want[3] = want[5] = self_exe();
+	want[2] = want[6] = other;
+	want[4] = NULL;
+	id = stack_from_ips(t, getpid(), &m, ips, 7);
+	assert_int_not_equal(id, 0);
+	assert_int_equal(k.n, 7);
+	for (i = 0; i < 7; i++) {
+		if (want[i]) {
+			assert_non_null(k.f[i].module);
+			assert_string_equal(k.f[i].module, want[i]);
+			assert_int_equal(k.f[i].offset, ips[i] - (want[i] == other ? 0x600000 : 0x400000 - 0x2000));
+		} else {
+			assert_null(k.f[i].module);
+			assert_int_equal(k.f[i].ip, ips[i]);
+		}
+	}
+	assert_int_equal(stack_from_ips(t, getpid(), &m, ips, 7), id);
+	assert_int_equal(k.calls, 1);
+	procmaps_free(&m);
+	stack_table_free(t);
+}
+
 #if defined(__x86_64__)
 static struct gb_stack_rec *rec;
 
@@ -653,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_read_str),
 		cmocka_unit_test(test_syms_by_name),
 		cmocka_unit_test(test_frames_from_maps),
+		cmocka_unit_test(test_frames_runs),
 		cmocka_unit_test(test_unwind_self),
 		cmocka_unit_test(test_unwind_memo),
 		cmocka_unit_test(test_symbolize),
