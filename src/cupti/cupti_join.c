@@ -357,8 +357,9 @@ static void check(struct cupti_join *j, struct held *h)
  * return paired, on an H200, the next call's moment with a launch that had
  * ended (a runtime launch whose nested driver launch took its own moment):
  * the next call's record comes at its return, after its moment, so the
- * ended launch was the only candidate, and 12% of a torch step's kernels
- * got another launch's device time.
+ * ended launch was the only candidate, and each such pairing shifted the
+ * ones after it: 2,726 of 4,020 kernels of a torch run were joined to
+ * another kernel's launch.
  */
 static uint64_t host_end(const struct gb_event *ev)
 {
