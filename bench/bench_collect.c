@@ -107,7 +107,7 @@ static double cpu_s(void)
 
 #define NEW_DEPTH	64
 
-/* every call from a stack of NEW_DEPTH frames in this program, its first frame new each time */
+/* every call from a stack of NEW_DEPTH frames in this program, its first two frames a pair never seen before */
 static void new_stacks(struct collector *c, unsigned long calls, uint64_t ts)
 {
 	static struct { struct gb_rec r; uint64_t ips[NEW_DEPTH]; } f;

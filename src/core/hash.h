@@ -77,7 +77,7 @@ static inline uint64_t gb_hash_words(uint64_t h, const void *p, size_t n)
 /*
  * n bytes, a word at a time (gb_hash_words, the tail zero-filled, n mixed
  * in): for in-memory tables keyed by strings (interned strings, stack
- * frames' modules), where FNV-1a's multiply per byte was a third of the
+ * frames' modules), where FNV-1a's multiply per byte was nearly half of the
  * collector's time for a new 64-frame stack. Not a stable format.
  */
 static inline uint64_t gb_hash_bytes(uint64_t h, const void *p, size_t n)
