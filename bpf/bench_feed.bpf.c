@@ -14,6 +14,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "gpubpf.h"
+#include "rbwake.bpf.h"
 
 #define FEED_SITES	8
 #define FEED_DEPTH	8	/* return addresses after each record */
@@ -98,7 +99,7 @@ static long one(__u64 i, void *ctx)
 	fr->r.caller = sites[k][0];
 	for (j = 0; j < FEED_DEPTH; j++)
 		fr->ips[j] = sites[k][j + 1];
-	bpf_ringbuf_submit(fr, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(fr, gb_rb_wake(&rb));	/* as the hot path does */
 	__sync_fetch_and_add(&calls, 1);
 	if (at < 4)
 		return 0;
@@ -111,7 +112,7 @@ static long one(__u64 i, void *ctx)
 	fill(e, f, type, ts, k);
 	e->flags = GB_RF_END | GB_RF_RET;
 	e->dur_ns = 2000;
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, gb_rb_wake(&rb));
 	return 0;
 }
 

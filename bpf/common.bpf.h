@@ -18,6 +18,7 @@
 
 #include <bpf/bpf_core_read.h>
 #include "ns.bpf.h"
+#include "rbwake.bpf.h"
 
 #ifndef GB_RB_BYTES
 #define GB_RB_BYTES	(8 << 20)
@@ -32,6 +33,12 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, GB_RB_BYTES);
 } rb SEC(".maps");
+
+/* a record's submit flags: a wakeup only once the ring is a quarter full (rbwake.bpf.h) */
+static __always_inline __u64 rb_wake(void)
+{
+	return gb_rb_wake(&rb);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -497,8 +497,8 @@ static __always_inline void emit_dwarf_stack(struct pt_regs *ctx, const struct g
 	s->sp = sp;
 	s->len = top ? copy_live(&d, sp, n) : copy_stack(&d, sp, want);
 	/*
-	 * The consumer polls every millisecond; stack copies can fill a
-	 * quarter of the ring sooner than that: then it is woken at once.
+	 * Stack copies can fill a quarter of even a small ring between the
+	 * consumer's passes: then it is woken at once (rb_wake, any ring size).
 	 */
 	bpf_ringbuf_submit_dynptr(&d, bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >
 				  bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE) / 4 ?
@@ -585,7 +585,7 @@ static __always_inline void emit_py_stack(const struct gb_rec *r)
 	__builtin_memcpy(&p->r, r, sizeof(p->r));
 	p->r.kind = GB_REC_PYSTACK;
 	p->n = n;
-	bpf_ringbuf_submit(p, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(p, rb_wake());
 }
 
 #if defined(__TARGET_ARCH_x86)
@@ -691,7 +691,7 @@ static __always_inline void emit_slot(struct rec_ips *c)
 
 	if (n > GB_STACK_FP_DEPTH)
 		n = GB_STACK_FP_DEPTH;
-	if (bpf_ringbuf_output(&rb, c, sizeof(c->r) + n * sizeof(__u64), BPF_RB_NO_WAKEUP))
+	if (bpf_ringbuf_output(&rb, c, sizeof(c->r) + n * sizeof(__u64), rb_wake()))
 		count_drop(GB_DROP_CALL);
 }
 
@@ -775,7 +775,7 @@ static __always_inline void lean_launch(struct pt_regs *ctx, __u64 cookie, __u64
 	l->lo[4] = (__u32)GB_PARM6(ctx);
 	/* a task of the initial namespace (most) costs one load */
 	gb_ns_ids(id, &l->ns_pid, &l->ns_tid);
-	bpf_ringbuf_submit(l, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(l, rb_wake());
 }
 
 /*
@@ -869,7 +869,7 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie)
 	if (st && in_call(st, cookie))
 		r->flags |= GB_RF_NESTED;
 	capture_entry(ctx, r, shape, NULL);
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(r, rb_wake());
 	return 1;
 }
 
@@ -980,7 +980,7 @@ static __always_inline int return_impl(struct pt_regs *ctx, __u64 cookie)
 			nr->name[0] = 0;
 			nr->r.flags |= GB_RF_XFAULT;
 		}
-		bpf_ringbuf_submit(nr, BPF_RB_NO_WAKEUP);
+		bpf_ringbuf_submit(nr, rb_wake());
 	} else {
 		/* the popped slot is this thread's own: complete it in place */
 		complete(ctx, in, now, shape);

@@ -46,7 +46,7 @@ int BPF_USDT(gb_cupti_launch, __u32 domain, __u32 cbid, __u64 corr, __u64 handle
 	r->a[2] = domain;
 	r->a[3] = handle;
 	r->a[4] = stream;
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(r, rb_wake());
 	return 0;
 }
 
@@ -82,7 +82,7 @@ int BPF_USDT(gb_cupti_activity, void *act, __u32 size)
 		if (r->act.name)
 			bpf_probe_read_user_str(r->name, sizeof(r->name), (void *)r->act.name);
 	}
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(r, rb_wake());
 	return 0;
 }
 
@@ -103,7 +103,7 @@ int BPF_USDT(gb_cupti_nvtx, __u32 op, __u64 id, __u64 domain, void *name, __u32 
 		r->name[0] = 0;
 		r->r.flags |= GB_RF_XFAULT;
 	}
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(r, rb_wake());
 	return 0;
 }
 

@@ -173,7 +173,7 @@ static __always_inline void finish(long ret)
 	r->source = p->source;
 	bpf_map_delete_elem(&inflight, &tid);
 	decode(r);
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(r, rb_wake());
 }
 
 /* --- tracepoint source: every ioctl, filtered here by device --- */

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -65,6 +66,7 @@ struct rec_ctx {
 	struct record_opts *o;
 	struct clocksim sim;	/* tests only: written as another host's clock (hostclock.h) */
 	int ack_fd;		/* --ack-dir, or -1 */
+	int child_fd;		/* the command's pidfd (ends the wait at its exit), or -1 */
 	struct gb_event sim_ev;
 	char clock_start[128];	/* the note "clock.start" */
 	struct cuda_bpf *skel;
@@ -892,21 +894,27 @@ static void summary(struct rec_ctx *r, uint64_t drops, double secs)
 #define RB_BUDGET	16384
 /*
  * The wait between passes when the ring is empty. Calls come without a
- * wakeup (each one would cost its thread an interrupt), so the wait bounds
- * how full the ring gets: at most WAIT_MAX_MS, and no longer than an eighth
- * of the ring takes to fill at the faster of the last passes' rate and
- * WAIT_FLOOR_BPMS bytes a millisecond (a 8 MiB ring: 8 ms; 256 KiB: 1 ms).
- * New mappings (libraries to attach) ring the bell, which ends the wait;
- * without a bell (or past its ration) the wait is POLL_MS, so the side band
- * is read every millisecond as before. At 100k launches/s the longer wait
- * took the collector from ~8.5% to ~7.5% of a core on a slow host
- * (bench/soak.sh, BENCHMARKS.md).
+ * wakeup (each one would cost its thread an interrupt), and each wait costs
+ * the collector a sleep and a wake (~60 us of a core on a 2-vCPU KVM guest:
+ * 120 a second were ~1% of a core with nothing to read, bench/record_cpu.sh).
+ * From RB_WAKE_FROM bytes up a record that finds a quarter of the ring full
+ * wakes the collector (rb_wake in common.bpf.h), so the wait may be long:
+ * as long as an eighth of the ring takes to fill at the last passes' rate,
+ * at most WAIT_MAX_MS (the process events wake it half full, new mappings
+ * ring the bell, the flight recorder's socket and the command's exit end the
+ * wait). Smaller rings: at most WAIT_SHORT_MS and the rate taken as at least
+ * WAIT_FLOOR_BPMS bytes a millisecond (256 KiB and less: 1 ms). Without a
+ * bell (or past its ration) the wait is POLL_MS, so the side band is read
+ * every millisecond.
  */
 #define POLL_MS		1
-#define WAIT_MAX_MS	8
+#define WAIT_SHORT_MS	8
+#define WAIT_MAX_MS	50
 #define WAIT_FLOOR_BPMS	(128u << 10)
+#define RB_WAKE_FROM	(256u << 10)
 #define TAG_RING	0
 #define TAG_BELL	1
+#define TAG_OTHER	2
 /* the collector's nice value when it may raise it (see recorder_run) */
 #define RECORDER_NICE	-10
 #define RB_PAUSE	(-ECANCELED)
@@ -926,7 +934,7 @@ static bool drain_pass(struct rec_ctx *r, int timeout_ms);
 
 static int wait_ms(struct rec_ctx *r, bool bell, uint64_t now)
 {
-	uint64_t bpms, ms;
+	uint64_t bpms, ms, cap = WAIT_MAX_MS;
 
 	if (!bell || !r->rb_size)
 		return POLL_MS;
@@ -940,10 +948,44 @@ static int wait_ms(struct rec_ctx *r, bool bell, uint64_t now)
 		r->rate_ns = now;
 		r->rate_bytes = r->rb_bytes;
 	}
-	if (bpms < WAIT_FLOOR_BPMS)
-		bpms = WAIT_FLOOR_BPMS;
-	ms = r->rb_size / 8 / bpms;
-	return ms < POLL_MS ? POLL_MS : ms > WAIT_MAX_MS ? WAIT_MAX_MS : (int)ms;
+	if (r->rb_size < RB_WAKE_FROM) {
+		if (bpms < WAIT_FLOOR_BPMS)
+			bpms = WAIT_FLOOR_BPMS;
+		cap = WAIT_SHORT_MS;
+	}
+	ms = r->rb_size / 8 / (bpms ? bpms : 1);
+	return ms < POLL_MS ? POLL_MS : ms > cap ? (int)cap : (int)ms;
+}
+
+/*
+ * What ends the wait between passes: a record sent with a wakeup (the ring's
+ * own descriptor, edge-triggered: libbpf's epoll set, level-triggered, would
+ * end every wait while any record is in the ring once one wakeup came), a
+ * mapping's bell and the process events (discover_bell_open), a request on
+ * the flight recorder's socket, the command's exit (a pidfd), a signal.
+ */
+static void watch_fds(struct rec_ctx *r)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u64 = TAG_RING };
+
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (r->epfd < 0)
+		return;
+	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, bpf_map__fd(r->skel->maps.rb), &ev)) {
+		close(r->epfd);
+		r->epfd = -1;
+		return;
+	}
+	discover_bell_open(r->disc, r->epfd, TAG_BELL);
+	ev = (struct epoll_event){ .events = EPOLLIN | EPOLLET, .data.u64 = TAG_OTHER };
+	if (r->sock >= 0 && epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->sock, &ev))
+		gb_dbg("flight socket not watched: %s", strerror(errno));
+	if (r->child > 0) {
+		r->child_fd = (int)syscall(SYS_pidfd_open, r->child, 0);
+		ev.events = EPOLLIN;	/* readable from the exit on: the loop then ends */
+		if (r->child_fd >= 0 && epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->child_fd, &ev))
+			gb_dbg("command's exit not watched: %s", strerror(errno));
+	}
 }
 
 /* until a record with a wakeup, a mapping's bell, a signal, or ms */
@@ -1036,7 +1078,8 @@ static int run_loop(struct rec_ctx *r, uint64_t start_ns)
 
 int recorder_run(struct record_opts *o, int argc, char **argv)
 {
-	struct rec_ctx r = { .o = o, .go_fd = -1, .sock = -1, .client = -1, .ack_fd = -1, .epfd = -1 };
+	struct rec_ctx r = { .o = o, .go_fd = -1, .sock = -1, .client = -1, .ack_fd = -1, .epfd = -1,
+			     .child_fd = -1 };
 	struct collector_ops ops = { .event = sink_event, .rescan = sink_rescan, .sync = sink_sync,
 				     .crash = sink_crash, .seen = sink_seen, .ctx = &r };
 	struct sbt_meta meta;
@@ -1101,17 +1144,7 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 		goto cleanup;
 	}
 	r.rb_size = bpf_map__max_entries(r.skel->maps.rb);
-	r.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (r.epfd >= 0) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_RING };
-
-		if (epoll_ctl(r.epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(r.rb), &ev)) {
-			close(r.epfd);
-			r.epfd = -1;
-		} else {
-			discover_bell_open(r.disc, r.epfd, TAG_BELL);
-		}
-	}
+	watch_fds(&r);
 	/* one path: ring -> collector (decoders) -> CUPTI join -> writer */
 	collector_set_join(r.col, r.join);
 	if (r.ioctl)
@@ -1255,6 +1288,8 @@ cleanup:
 	r.disc = NULL;
 	if (r.epfd >= 0)
 		close(r.epfd);
+	if (r.child_fd >= 0)
+		close(r.child_fd);
 	ring_buffer__free(r.rb);
 	cupti_detach(r.cupti);
 	ioctl_detach(r.ioctl);

@@ -111,7 +111,7 @@ int sideband_open(struct sideband **out, unsigned pages_per_cpu, char *msg, size
 	a.exclude_hv = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
-	/* never woken: the collector polls */
+	/* polled every pass; with the bell (sideband_bell_open) also woken half full */
 	a.watermark = 1;
 	a.wakeup_watermark = (uint32_t)(pages_per_cpu * (size_t)page / 2);
 	for (i = 0; i < n; i++) {
@@ -370,6 +370,13 @@ int sideband_bell_open(struct sideband *sb, int epfd, uint64_t tag)
 	}
 	if (!err && !sb->nbell)
 		err = -ENODEV;
+	/* with the bell the collector sleeps longer: the process events wake it half full */
+	for (i = 0; !err && i < (int)sb->ncpu; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, sb->cpu[i].fd, &ev))
+			err = -errno;
+	}
 	if (err)
 		sideband_bell_close(sb);
 	return err;
