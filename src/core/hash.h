@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * hash.h - the one hash function for bytes: 64-bit FNV-1a (public domain,
- * see http://www.isthe.com/chongo/tech/comp/fnv/), one integer mixer
- * (SplitMix64's finaliser) for keys made of integers, one for arrays
- * of 64-bit words (stacks, templates) built on that mixer, and one for
- * bytes built on that (in-memory string tables).
+ * hash.h - the hashes: 64-bit FNV-1a (public domain, see
+ * http://www.isthe.com/chongo/tech/comp/fnv/) for keys hashed in chained
+ * fields off the per-event paths, one integer mixer (SplitMix64's finaliser)
+ * for keys made of integers, and XXH3 (libxxhash) for in-memory tables
+ * keyed by arrays of 64-bit words (stacks, templates) or by strings.
  *
  * FNV-1a chains: pass GB_FNV_INIT first, then the previous result, to
  * hash several fields as one byte stream.
@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #define GB_FNV_INIT	0xcbf29ce484222325ull	/* = 14695981039346656037 */
 #define GB_FNV_PRIME	0x100000001b3ull	/* = 1099511628211 */
@@ -47,51 +49,19 @@ static inline uint64_t gb_mix64(uint64_t x)
 }
 
 /*
- * n 64-bit words (p need not be aligned), on two independent lanes so
- * that each multiply does not wait for the last: a word at a time, where
- * FNV-1a takes eight serial multiplies (a 6-frame stack was 48 of them,
- * 80% of the collector's stack lookup). Not a stable format: for in-memory
- * tables only.
+ * n 64-bit words (p need not be aligned), and n bytes: XXH3 (libxxhash,
+ * inlined: a build dependency only), for in-memory tables keyed by arrays
+ * (stacks, block templates) and strings (interned strings, stack frames'
+ * modules). Not a stable format: nothing written is keyed by these.
  */
 static inline uint64_t gb_hash_words(uint64_t h, const void *p, size_t n)
 {
-	const unsigned char *b = p;
-	uint64_t a = h ^ 0x9e3779b97f4a7c15ull, c = h + n, x, y;
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2) {
-		__builtin_memcpy(&x, b + i * 8, 8);
-		__builtin_memcpy(&y, b + i * 8 + 8, 8);
-		a = (a ^ x) * 0xbf58476d1ce4e5b9ull;
-		c = (c ^ y) * 0x94d049bb133111ebull;
-		a ^= a >> 29;
-		c ^= c >> 32;
-	}
-	if (i < n) {
-		__builtin_memcpy(&x, b + i * 8, 8);
-		a = (a ^ x) * 0xbf58476d1ce4e5b9ull;
-	}
-	return gb_mix64(a ^ (c * 0xff51afd7ed558ccdull));
+	return XXH3_64bits_withSeed(p, n * 8, h);
 }
 
-/*
- * n bytes, a word at a time (gb_hash_words, the tail zero-filled, n mixed
- * in): for in-memory tables keyed by strings (interned strings, stack
- * frames' modules), where FNV-1a's multiply per byte was nearly half of the
- * collector's time for a new 64-frame stack. Not a stable format.
- */
 static inline uint64_t gb_hash_bytes(uint64_t h, const void *p, size_t n)
 {
-	const unsigned char *b = p;
-	uint64_t tail = 0;
-	size_t whole = n / 8;
-
-	h = gb_hash_words(h ^ (n * 0x9e3779b97f4a7c15ull), b, whole);
-	if (n % 8) {
-		__builtin_memcpy(&tail, b + whole * 8, n % 8);
-		h = gb_mix64(h ^ tail);
-	}
-	return h;
+	return XXH3_64bits_withSeed(p, n, h);
 }
 
 #endif

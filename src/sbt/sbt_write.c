@@ -30,6 +30,7 @@ struct tkey {
 };
 
 #define THASH	(2 * SBT_BLOCK_EVENTS)
+#define TFRONT	64	/* a power of two */
 #define NZ(c, v) ((uint64_t)((v) != 0) << (c))
 
 struct idx_ent {
@@ -90,6 +91,7 @@ struct sbt_writer {
 	uint32_t (*tsid)[3];
 	uint32_t ntmpl;
 	uint32_t *thtab;	/* template id + 1, 0 = empty */
+	uint32_t tfront[TFRONT];	/* in front of thtab: a template used lately, id + 1 (tmpl_of) */
 	uint32_t *perm;
 	uint32_t *rperm;	/* sort_block's scratch, made with the first unsorted block */
 	uint64_t *rkey;		/* 2 x SBT_BLOCK_EVENTS */
@@ -421,6 +423,7 @@ static void commit(struct sbt_writer *w, uint64_t dict_off, uint64_t blk_off, ui
 	w->unsorted = false;
 	w->ntmpl = 0;
 	memset(w->thtab, 0, THASH * sizeof(*w->thtab));
+	memset(w->tfront, 0, sizeof(w->tfront));
 }
 
 int sbt_writer_flush(struct sbt_writer *w)
@@ -443,6 +446,20 @@ int sbt_writer_flush(struct sbt_writer *w)
 	return 0;
 }
 
+/* a word at a time, no call: keys are whole words (hash_key) */
+static bool same_key(const struct tkey *a, const struct tkey *b)
+{
+	uint64_t x, y, d = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(*a); i += 8) {
+		memcpy(&x, (const char *)a + i, 8);
+		memcpy(&y, (const char *)b + i, 8);
+		d |= x ^ y;
+	}
+	return !d;
+}
+
 static uint64_t hash_key(const struct tkey *k)
 {
 	_Static_assert(sizeof(*k) % 8 == 0, "a template key is whole words");
@@ -455,7 +472,7 @@ static uint32_t tmpl_of(struct sbt_writer *w, const struct gb_event *ev, const u
 	struct tkey k;
 	struct gb_event *t;
 	uint64_t h;
-	uint32_t i, id;
+	uint32_t i, id, front;
 
 	memset(&k, 0, sizeof(k));
 	k.stream = ev->stream;
@@ -477,12 +494,20 @@ static uint32_t tmpl_of(struct sbt_writer *w, const struct gb_event *ev, const u
 	k.kind = ev->kind;
 	k.prov = ev->prov;
 	k.cpu = ev->cpu;
+	/* the thread, call stack, name and kind: what tells an event's template from the last few */
+	front = (uint32_t)((((uint64_t)k.tid << 32 | k.stack_id) * 0x9e3779b97f4a7c15ull +
+			    ((uint64_t)k.sid[1] << 16 | k.type) * 0xbf58476d1ce4e5b9ull) >> 58) & (TFRONT - 1);
+	if ((id = w->tfront[front]) && same_key(&w->tk[id - 1], &k))
+		return id - 1;
 	h = hash_key(&k);
 	for (i = (uint32_t)h & (THASH - 1); (id = w->thtab[i]); i = (i + 1) & (THASH - 1))
-		if (w->tk_hash[id - 1] == h && !memcmp(&w->tk[id - 1], &k, sizeof(k)))
+		if (w->tk_hash[id - 1] == h && same_key(&w->tk[id - 1], &k)) {
+			w->tfront[front] = id;
 			return id - 1;
+		}
 	id = w->ntmpl++;
 	w->thtab[i] = id + 1;
+	w->tfront[front] = id + 1;
 	w->tk[id] = k;
 	w->tk_hash[id] = h;
 	t = &w->tmpl[id];

@@ -341,16 +341,45 @@ unsigned stack_copy_caller(uint64_t *out, const uint64_t *ips, unsigned n, unsig
  * stacks are cached by their exact addresses (hash, then compared), so a
  * call site repeated costs a lookup, and no id can ever name another stack.
  */
+/*
+ * fp_front's slot of a stack: its first four addresses (the probed call's
+ * nearest callers tell call sites apart) and its depth, mixed with
+ * independent multiplies. Stacks that share these share a slot, and the
+ * full comparison sends all but the last one seen to fp_cache.
+ */
+static unsigned front_slot(pid_t pid, const uint64_t *ips, unsigned n)
+{
+	const uint64_t k = 0xbf58476d1ce4e5b9ull;
+	uint64_t h = (uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ull + n;
+	unsigned i;
+
+	if (n >= 4)
+		h += ips[0] * k + ips[1] * (k + 2) + ips[2] * (k + 4) + ips[3] * (k + 6);
+	else
+		for (i = 0; i < n; i++)
+			h += ips[i] * (k + 2 * i);
+	return (unsigned)((h ^ h >> 29) * 0x94d049bb133111ebull >> 56) & (STK_FRONT - 1);
+}
+
+static bool same_ips(const struct fp_entry *e, const uint64_t *ips, unsigned n)
+{
+	return e->n == n && !memcmp(e->ips, ips, n * sizeof(*ips));
+}
+
 uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m,
 		       const uint64_t *ips, unsigned n)
 {
-	uint64_t key = gb_hash_words(n, ips, n);
+	unsigned slot = front_slot(pid, ips, n);
 	struct hmap *pm;
 	struct fp_entry *e;
+	uint64_t key;
 	uint32_t id;
 
 	if (!n)
 		return 0;
+	if (t->fp_front[slot].e && t->fp_front[slot].pid == pid && same_ips(t->fp_front[slot].e, ips, n))
+		return t->fp_front[slot].e->id;
+	key = gb_hash_words(n, ips, n);
 	if (t->fp_last && t->fp_last_pid == pid) {
 		pm = t->fp_last;
 	} else {
@@ -358,8 +387,11 @@ uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m
 		t->fp_last = pm;
 		t->fp_last_pid = pid;
 	}
-	if (pm && (e = hmap_get(pm, key)) && e->n == n && !memcmp(e->ips, ips, n * sizeof(*ips)))
+	if (pm && (e = hmap_get(pm, key)) && same_ips(e, ips, n)) {
+		t->fp_front[slot].e = e;
+		t->fp_front[slot].pid = pid;
 		return e->id;
+	}
 	id = stack_from_ips(t, pid, m, ips, n);
 	if (!id)
 		return 0;
@@ -380,8 +412,12 @@ uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m
 	e->id = id;
 	e->n = n;
 	memcpy(e->ips, ips, n * sizeof(*ips));
-	if (hmap_put(pm, key, e))
+	if (hmap_put(pm, key, e)) {
 		free(e);
+		return id;
+	}
+	t->fp_front[slot].e = e;
+	t->fp_front[slot].pid = pid;
 	return id;
 }
 
@@ -460,10 +496,16 @@ void stack_forget_pid(struct stack_table *t, pid_t pid)
 {
 	struct hmap *pm = hmap_del(&t->fp_cache, (uint64_t)(uint32_t)pid);
 
+	unsigned i;
+
 	if (pm == t->fp_last)
 		t->fp_last = NULL;
-	if (pm)
-		free_fp_proc(pm);
+	if (!pm)
+		return;
+	for (i = 0; i < STK_FRONT; i++)
+		if (t->fp_front[i].pid == pid)
+			t->fp_front[i].e = NULL;	/* freed with pm */
+	free_fp_proc(pm);
 }
 
 static void expire_py(struct stack_table *t, uint64_t now_ns, uint64_t grace_ns);

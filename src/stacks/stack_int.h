@@ -28,6 +28,9 @@ struct stk_mod {
 	uint64_t used;		/* last use (t->clock): the least recently used is closed first */
 };
 
+#define STK_FRONT	256	/* a power of two */
+struct fp_entry;
+
 struct stack_table {
 	struct stack_ops ops;
 	struct intern *strs;
@@ -36,6 +39,8 @@ struct stack_table {
 	struct hmap fp_cache;	/* pid -> hmap of struct fp_entry (--stack fp) */
 	struct hmap *fp_last;	/* fp_cache's entry for fp_last_pid (calls come in runs) */
 	pid_t fp_last_pid;
+	/* in front of fp_cache: a stack seen lately, by its nearest frames (stack_from_fp) */
+	struct { const struct fp_entry *e; pid_t pid; } fp_front[STK_FRONT];
 	struct hmap pending;	/* tid/ts hash -> struct stk_pending */
 	struct hmap py_pending;	/* tid/ts hash -> struct stk_pypending */
 	struct hmap by_id;	/* our id -> struct stk_entry */

@@ -17,6 +17,7 @@
 #include "core/hmap.h"
 #include "sbt/sbt_merge.h"
 #include "sbt/sbt_schema.h"
+#include "sbt/sbt_codec.h"
 #include "core/util.h"
 #include "test_sbt_gen.h"
 #include "test_tmpdir.h"
@@ -230,6 +231,48 @@ static void test_fixed_strings(void **state)
 	}
 	sbt_reader_close(r);
 	intern_free(t);
+}
+
+/*
+ * A template used lately is found by the thread, stack, name and kind in
+ * front of the block's table: events alike in those (one front slot) that
+ * differ in any other field of the template alternate and each reads back
+ * with its own fields, across blocks.
+ */
+static void test_template_front(void **state)
+{
+	const char *p = tpath("front.sbt");
+	struct sbt_writer *w;
+	struct sbt_reader *r;
+	struct gb_event e = { 0 }, g;
+	char err[256];
+	int i, n = SBT_BLOCK_EVENTS + 500;
+
+	(void)state;
+	assert_int_equal(sbt_writer_open(&w, p, NULL), 0);
+	e.type = GB_T_cuLaunchKernel;
+	e.pid = e.tid = 42;
+	e.stack_id = 7;
+	e.name = "k";
+	for (i = 0; i < n; i++) {
+		e.ts_ns = 1000 + (uint64_t)i;
+		e.grid[0] = 1 + i % 3;
+		e.stream = i % 5 == 4 ? 0x99 : 0;
+		e.cpu = (uint8_t)(i % 2);
+		assert_int_equal(sbt_writer_add(w, &e), 0);
+	}
+	assert_int_equal(sbt_writer_close(w, NULL), 0);
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(sbt_reader_next(r, &g), 1);
+		assert_int_equal(g.ts_ns, 1000 + (uint64_t)i);
+		assert_int_equal(g.grid[0], 1 + i % 3);
+		assert_int_equal(g.stream, i % 5 == 4 ? 0x99 : 0);
+		assert_int_equal(g.cpu, i % 2);
+		assert_int_equal(g.stack_id, 7);
+	}
+	assert_int_equal(sbt_reader_next(r, &g), 0);
+	sbt_reader_close(r);
 }
 
 /* meta, notes (last wins), drops, stacks with NULL module/build id */
@@ -773,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_null_vs_empty),
 		cmocka_unit_test(test_reused_buffer),
 		cmocka_unit_test(test_fixed_strings),
+		cmocka_unit_test(test_template_front),
 		cmocka_unit_test(test_meta_notes_drops_stacks),
 		cmocka_unit_test(test_seek),
 		cmocka_unit_test(test_empty_trace),

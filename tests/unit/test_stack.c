@@ -291,6 +291,45 @@ static const char *self_exe(void)
 	return p;
 }
 
+/*
+ * fp stacks seen before are found in front of the per-process table by
+ * their first four addresses and depth: stacks that share those (one slot)
+ * alternate and each keeps its id every time; a process forgotten takes its
+ * stacks out of the front too (a use after free under ASan otherwise).
+ */
+static void test_fp_front(void **state)
+{
+	struct sink k = { 0 };
+	struct stack_ops ops = { .out = out, .ctx = &k };
+	struct stack_table *t = stack_table_new(&ops);
+	uint64_t a[6] = { 0x7000, 0x7100, 0x7200, 0x7300, 0x7400, 0x7500 };
+	uint64_t b[6] = { 0x7000, 0x7100, 0x7200, 0x7300, 0x7480, 0x7500 };
+	uint32_t ida, idb, ida5;
+	int i;
+
+	(void)state;
+	assert_non_null(t);
+	ida = stack_from_fp(t, 100, NULL, a, 6);
+	idb = stack_from_fp(t, 100, NULL, b, 6);
+	ida5 = stack_from_fp(t, 100, NULL, a, 5);
+	assert_int_not_equal(ida, 0);
+	assert_int_not_equal(idb, 0);
+	assert_int_not_equal(ida, idb);
+	assert_int_not_equal(ida5, ida);
+	assert_int_not_equal(ida5, idb);
+	for (i = 0; i < 1000; i++) {
+		assert_int_equal(stack_from_fp(t, 100, NULL, i % 2 ? a : b, 6), i % 2 ? ida : idb);
+		assert_int_equal(stack_from_fp(t, 100, NULL, a, 5), ida5);
+	}
+	/* another process with the same addresses: its own entries, the same content */
+	assert_int_equal(stack_from_fp(t, 101, NULL, a, 6), ida);
+	stack_forget_pid(t, 100);
+	assert_int_equal(stack_from_fp(t, 101, NULL, a, 6), ida);
+	assert_int_equal(stack_from_fp(t, 100, NULL, b, 6), idb);
+	assert_int_equal(stack_from_fp(t, 100, NULL, a, 6), ida);
+	stack_table_free(t);
+}
+
 /* addresses in a made-up mapping of this test binary: offset, module, build-id */
 static void test_frames_from_maps(void **state)
 {
@@ -704,6 +743,7 @@ int main(void)
 		cmocka_unit_test(test_syms_by_name),
 		cmocka_unit_test(test_frames_from_maps),
 		cmocka_unit_test(test_frames_runs),
+		cmocka_unit_test(test_fp_front),
 		cmocka_unit_test(test_unwind_self),
 		cmocka_unit_test(test_unwind_memo),
 		cmocka_unit_test(test_symbolize),
