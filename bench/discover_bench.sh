@@ -96,6 +96,8 @@ only the record the kernel writes in its \`mmap\` calls.
 Time from a new GPU library being mapped (the kernel's event time) to its
 probes being live, 100 processes each \`dlopen\`ing their own copy of
 libcuda (a new inode each) under \`record -a\`: ${nfiles:-?}, ${lat:-not reported}.
-This includes the collector's polling interval (1 ms); a process that calls
-the library within that window after loading it can lose its first calls.
+The mapping rings the bell, which wakes the collector (rationed; past the ration
+it reads the process events every millisecond); the max is the first attach after
+a quiet spell, which waits for an RCU grace period (docs/tracing.md). A process
+that calls the library within that window after loading it can lose its first calls.
 MD
