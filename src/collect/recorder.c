@@ -903,7 +903,7 @@ static void summary(struct rec_ctx *r, uint64_t drops, double secs)
  * at most WAIT_MAX_MS (the process events wake it half full, new mappings
  * ring the bell, the flight recorder's socket and the command's exit end the
  * wait). Smaller rings: at most WAIT_SHORT_MS and the rate taken as at least
- * WAIT_FLOOR_BPMS bytes a millisecond (256 KiB and less: 1 ms). Without a
+ * WAIT_FLOOR_BPMS bytes a millisecond (so every 1 ms). Without a
  * bell (or past its ration) the wait is POLL_MS, so the side band is read
  * every millisecond.
  */
