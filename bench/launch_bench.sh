@@ -169,7 +169,7 @@ for m in "${MODES[@]}"; do
 done
 # what a call record is made of: one program per primitive, alone on the
 # same function (bench_empty.bpf.c), ns per run less the empty program's
-PRIMS="prim_read24 prim_read256 prim_ktime prim_ring prim_ring192 prim_comm prim_storage prim_get_stack"
+PRIMS="prim_read24 prim_read256 prim_read256_ts prim_read24_ring prim_read24_ring_sub prim_ktime prim_ring prim_ring192 prim_comm prim_storage prim_preempt prim_get_stack"
 declare -A PRIM
 for p in bench_empty $PRIMS; do
 	rm -f "$T/ready"
@@ -214,6 +214,8 @@ op_line() {
 		a = r - n; o = a - (l - b); printf "%.1f ns per GEMM untraced, %.1f traced: %.1f added, of which %.1f for its traced launch (`--stack none` above): the op range %.1f ns (%.2f x a launch event with its return, %.2f x one recorded at entry)", n, r, a, l - b, o, ((lr - b) > 0 ? o / (lr - b) : 0), ((l - b) > 0 ? o / (l - b) : 0) }'
 }
 prim() { awk -v v="${PRIM[$1]:-}" -v e="${PRIM[bench_empty]:-0}" 'BEGIN { if (v == "") print "n/a"; else printf "%.0f", v - e }'; }
+# ns of primitive $1 above primitive $2 (each less the empty program's)
+pdiff() { awk -v v="${PRIM[$1]:-}" -v b="${PRIM[$2]:-}" 'BEGIN { if (v == "" || b == "") print "n/a"; else printf "%.0f", v - b }'; }
 
 base=${R[none]}
 floor=$(awk -v e="${R[floor]:-0}" -v b="$base" 'BEGIN { print e - b }')
@@ -268,7 +270,13 @@ Frame-pointer stack cost (default − \`--stack none\`): $(awk -v a="${R[default
 bpf_stats adds ${PRIM[bench_empty]:-n/a} ns to every program run (the empty program's figure): the
 BPF ns above include it once per program. What a call record is made of, one program per
 primitive (bpf/bench_empty.bpf.c) alone on the same function, ns per run less the empty
-program's: a user read of 24 bytes $(prim prim_read24), of 256 bytes $(prim prim_read256); \`bpf_ktime_get_ns\` $(prim prim_ktime);
+program's: a user read of 24 bytes to the task's kernel stack $(prim prim_read24), of 256 bytes to a
+per-CPU private stack (a BPF frame of 64 bytes or more, 6.13+) $(prim prim_read256); \`bpf_ktime_get_ns\` $(prim prim_ktime);
 a ring record written whole and read by a consumer, 64 bytes $(prim prim_ring), 192 bytes $(prim prim_ring192); \`bpf_get_current_comm\` $(prim prim_comm); a task-storage
-lookup $(prim prim_storage); \`bpf_get_stack(BPF_F_USER_STACK)\` of this 4-frame stack $(prim prim_get_stack).
+lookup $(prim prim_storage); \`bpf_get_stack(BPF_F_USER_STACK)\` of this 4-frame stack $(prim prim_get_stack);
+\`bpf_preempt_disable\` and \`_enable\` $(prim prim_preempt) (the guard on kernels that preempt, host/preempt.h).
+Where a user read goes costs as much as the copy (the kernel checks the destination): 256 bytes
+into task storage (a slab object) $(pdiff prim_read256_ts prim_storage) against $(prim prim_read256) to the private stack;
+24 bytes into a 64-byte ring record $(pdiff prim_read24_ring prim_ring), $(pdiff prim_read24_ring_sub prim_ring) read to a small
+subprogram's frame (the task's stack) and copied, as the hot path reads a launch's stack arguments.
 MD

@@ -23,6 +23,18 @@ struct {
 	__type(value, __u64);
 } prim_ts SEC(".maps");
 
+/* a thread's 256-byte window, as the fp walk keeps it (a slab object) */
+struct prim_win {
+	__u64 w[32];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct prim_win);
+} prim_ts_win SEC(".maps");
+
 __u64 prim_sink;	/* keeps every result live */
 
 SEC("uprobe")
@@ -56,6 +68,85 @@ int prim_read256(struct pt_regs *ctx)
 
 	bpf_probe_read_user(v, sizeof(v), (void *)PT_REGS_SP(ctx));
 	prim_sink += v[1];
+	return 0;
+}
+
+/*
+ * The same reads into other memory: a user copy's cost depends on where it
+ * goes (the kernel checks the destination, hardened usercopy). prim_read24
+ * reads to the task's kernel stack (a frame under 64 bytes); prim_read256
+ * to the per-CPU private stack a larger frame gets since 6.13;
+ * prim_read256_ts (less prim_storage) to a slab object; prim_read24_ring
+ * (less prim_ring) to the ring.
+ */
+SEC("uprobe")
+int prim_read256_ts(struct pt_regs *ctx)
+{
+	struct prim_win *v = bpf_task_storage_get(&prim_ts_win, bpf_get_current_task_btf(), 0,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (v) {
+		bpf_probe_read_user(v->w, sizeof(v->w), (void *)PT_REGS_SP(ctx));
+		prim_sink += v->w[1];
+	}
+	return 0;
+}
+
+SEC("uprobe")
+int prim_read24_ring(struct pt_regs *ctx)
+{
+	__u64 *r = bpf_ringbuf_reserve(&prim_rb, 64, 0);
+	int i;
+
+	if (r) {
+		for (i = 0; i < 5; i++)
+			r[i] = i;
+		bpf_probe_read_user(&r[5], 24, (void *)PT_REGS_SP(ctx));
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	}
+	return 0;
+}
+
+/* the hot path's way (bpf/cuda.bpf.c, read_user_small): read to a small
+ * subprogram's frame on the task's stack, then copied into the ring */
+static __noinline int prim_sub_read24(__u64 *dst, __u64 addr)
+{
+	__u64 v[3];
+
+	if (bpf_probe_read_user(v, sizeof(v), (void *)addr))
+		return -1;
+	dst[0] = v[0];
+	dst[1] = v[1];
+	dst[2] = v[2];
+	return 0;
+}
+
+SEC("uprobe")
+int prim_read24_ring_sub(struct pt_regs *ctx)
+{
+	__u64 *r = bpf_ringbuf_reserve(&prim_rb, 64, 0);
+	int i;
+
+	if (r) {
+		for (i = 0; i < 5; i++)
+			r[i] = i;
+		prim_sub_read24(&r[5], PT_REGS_SP(ctx));
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	}
+	return 0;
+}
+
+/* preemption off and on again (bpf/common.bpf.h's guard; uprobe_floor does
+ * not load it where the kernel has no such kfuncs) */
+extern void bpf_preempt_disable(void) __ksym __weak;
+extern void bpf_preempt_enable(void) __ksym __weak;
+
+SEC("uprobe")
+int prim_preempt(void *ctx)
+{
+	bpf_preempt_disable();
+	prim_sink += 1;
+	bpf_preempt_enable();
 	return 0;
 }
 
