@@ -47,6 +47,35 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
+/*
+ * A uprobe's program runs with migration disabled, not preemption, and
+ * since 6.13 a program whose stack passes 64 bytes keeps its locals in one
+ * private stack per CPU (gb_entry, gb_return, gb_launch_session and
+ * top_entry/top_return do). On a kernel that preempts in kernel mode
+ * (preempt=full or lazy, RT), a thread preempted inside such a program and
+ * a second thread running it on the same CPU would share those locals.
+ * Such programs run between gb_nopreempt() and gb_preempt(): the
+ * bpf_preempt_disable kfunc (6.10+; a kernel without it has no private
+ * stacks). A few ns a call; nothing in them may sleep.
+ */
+extern void bpf_preempt_disable(void) __ksym __weak;
+extern void bpf_preempt_enable(void) __ksym __weak;
+/* set before load where the kernel has both (gb_kernel_has_preempt_kfuncs):
+ * without them the calls are dead code the verifier drops */
+const volatile bool preempt_kfuncs = false;
+
+static __always_inline void gb_nopreempt(void)
+{
+	if (preempt_kfuncs)
+		bpf_preempt_disable();
+}
+
+static __always_inline void gb_preempt(void)
+{
+	if (preempt_kfuncs)
+		bpf_preempt_enable();
+}
+
 /* every record we could not reserve, per CPU: reported, never silent.
  * The recorder's [GB_DROP_CALL] API calls, [GB_DROP_CTL] loader and exit
  * notifications, [GB_DROP_TARGET] children of -- CMD the targets map had

@@ -876,7 +876,9 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie)
 SEC("uprobe")
 int gb_entry(struct pt_regs *ctx)
 {
+	gb_nopreempt();
 	entry_impl(ctx, bpf_get_attach_cookie(ctx));
+	gb_preempt();
 	return 0;
 }
 
@@ -995,7 +997,12 @@ drop:
 SEC("uretprobe")
 int gb_return(struct pt_regs *ctx)
 {
-	return return_impl(ctx, bpf_get_attach_cookie(ctx));
+	int ret;
+
+	gb_nopreempt();
+	ret = return_impl(ctx, bpf_get_attach_cookie(ctx));
+	gb_preempt();
+	return ret;
 }
 
 /*
@@ -1016,13 +1023,17 @@ SEC("uprobe")
 int gb_launch_session(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
+	int ret = 1;
 
+	gb_nopreempt();
 	if (bpf_session_is_return())
-		return return_impl(ctx, cookie);
-	if (launch_sample && bpf_get_prandom_u32() % launch_sample == 0)
-		return entry_impl(ctx, cookie | GB_COOKIE_F_RET);
-	entry_impl(ctx, cookie);
-	return 1;
+		ret = return_impl(ctx, cookie);
+	else if (launch_sample && bpf_get_prandom_u32() % launch_sample == 0)
+		ret = entry_impl(ctx, cookie | GB_COOKIE_F_RET);
+	else
+		entry_impl(ctx, cookie);
+	gb_preempt();
+	return ret;
 }
 
 GB_DL_STATE_PROG(gb_dl_state, GB_DROP_CTL)

@@ -474,8 +474,7 @@ static __always_inline void launch_now(struct pt_regs *ctx, __u64 id, __u32 type
 	count_launch(pid, type, &c, 0);
 }
 
-SEC("uprobe")
-int top_entry(struct pt_regs *ctx)
+static __always_inline int top_entry_body(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
@@ -530,8 +529,19 @@ int top_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("uretprobe")
-int top_return(struct pt_regs *ctx)
+/* preemption off throughout: the locals may live in a per-CPU stack (common.bpf.h) */
+SEC("uprobe")
+int top_entry(struct pt_regs *ctx)
+{
+	int ret;
+
+	gb_nopreempt();
+	ret = top_entry_body(ctx);
+	gb_preempt();
+	return ret;
+}
+
+static __always_inline int top_return_body(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
@@ -613,6 +623,17 @@ int top_return(struct pt_regs *ctx)
 		break;
 	}
 	return 0;
+}
+
+SEC("uretprobe")
+int top_return(struct pt_regs *ctx)
+{
+	int ret;
+
+	gb_nopreempt();
+	ret = top_return_body(ctx);
+	gb_preempt();
+	return ret;
 }
 
 GB_DL_STATE_PROG(top_dl_state, TOP_DROP_RING)

@@ -17,6 +17,7 @@
 #include "check.h"
 #include "core/util.h"
 #include "cupti/cupti_attach.h"
+#include "host/preempt.h"
 #include "host/privs.h"
 #include "host/sideband.h"
 
@@ -136,6 +137,23 @@ static void check_lockdown(struct check_result *r)
 		check_fix(it, "nothing for gpubpf; for kernel tracing boot with lockdown=none (or without Secure Boot)");
 }
 
+/* informational: whether the uprobe programs run with preemption off (host/preempt.h) */
+static void check_preempt(struct check_result *r)
+{
+	enum gb_preempt m = gb_preempt_model();
+	struct check_item *it = check_add(r, "preemption", true, false);
+
+	if (!gb_preempt_preempts(m))
+		check_detail(it, "%s: nothing preempts a BPF program; the uprobe programs skip bpf_preempt_disable",
+			     gb_preempt_name(m));
+	else if (gb_bpf_preempt_guard())
+		check_detail(it, "%s: the uprobe programs run with preemption off (bpf_preempt_disable)",
+			     gb_preempt_name(m));
+	else
+		check_detail(it, "%s: no bpf_preempt_disable in this kernel (before 6.10), nor per-CPU BPF stacks to guard",
+			     gb_preempt_name(m));
+}
+
 void check_kernel(struct check_result *r)
 {
 	struct check_item *it;
@@ -154,6 +172,7 @@ void check_kernel(struct check_result *r)
 			     strerror(errno));
 		check_fix(it, "use a kernel built with CONFIG_DEBUG_INFO_BTF=y (most distribution kernels since 2021)");
 	}
+	check_preempt(r);
 	check_lockdown(r);
 	check_tracefs(r);
 }

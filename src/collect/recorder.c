@@ -30,6 +30,7 @@
 #include "discover.h"
 #include "incident/flight.h"
 #include "host/bpfmaps.h"
+#include "host/preempt.h"
 #include "core/hmap.h"
 #include "core/util.h"
 #include "core/vec.h"
@@ -406,6 +407,7 @@ static int open_bpf(struct rec_ctx *r)
 	} else {
 		bpf_program__set_autoload(r->skel->progs.gb_launch_session, false);
 	}
+	r->skel->rodata->preempt_kfuncs = gb_bpf_preempt_guard();
 	if (session_load(r->skel->skeleton))
 		return -1;
 	for (i = 0; i < o->npids; i++)

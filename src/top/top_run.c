@@ -21,6 +21,7 @@
 #include "collect/libs.h"
 #include "collect/session.h"
 #include "host/bpfmaps.h"
+#include "host/preempt.h"
 #include "core/util.h"
 #include "top_model.h"
 #include "top_prom.h"
@@ -135,6 +136,7 @@ static int open_bpf(struct top_ctx *t)
 		return -1;
 	}
 	t->skel->rodata->filter_pids = o->npids > 0;
+	t->skel->rodata->preempt_kfuncs = gb_bpf_preempt_guard();
 	t->multi = session_prepare_multi(t->skel->progs.top_entry, t->skel->progs.top_return);
 	if (session_load(t->skel->skeleton))
 		return -1;
