@@ -128,6 +128,37 @@ static __always_inline int read_user(void *dst, __u32 sz, __u64 addr, struct gb_
 	return 0;
 }
 
+/*
+ * n (up to 5) words of user memory at addr into dst[0..n-1], left as they
+ * were if the read fails (-1). Read to this subprogram's own frame, which
+ * is under 64 bytes and so on the task's kernel stack: the calls' larger
+ * frames live in a per-CPU private stack (6.13+), and the kernel checks a
+ * user copy's destination at a cost that depends on where it is, least on
+ * the task's stack (~50 ns less than the ring or a private stack on the
+ * bench host: BENCHMARKS.md, prim_read24_ring_sub). The hot reads (a
+ * launch's stack arguments and config) come this way.
+ */
+static __noinline int read_words(__u64 *dst, __u32 n, __u64 addr)
+{
+	__u64 v[5];
+
+	if (n > 5)
+		n = 5;
+	if (!addr || bpf_probe_read_user(v, n * 8, (void *)addr))
+		return -1;
+	if (n > 0)
+		dst[0] = v[0];
+	if (n > 1)
+		dst[1] = v[1];
+	if (n > 2)
+		dst[2] = v[2];
+	if (n > 3)
+		dst[3] = v[3];
+	if (n > 4)
+		dst[4] = v[4];
+	return 0;
+}
+
 /* libbpf 1.1's bpf_tracing.h stops at the fifth argument */
 #if defined(__TARGET_ARCH_x86)
 /* SysV: arguments 7.. are on the stack above the return address */
@@ -179,7 +210,8 @@ static __always_inline void stack_args(struct pt_regs *ctx, struct gb_rec *r,
 			r->x[2] = st->win[3];
 		return;
 	}
-	read_user(&r->x[0], n * 8, PT_REGS_SP(ctx) + STACK_ARG0_OFF, r);
+	if (read_words(&r->x[0], n, PT_REGS_SP(ctx) + STACK_ARG0_OFF))
+		r->flags |= GB_RF_XFAULT;
 #else
 	int i;
 
@@ -260,7 +292,6 @@ static __always_inline void op_args(struct pt_regs *ctx, struct gb_rec *r, struc
 static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r, __u32 shape,
 					  struct inflight_stack *st)
 {
-	__u32 cfg[10] = {};
 
 	r->a[0] = PT_REGS_PARM1(ctx);
 	r->a[1] = PT_REGS_PARM2(ctx);
@@ -279,13 +310,8 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 		break;
 	case GB_SH_LAUNCH_DRV_EX:
 	case GB_SH_LAUNCH_RT_EX:	/* the first 40 bytes of both config structs */
-		if (!read_user(cfg, 40, r->a[0], r)) {
-			r->x[0] = cfg[0] | ((__u64)cfg[1] << 32);
-			r->x[1] = cfg[2] | ((__u64)cfg[3] << 32);
-			r->x[2] = cfg[4] | ((__u64)cfg[5] << 32);
-			r->x[3] = cfg[6] | ((__u64)cfg[7] << 32);
-			r->x[4] = cfg[8] | ((__u64)cfg[9] << 32);
-		}
+		if (read_words(&r->x[0], 5, r->a[0]))	/* ten u32s, in pairs */
+			r->flags |= GB_RF_XFAULT;
 		break;
 	case GB_SH_MEMCPY2D:	/* CUDA_MEMCPY2D: memory types at 16/72, width 112, height 120 */
 		read_user(&r->x[0], 4, r->a[0] + 16, r);
@@ -603,15 +629,19 @@ static __always_inline void emit_py_stack(const struct gb_rec *r)
 static __always_inline long fp_walk(struct pt_regs *ctx, struct inflight_stack *st,
 				    struct rec_ips *c)
 {
-	__u64 sp = PT_REGS_SP(ctx), fp = ctx->bp, next, ret, off, pair[2];
+	__u64 sp = PT_REGS_SP(ctx), fp = ctx->bp, next, ret, off, pair[2], buf[GB_FP_WIN / 8];
 	__u32 n = 1, i, got = GB_FP_WIN;
 
-	if (bpf_probe_read_user(st->win, GB_FP_WIN, (void *)sp)) {
+	/* read to the BPF stack, then copied to the thread's window: the
+	 * kernel's usercopy check of a slab destination costs more than the
+	 * copy (BENCHMARKS.md) */
+	if (bpf_probe_read_user(buf, GB_FP_WIN, (void *)sp)) {
 		/* near the top of the stack mapping: the caller's address alone */
 		got = 8;
-		if (bpf_probe_read_user(st->win, 8, (void *)sp))
+		if (bpf_probe_read_user(buf, 8, (void *)sp))
 			return -1;
 	}
+	__builtin_memcpy(st->win, buf, GB_FP_WIN);
 	st->win_len = got;
 	c->r.caller = st->win[0];
 	c->ips[0] = PT_REGS_IP(ctx);

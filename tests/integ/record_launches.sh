@@ -72,6 +72,26 @@ c.true("--launch-returns: launches have return code 0 and a duration, their stre
                         and e.get("stack_id") for e in launches))
 PY
 
+# --stack none: the arguments on the stack (block z, shared memory, stream) come in one
+# read of their own (bpf/cuda.bpf.c, read_words), not from the fp walk's window
+start_record -a --stack none -o "$T/sn.sbt" --lib "$WL/libcuda.so.1" || { fail "record --stack none started"; exit 0; }
+"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 2000 -t 2 >"$T/wl4.out"
+stop_record
+check_eq "record --stack none exits 0" 0 "$REC_RC"
+PYTHONPATH=$ROOT/tests/py python3 - "$T/sn.sbt" "$T/wl4.out" <<'PY'
+import sys
+from events import load, produced, Checker
+c = Checker()
+p = produced(sys.argv[2])
+launches = [e for e in load(sys.argv[1]) if e["pid"] == p["pid"] and e["type"] == "cuLaunchKernel"]
+c.eq("--stack none: 2000 launches", 2000, len(launches))
+c.true("--stack none: grid, block (z from the stack), shmem and stream exact, no stack",
+       launches and all(e["grid"][1:] == [2, 1] and 64 <= e["grid"][0] <= 65 and e["block"] == [128, 1, 1]
+                        and e["shmem"] == 1024 * (e["grid"][0] - 64) and e["stream"] == 0x5000 + e["grid"][0] - 64
+                        and not e.get("stack_id") and not e.get("xfault") for e in launches),
+       f"(first {launches[:1]})")
+PY
+
 # --lean: launches from registers alone, 64-byte records, no stack
 start_record -a --lean -o "$T/r.sbt" --lib "$WL/libcuda.so.1" || { fail "record --lean started"; exit 0; }
 "$WL/cuda_work" -l "$WL/libcuda.so.1" -n 2000 -t 2 >"$T/wl2.out"
