@@ -15,6 +15,8 @@
  * -S  cuStreamSynchronize instead of each launch (a call that can block: bench)
  * -I  number the launches: gridDimZ is 1 + the launch's index in its thread
  *     (tests match two recordings of one run by identity, not by time)
+ * -d  make the calls DEPTH frames deeper, each of ~500 bytes (a deep stack
+ *     whose frames lie beyond the fp walk's 256-byte window: bench)
  * Prints "produced launches=N copies=N memsets=N allocs=N frees=N syncs=N names=N pid=P".
  */
 #include <dlfcn.h>
@@ -46,6 +48,7 @@ static long n_launch = 1000, n_threads = 1, rate, children;
 static int mixed;
 static int syncs_only;	/* -S */
 static int numbered;	/* -I */
+static long depth;	/* -d */
 static const char *prefix = "kern";
 static CUfunction funcs[NKERN];
 static char names[NKERN][4096];	/* -k: long C++ template names too */
@@ -97,7 +100,7 @@ static void pace(struct timespec *start, long done)
 	}
 }
 
-static void *worker(void *arg)
+static __attribute__((noinline)) void *worker(void *arg)
 {
 	long idx = (long)arg, i, n = n_launch / n_threads + (idx < n_launch % n_threads);
 	CUstream stream = (CUstream)(0x5000 + idx);
@@ -128,6 +131,23 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* d frames of ~500 bytes each, then the calls (-d) */
+static __attribute__((noinline)) void *nest(long idx, long d)
+{
+	volatile char pad[480];
+	void *r;
+
+	pad[0] = (char)d;
+	r = d > 0 ? nest(idx, d - 1) : worker((void *)idx);
+	pad[1] = pad[0];	/* used after the call: no tail call */
+	return r;
+}
+
+static void *deep(void *arg)
+{
+	return nest((long)arg, depth - 1);
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -148,7 +168,7 @@ static void run(void)
 	}
 	t0 = mono_ns();
 	for (i = 0; i < n_threads; i++)
-		pthread_create(&th[i], NULL, worker, (void *)i);
+		pthread_create(&th[i], NULL, depth > 0 ? deep : worker, (void *)i);
 	for (i = 0; i < n_threads; i++)
 		pthread_join(th[i], NULL);
 	t1 = mono_ns();
@@ -168,7 +188,7 @@ int main(int argc, char **argv)
 	int c;
 	long i;
 
-	while ((c = getopt(argc, argv, "l:n:t:mr:w:D:f:s:k:P:SI")) != -1) {
+	while ((c = getopt(argc, argv, "l:n:t:mr:w:D:f:s:k:P:SId:")) != -1) {
 		switch (c) {
 		case 'l': lib = optarg; break;
 		case 'n': n_launch = atol(optarg); break;
@@ -176,6 +196,7 @@ int main(int argc, char **argv)
 		case 'm': mixed = 1; break;
 		case 'S': syncs_only = 1; break;
 		case 'I': numbered = 1; break;
+		case 'd': depth = atol(optarg); break;
 		case 'r': rate = atol(optarg); break;
 		case 'w': wait_file = optarg; break;
 		case 'D': delay = atof(optarg); break;
