@@ -76,6 +76,37 @@ static __always_inline void gb_preempt(void)
 		bpf_preempt_enable();
 }
 
+/*
+ * n (up to 5) words of user memory at addr into dst[0..n-1], left as they
+ * were if the read fails (-1). Read to this subprogram's own frame, which
+ * is under 64 bytes and so on the task's kernel stack: the calls' larger
+ * frames live in a per-CPU private stack (6.13+), and the kernel checks a
+ * user copy's destination at a cost that depends on where it is, least on
+ * the task's stack (~50 ns less than the ring or a private stack on the
+ * bench host: BENCHMARKS.md, prim_read24_ring_sub). The hot reads (a
+ * launch's stack arguments and config; top's block z) come this way.
+ */
+static __noinline __attribute__((unused)) int gb_read_words(__u64 *dst, __u32 n, __u64 addr)
+{
+	__u64 v[5];
+
+	if (n > 5)
+		n = 5;
+	if (!addr || bpf_probe_read_user(v, n * 8, (void *)addr))
+		return -1;
+	if (n > 0)
+		dst[0] = v[0];
+	if (n > 1)
+		dst[1] = v[1];
+	if (n > 2)
+		dst[2] = v[2];
+	if (n > 3)
+		dst[3] = v[3];
+	if (n > 4)
+		dst[4] = v[4];
+	return 0;
+}
+
 /* every record we could not reserve, per CPU: reported, never silent.
  * The recorder's [GB_DROP_CALL] API calls, [GB_DROP_CTL] loader and exit
  * notifications, [GB_DROP_TARGET] children of -- CMD the targets map had

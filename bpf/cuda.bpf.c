@@ -128,37 +128,6 @@ static __always_inline int read_user(void *dst, __u32 sz, __u64 addr, struct gb_
 	return 0;
 }
 
-/*
- * n (up to 5) words of user memory at addr into dst[0..n-1], left as they
- * were if the read fails (-1). Read to this subprogram's own frame, which
- * is under 64 bytes and so on the task's kernel stack: the calls' larger
- * frames live in a per-CPU private stack (6.13+), and the kernel checks a
- * user copy's destination at a cost that depends on where it is, least on
- * the task's stack (~50 ns less than the ring or a private stack on the
- * bench host: BENCHMARKS.md, prim_read24_ring_sub). The hot reads (a
- * launch's stack arguments and config) come this way.
- */
-static __noinline int read_words(__u64 *dst, __u32 n, __u64 addr)
-{
-	__u64 v[5];
-
-	if (n > 5)
-		n = 5;
-	if (!addr || bpf_probe_read_user(v, n * 8, (void *)addr))
-		return -1;
-	if (n > 0)
-		dst[0] = v[0];
-	if (n > 1)
-		dst[1] = v[1];
-	if (n > 2)
-		dst[2] = v[2];
-	if (n > 3)
-		dst[3] = v[3];
-	if (n > 4)
-		dst[4] = v[4];
-	return 0;
-}
-
 /* libbpf 1.1's bpf_tracing.h stops at the fifth argument */
 #if defined(__TARGET_ARCH_x86)
 /* SysV: arguments 7.. are on the stack above the return address */
@@ -210,7 +179,7 @@ static __always_inline void stack_args(struct pt_regs *ctx, struct gb_rec *r,
 			r->x[2] = st->win[3];
 		return;
 	}
-	if (read_words(&r->x[0], n, PT_REGS_SP(ctx) + STACK_ARG0_OFF))
+	if (gb_read_words(&r->x[0], n, PT_REGS_SP(ctx) + STACK_ARG0_OFF))
 		r->flags |= GB_RF_XFAULT;
 #else
 	int i;
@@ -310,7 +279,7 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 		break;
 	case GB_SH_LAUNCH_DRV_EX:
 	case GB_SH_LAUNCH_RT_EX:	/* the first 40 bytes of both config structs */
-		if (read_words(&r->x[0], 5, r->a[0]))	/* ten u32s, in pairs */
+		if (gb_read_words(&r->x[0], 5, r->a[0]))	/* ten u32s, in pairs */
 			r->flags |= GB_RF_XFAULT;
 		break;
 	case GB_SH_MEMCPY2D:	/* CUDA_MEMCPY2D: memory types at 16/72, width 112, height 120 */

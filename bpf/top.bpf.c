@@ -142,7 +142,7 @@ static __always_inline __u64 stack_arg(struct pt_regs *ctx, int n)
 
 #if defined(__TARGET_ARCH_x86)
 	/* SysV: arguments 7.. above the return address */
-	bpf_probe_read_user(&v, sizeof(v), (void *)(PT_REGS_SP(ctx) + 8 + (n - 6) * 8));
+	gb_read_words(&v, 1, PT_REGS_SP(ctx) + 8 + (n - 6) * 8);
 #elif defined(__TARGET_ARCH_arm64)
 	if (n == 6)
 		return ((struct user_pt_regs *)ctx)->regs[6];
