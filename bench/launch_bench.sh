@@ -78,6 +78,10 @@ start_mode() {	# KEY: start its tracer on CPU 0, wait for it to be attached
 	sync_none) return 0 ;;
 	sync_floor) taskset -c 0 "$UF" "$LIB" cuStreamSynchronize "$T/ready" ret >"$T/log" 2>&1 & ;;
 	sync_default) taskset -c 0 "$G" record -a -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
+	deep_none) return 0 ;;
+	deep_floor) taskset -c 0 "$UF" "$LIB" cuLaunchKernel "$T/ready" >"$T/log" 2>&1 & ;;
+	deep_stack_none) taskset -c 0 "$G" record -a --stack none -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
+	deep_default) taskset -c 0 "$G" record -a -o "$T/out.sbt" --lib "$LIB" --ready-file "$T/ready" >"$T/log" 2>&1 & ;;
 	esac
 	TP=$!
 	for _ in $(seq 600); do
@@ -99,6 +103,12 @@ nccl_run() {
 	FAKE_NCCL_DIR=$T FAKE_NCCL_US=0 NCCL_WORK_ALLREDUCE=1 LD_LIBRARY_PATH=$T \
 		taskset -c 1 "$WL/nccl_work" 0 1 "$T/ncclid.$RANDOM$RANDOM" "$1" | \
 		sed -n 's/.* n=\([0-9]*\).*elapsed_ns=\([0-9]*\).*/\2 \1/p' | awk '{ printf "%.1f\n", $1 / $2 }'
+}
+# CALLS: ns per launch made DEEP (20) frames of ~500 bytes further down the stack than one_run's
+DEEP=${DEEP:-20}
+deep_run() {
+	taskset -c 1 "$WL/cuda_work" -l "$LIB" -n "$1" -k bench -d "$DEEP" | \
+		sed -n 's/.*launches=\([0-9]*\).*elapsed_ns=\([0-9]*\).*/\2 \1/p' | awk '{ printf "%.1f\n", $1 / $2 }'
 }
 # CALLS: ns per cuStreamSynchronize of the fake libcuda (returns at once)
 sync_run() {
@@ -147,7 +157,20 @@ rounds nccl_run "${NMODES[@]}"
 # return; against an empty uprobe + uretprobe pair on the same function
 SMODES=(sync_none sync_floor sync_default)
 rounds sync_run "${SMODES[@]}"
-for m in "${MODES[@]}" "${SMODES[@]}" "${NMODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
+# a deep stack: every frame past the fp walk's 256-byte window is one more user read
+DMODES=(deep_none deep_floor deep_stack_none deep_default)
+rounds deep_run "${DMODES[@]}"
+sysctl -qw kernel.bpf_stats_enabled=1
+if start_mode deep_default; then
+	prog_stats >"$T/s0"
+	deep_run "$NN" >/dev/null
+	prog_stats >"$T/s1"
+	stop_mode
+	BPF[deep_default]=$(awk -v n="$NN" 'NR == FNR { t[$1] = $3; c[$1] = $4; next }
+		($1 in c) && $4 > c[$1] { tot += $3 - t[$1] } END { if (tot) printf "%.0f", tot / n }' "$T/s0" "$T/s1")
+fi
+sysctl -qw kernel.bpf_stats_enabled=0
+for m in "${MODES[@]}" "${SMODES[@]}" "${NMODES[@]}" "${DMODES[@]}"; do [ -s "$T/t.$m" ] && R[$m]=$(median <"$T/t.$m"); done
 for m in default dwarf; do
 	[ -s "$T/d.$m" ] && DROPS[$m]=$(sort -n "$T/d.$m" | tail -1 | awk -v n="$N" \
 		'{ printf "%d calls (%.1f%%) and %d stacks (%.1f%%) of %d", $1, 100 * $1 / n, $2, 100 * $2 / n, n }')
@@ -262,6 +285,16 @@ once), same rounds; "× floor" against an empty uprobe and an empty uretprobe on
 | mode | ns per call | added ns | × floor |
 |---|---:|---:|---:|
 $(nrow sync_none "no tracing" sync; nrow sync_floor "empty uprobe + empty uretprobe on \`cuStreamSynchronize\` (the floor)" sync; nrow sync_default "**\`record -a\`**: announced at entry with its stack, completed at return" sync)
+
+Launches from a stack $DEEP frames deeper (\`cuda_work -d $DEEP\`: $((DEEP + 3)) frames, each past the first
+two ~500 bytes, beyond the fp walk's 256-byte window), $NN calls per run, same rounds; "× floor" against
+the empty uprobe on this stack:
+
+| mode | ns per call | added ns | × floor |
+|---|---:|---:|---:|
+$(nrow deep_none "no tracing" deep; nrow deep_floor "empty uprobe (the floor)" deep; nrow deep_stack_none "\`record -a --stack none\`" deep; nrow deep_default "**\`record -a\`** (fp stacks)" deep)
+
+BPF ns per launch on this stack, default: ${BPF[deep_default]:-n/a} (one user read of 16 bytes per frame past the window).
 
 Lost to a full ring (default ring: 8 MiB, 64 MiB with \`--stack dwarf\`; worst round): default ${DROPS[default]:-n/a}; \`--stack dwarf\` ${DROPS[dwarf]:-n/a}.
 Library op range (a fake \`cublasSgemm_v2\` making one launch, $OPN calls, \`record -a --stack none\`): $(op_line).
