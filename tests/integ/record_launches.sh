@@ -55,11 +55,16 @@ c.true("info counts 10000 launches", i["events_by_type"].get("cuLaunchKernel") =
 c.true("info lists the kernels", {k["kernel"] for k in i["kernels"]} >= {"kern_0", "kern_3"})
 PY
 
+# rec MODE TRACE WLOUT: 2000 launches from 2 threads recorded with record -a MODE
+rec() {
+	start_record -a $1 -o "$2" --lib "$WL/libcuda.so.1" || { fail "record $1 started"; exit 0; }
+	"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 2000 -t 2 >"$3"
+	stop_record
+	check_eq "record $1 exits 0" 0 "$REC_RC"
+}
+
 # --launch-returns: every launch also gets its return probe (duration, return code)
-start_record -a --launch-returns -o "$T/lr.sbt" --lib "$WL/libcuda.so.1" || { fail "record --launch-returns started"; exit 0; }
-"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 2000 -t 2 >"$T/wl3.out"
-stop_record
-check_eq "record --launch-returns exits 0" 0 "$REC_RC"
+rec --launch-returns "$T/lr.sbt" "$T/wl3.out"
 PYTHONPATH=$ROOT/tests/py python3 - "$T/lr.sbt" "$T/wl3.out" <<'PY'
 import sys
 from events import load, produced, Checker
@@ -74,10 +79,7 @@ PY
 
 # --stack none: the arguments on the stack (block z, shared memory, stream) come in one
 # read of their own (bpf/cuda.bpf.c, read_words), not from the fp walk's window
-start_record -a --stack none -o "$T/sn.sbt" --lib "$WL/libcuda.so.1" || { fail "record --stack none started"; exit 0; }
-"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 2000 -t 2 >"$T/wl4.out"
-stop_record
-check_eq "record --stack none exits 0" 0 "$REC_RC"
+rec "--stack none" "$T/sn.sbt" "$T/wl4.out"
 PYTHONPATH=$ROOT/tests/py python3 - "$T/sn.sbt" "$T/wl4.out" <<'PY'
 import sys
 from events import load, produced, Checker
@@ -93,10 +95,7 @@ c.true("--stack none: grid, block (z from the stack), shmem and stream exact, no
 PY
 
 # --lean: launches from registers alone, 64-byte records, no stack
-start_record -a --lean -o "$T/r.sbt" --lib "$WL/libcuda.so.1" || { fail "record --lean started"; exit 0; }
-"$WL/cuda_work" -l "$WL/libcuda.so.1" -n 2000 -t 2 >"$T/wl2.out"
-stop_record
-check_eq "record --lean exits 0" 0 "$REC_RC"
+rec --lean "$T/r.sbt" "$T/wl2.out"
 PYTHONPATH=$ROOT/tests/py python3 - "$T/r.sbt" "$T/wl2.out" <<'PY'
 import sys, collections
 from events import load, produced, Checker
