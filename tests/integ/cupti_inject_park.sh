@@ -29,6 +29,12 @@ start() {
 	J=$!
 	_bg_pids+=($J)
 	wait_for "$d/ready" 10 || { fail "park_work $* parked its threads ($(cat "$d/err"))"; return 1; }
+	# with -y the main thread is the Python one: it says ready just before its read, so a
+	# busy host could show it between the two; wait until it sits in read (syscall 0)
+	case " $* " in *" -y "*)
+		wait_for_cmd '[ "$(cut -d" " -f1 /proc/$J/syscall 2>/dev/null)" = 0 ]' 10 ||
+			{ fail "park_work $*: its Python thread parked in read"; return 1; } ;;
+	esac
 }
 # release NAME: every FIFO written, the job's exit and its counts
 release() {
