@@ -261,7 +261,6 @@ static __always_inline void op_args(struct pt_regs *ctx, struct gb_rec *r, struc
 static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r, __u32 shape,
 					  struct inflight_stack *st)
 {
-
 	r->a[0] = PT_REGS_PARM1(ctx);
 	r->a[1] = PT_REGS_PARM2(ctx);
 	r->a[2] = PT_REGS_PARM3(ctx);
