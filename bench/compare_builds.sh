@@ -33,7 +33,6 @@ stop() { kill -INT $TP 2>/dev/null; wait $TP 2>/dev/null; }
 base=$(meas); echo "none $base"
 start $T/uprobe_floor $LIB cuLaunchKernel $T/ready && { v=$(meas); echo "empty $v"; stop; }
 IFS=';' read -r -a modes <<<"${MODES-;--stack none;--lean --stack none}"
-[ -n "${MODES-}" ] || modes=("" "--stack none" "--lean --stack none")
 for mode in "${modes[@]}"; do
 	for b in OLD NEW; do
 		bin=${!b}
