@@ -79,13 +79,15 @@ struct inflight_stack {
 	struct inflight_slot slot[GB_INFLIGHT_DEPTH];
 	struct rec_ips scratch;	/* an entry-only call being built */
 	__u64 win[GB_FP_WIN / 8];	/* --stack fp: the top of the stack */
-	__u32 win_len;		/* bytes of win read at the current call (0: none) */
+	__u32 win_len;		/* bytes of win read at the current call (0: none; the
+				 * fp walk keeps 32: the caller and stack arguments) */
 };
 
-/* the header of a call record: the name only where user space cannot know it */
-static __always_inline void call_hdr(struct gb_rec *r, __u32 type)
+/* the header of a call record by task t (the current one): the name only
+ * where user space cannot know it */
+static __always_inline void call_hdr(struct gb_rec *r, struct task_struct *t, __u32 type)
 {
-	gb_fill_ids(r, bpf_get_current_pid_tgid(), GB_REC_CALL, type);
+	gb_fill_ids(r, t, GB_REC_CALL, type);
 	if (bpf_comm) {
 		bpf_get_current_comm(r->comm, sizeof(r->comm));
 	} else {
@@ -592,7 +594,9 @@ static __always_inline void emit_py_stack(const struct gb_rec *r)
  * GB_FP_SPAN of sp, 8-aligned: code built without frame pointers (glibc's
  * start, for one) leaves a value that fails these checks, so the walk ends
  * there without the fault the kernel's walker takes on it.
- * ips[0] is the probed address, as bpf_get_stack gives it.
+ * ips[0] is the probed address, as bpf_get_stack gives it. The window
+ * stays on the BPF stack (walked in place); the thread's state keeps its
+ * first four words, the caller and the stack arguments (stack_args).
  */
 static __always_inline long fp_walk(struct pt_regs *ctx, struct inflight_stack *st,
 				    struct rec_ips *c)
@@ -600,18 +604,20 @@ static __always_inline long fp_walk(struct pt_regs *ctx, struct inflight_stack *
 	__u64 sp = PT_REGS_SP(ctx), fp = ctx->bp, next, ret, off, pair[2], buf[GB_FP_WIN / 8];
 	__u32 n = 1, i, got = GB_FP_WIN;
 
-	/* read to the BPF stack, then copied to the thread's window: the
-	 * kernel's usercopy check of a slab destination costs more than the
-	 * copy (BENCHMARKS.md) */
+	/* read to the BPF stack: the kernel's usercopy check of a slab
+	 * destination costs more than the copy (BENCHMARKS.md) */
 	if (bpf_probe_read_user(buf, GB_FP_WIN, (void *)sp)) {
 		/* near the top of the stack mapping: the caller's address alone */
 		got = 8;
 		if (bpf_probe_read_user(buf, 8, (void *)sp))
 			return -1;
 	}
-	__builtin_memcpy(st->win, buf, GB_FP_WIN);
-	st->win_len = got;
-	c->r.caller = st->win[0];
+	st->win[0] = buf[0];
+	st->win[1] = buf[1];
+	st->win[2] = buf[2];
+	st->win[3] = buf[3];
+	st->win_len = got < 32 ? got : 32;
+	c->r.caller = buf[0];
 	c->ips[0] = PT_REGS_IP(ctx);
 	for (i = 0; i < GB_STACK_FP_DEPTH - 1; i++) {
 		if (fp <= sp || fp - sp > GB_FP_SPAN || (fp & 7))
@@ -621,10 +627,10 @@ static __always_inline long fp_walk(struct pt_regs *ctx, struct inflight_stack *
 			off >>= 3;
 			barrier_var(off);
 			off &= GB_FP_WIN / 8 - 1;
-			next = st->win[off];
+			next = buf[off];
 			barrier_var(off);
 			off = (off + 1) & (GB_FP_WIN / 8 - 1);
-			ret = st->win[off];
+			ret = buf[off];
 		} else {
 			if (bpf_probe_read_user(pair, sizeof(pair), (void *)fp))
 				break;
@@ -693,13 +699,13 @@ static __always_inline void emit_slot(struct rec_ips *c)
 		count_drop(GB_DROP_CALL);
 }
 
-/* the thread's state; counts a lost call when there is none to be had */
-static __always_inline struct inflight_stack *thread_state(void)
+/* the state of thread t (the current one); counts a lost call when there
+ * is none to be had */
+static __always_inline struct inflight_stack *thread_state(struct task_struct *t)
 {
 	struct inflight_stack *st;
 
-	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = bpf_task_storage_get(&inflight, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (st && fail_storage_every && ++st->lookups % fail_storage_every == 0)
 		st = NULL;	/* tests: as if the allocation had failed */
 	if (!st)
@@ -749,8 +755,9 @@ static __always_inline bool in_call(struct inflight_stack *st, __u64 cookie)
  * else (no user read, no thread state). The collector fills in what the
  * full record would say (the thread's name, nesting) from its own tables.
  */
-static __always_inline void lean_launch(struct pt_regs *ctx, __u64 cookie, __u64 id)
+static __always_inline void lean_launch(struct pt_regs *ctx, __u64 cookie, struct task_struct *t)
 {
+	__u64 id = gb_task_id(t);
 	struct gb_lean_rec *l = bpf_ringbuf_reserve(&rb, sizeof(*l), 0);
 	__u64 a1 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM4(ctx);
 
@@ -772,7 +779,7 @@ static __always_inline void lean_launch(struct pt_regs *ctx, __u64 cookie, __u64
 	l->lo[3] = (__u32)PT_REGS_PARM5(ctx);
 	l->lo[4] = (__u32)GB_PARM6(ctx);
 	/* a task of the initial namespace (most) costs one load */
-	gb_ns_ids(id, &l->ns_pid, &l->ns_tid);
+	gb_ns_ids(t, id, &l->ns_pid, &l->ns_tid);
 	bpf_ringbuf_submit(l, rb_wake());
 }
 
@@ -784,20 +791,21 @@ static __always_inline void lean_launch(struct pt_regs *ctx, __u64 cookie, __u64
 static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie)
 {
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
-	__u64 id = bpf_get_current_pid_tgid();
+	/* the one helper call for the thread's ids, name space and state */
+	struct task_struct *t = bpf_get_current_task_btf();
 	struct inflight_stack *st;
 	struct rec_ips *c;
 	struct gb_rec *r;
 	__u32 d, nonop;
 
-	if (stopping || !traced(id >> 32))
+	if (stopping || !traced(t->tgid))
 		return 1;
 	if (cookie & GB_COOKIE_F_LEAN) {
-		lean_launch(ctx, cookie, id);
+		lean_launch(ctx, cookie, t);
 		return 1;
 	}
 	if (cookie & GB_COOKIE_F_RET) {
-		st = thread_state();
+		st = thread_state(t);
 		if (!st)
 			return 1;
 		d = st->depth;
@@ -817,8 +825,7 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie)
 		}
 		st->slot[d].sp = PT_REGS_SP(ctx);
 		c = &st->slot[d].c;
-		/* pid_tgid again, not id: keeping id live costs spills on every path */
-		call_hdr(&c->r, type);
+		call_hdr(&c->r, t, type);
 		nonop = d ? top_slot(st, d)->nonop : 0;
 		/* a launch inside a library op is not nested (its device work is
 		 * counted at it); an op inside another call is */
@@ -846,11 +853,11 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie)
 	if (stack_mode != GB_STACK_NONE || python) {
 		/* built in the thread's state: stack records go ahead of their
 		 * call, fp return addresses after it */
-		st = thread_state();
+		st = thread_state(t);
 		if (!st)
 			return 1;
 		c = &st->scratch;
-		call_hdr(&c->r, type);
+		call_hdr(&c->r, t, type);
 		if (in_call(st, cookie))
 			c->r.flags |= GB_RF_NESTED;
 		st->win_len = 0;
@@ -862,8 +869,8 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie)
 	r = gb_reserve(sizeof(*r), GB_DROP_CALL);
 	if (!r)
 		return 1;
-	call_hdr(r, type);
-	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+	call_hdr(r, t, type);
+	st = bpf_task_storage_get(&inflight, t, 0, 0);
 	if (st && in_call(st, cookie))
 		r->flags |= GB_RF_NESTED;
 	capture_entry(ctx, r, shape, NULL);
@@ -1015,6 +1022,34 @@ int gb_return(struct pt_regs *ctx)
  */
 const volatile __u32 launch_sample = 0;
 
+/* a xorshift64 generator per CPU for that draw: bpf_get_prandom_u32 is a
+ * call, a per-CPU array's lookup is inlined. Seeded from the kernel's
+ * generator on a CPU's first launch. Preemption cannot interleave two
+ * draws on one CPU (gb_nopreempt) and a lost step would only repeat one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sample_rng SEC(".maps");
+
+static __always_inline bool sample_launch(void)
+{
+	__u32 k = 0;
+	__u64 *s = bpf_map_lookup_elem(&sample_rng, &k), x;
+
+	if (!s)
+		return false;
+	x = *s;
+	if (!x)
+		x = (__u64)bpf_get_prandom_u32() << 32 | bpf_get_prandom_u32() | 1;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return (__u32)(x >> 32) % launch_sample == 0;
+}
+
 extern bool bpf_session_is_return(void) __ksym __weak;
 
 SEC("uprobe")
@@ -1026,7 +1061,7 @@ int gb_launch_session(struct pt_regs *ctx)
 	gb_nopreempt();
 	if (bpf_session_is_return())
 		ret = return_impl(ctx, cookie);
-	else if (launch_sample && bpf_get_prandom_u32() % launch_sample == 0)
+	else if (launch_sample && sample_launch())
 		ret = entry_impl(ctx, cookie | GB_COOKIE_F_RET);
 	else
 		entry_impl(ctx, cookie);

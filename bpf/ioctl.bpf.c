@@ -143,8 +143,8 @@ undecoded:
 
 static __always_inline void finish(long ret)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 tid = t->pid;
 	struct gb_ioctl_rec *r;
 	struct pending *p;
 
@@ -158,7 +158,7 @@ static __always_inline void finish(long ret)
 	}
 	/* the header as of the return, everything after it zeroed, then the
 	 * call's own start (the memset makes the header's zero stores dead) */
-	gb_fill_hdr(&r->r, id, GB_REC_IOCTL, GB_T_ioctl);
+	gb_fill_hdr(&r->r, t, GB_REC_IOCTL, GB_T_ioctl);
 	__builtin_memset(&r->r.a, 0, sizeof(*r) - offsetof(struct gb_ioctl_rec, r.a));
 	r->r.dur_ns = r->r.ts_ns - p->ts;
 	r->r.ts_ns = p->ts;

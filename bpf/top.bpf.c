@@ -439,7 +439,8 @@ static __always_inline void send_beat(__u64 id, __u32 type, const struct top_cal
  * remembers an entry-only runtime launch and the driver launch after it is
  * its own (counted once), as the recorder's collector pairs them.
  */
-static __always_inline void launch_now(struct pt_regs *ctx, __u64 id, __u32 type, __u32 shape)
+static __always_inline void launch_now(struct pt_regs *ctx, struct task_struct *t, __u64 id,
+				       __u32 type, __u32 shape)
 {
 	struct top_call c = {};
 	struct top_thread *th;
@@ -448,8 +449,7 @@ static __always_inline void launch_now(struct pt_regs *ctx, __u64 id, __u32 type
 
 	if (type_cat[type] != GB_CAT_LAUNCH)
 		return;
-	th = bpf_task_storage_get(&outer_sp, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	th = bpf_task_storage_get(&outer_sp, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (th) {
 		if (th->sp && PT_REGS_SP(ctx) < th->sp)
 			c.nested = 1;	/* inside a call with a return probe */
@@ -478,7 +478,9 @@ static __always_inline int top_entry_body(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
-	__u64 id = bpf_get_current_pid_tgid();
+	/* one helper call for the ids and the thread's state (gb_task_id) */
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 id = gb_task_id(t);
 	struct top_inflight_key key = { .tid = (__u32)id, .type = type };
 	struct top_call c = { .pid = id >> 32 };
 	__u64 sp = PT_REGS_SP(ctx);
@@ -487,11 +489,11 @@ static __always_inline int top_entry_body(struct pt_regs *ctx)
 	if (type >= GB_T__COUNT || !traced(id >> 32))
 		return 0;
 	if (!(cookie & GB_COOKIE_F_RET)) {
-		launch_now(ctx, id, type, shape);	/* no clock read: no latency */
+		launch_now(ctx, t, id, type, shape);	/* no clock read: no latency */
 		return 0;
 	}
 	c.ts = bpf_ktime_get_ns();
-	o = bpf_task_storage_get(&outer_sp, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	o = bpf_task_storage_get(&outer_sp, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (o && o->sp && sp < o->sp)
 		c.nested = 1;
 	else if (o)
