@@ -67,9 +67,9 @@ struct inflight_slot {
  * thread on the same CPU would overwrite a per-CPU buffer mid-build. A
  * thread cannot preempt itself.
  */
-/* --stack fp: bytes of stack read at once from the stack pointer; frames
- * beyond them cost one 16-byte read each */
-#define GB_FP_WIN	256
+/* words of the thread's window: the current call's stack words (the fp
+ * walk's first four, a library op's arguments, an NCCL id) */
+#define GB_WIN_WORDS	16
 /* a frame pointer further than this above the stack pointer is not one */
 #define GB_FP_SPAN	(8ull << 20)
 
@@ -78,7 +78,7 @@ struct inflight_stack {
 	__u32 lookups;		/* fault injection (fail_storage_every) */
 	struct inflight_slot slot[GB_INFLIGHT_DEPTH];
 	struct rec_ips scratch;	/* an entry-only call being built */
-	__u64 win[GB_FP_WIN / 8];	/* --stack fp: the top of the stack */
+	__u64 win[GB_WIN_WORDS];
 	__u32 win_len;		/* bytes of win read at the current call (0: none; the
 				 * fp walk keeps 32: the caller and stack arguments) */
 };
@@ -587,50 +587,135 @@ static __always_inline void emit_py_stack(const struct gb_rec *r)
 #if defined(__TARGET_ARCH_x86)
 /*
  * The frame-pointer chain of the user stack, walked here rather than by
- * bpf_get_stack: every user read costs a fixed ~50 ns, so the top
- * GB_FP_WIN bytes come in one read (the caller's return address at sp and,
- * for most calls, the first frames), and each frame beyond costs one
- * 16-byte read. A frame pointer must lie above the last one and within
+ * bpf_get_stack. A user read costs ~150 ns on the bench host whatever its
+ * size within a page (16 bytes 193 ns, 512 bytes 201, 1 KiB across a page
+ * boundary 221: BENCHMARKS.md), so the walk reads windows, not frames:
+ * the stack from sp to the end of its page (the caller's return address,
+ * the stack arguments and, for most calls, the first frames), and for a
+ * frame beyond that, its stack from the frame pointer to the end of its
+ * page; the next page too where fewer than GB_FP_TAIL bytes are left. A
+ * deep stack (PyTorch's, the benchmark's ~500-byte frames) costs one read
+ * a page instead of one a frame; 16 bytes where even the page's tail
+ * cannot be read. A frame pointer must lie above the last one and within
  * GB_FP_SPAN of sp, 8-aligned: code built without frame pointers (glibc's
- * start, for one) leaves a value that fails these checks, so the walk ends
- * there without the fault the kernel's walker takes on it.
- * ips[0] is the probed address, as bpf_get_stack gives it. The window
- * stays on the BPF stack (walked in place); the thread's state keeps its
- * first four words, the caller and the stack arguments (stack_args).
+ * start, for one) leaves a value that fails these checks, so the walk
+ * ends there without the fault the kernel's walker takes on it.
+ * ips[0] is the probed address, as bpf_get_stack gives it; the thread's
+ * state keeps the first four words, the caller and the stack arguments
+ * (stack_args).
  */
-static __always_inline long fp_walk(struct pt_regs *ctx, struct inflight_stack *st,
-				    struct rec_ips *c)
-{
-	__u64 sp = PT_REGS_SP(ctx), fp = ctx->bp, next, ret, off, pair[2], buf[GB_FP_WIN / 8];
-	__u32 n = 1, i, got = GB_FP_WIN;
+#define GB_FP_PAGE	4096
+#define GB_FP_TAIL	256
 
-	/* read to the BPF stack: the kernel's usercopy check of a slab
-	 * destination costs more than the copy (BENCHMARKS.md) */
-	if (bpf_probe_read_user(buf, GB_FP_WIN, (void *)sp)) {
-		/* near the top of the stack mapping: the caller's address alone */
-		got = 8;
-		if (bpf_probe_read_user(buf, 8, (void *)sp))
-			return -1;
+/* the walk's window, per CPU where no other thread can take the CPU
+ * mid-walk (percpu_scratch: nothing preempts a BPF program, or
+ * gb_nopreempt turns preemption off), else the thread's own. Its place and
+ * length are kept here, not in locals: a load from a map is a value the
+ * verifier does not follow, so the walk's states stay few. */
+struct fp_hop {
+	__u64 base;		/* the stack address of w[0] */
+	__u32 len;		/* bytes of w read (0: none) */
+	__u32 _pad;
+	__u64 w[2 * GB_FP_PAGE / 8];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fp_hop);
+} fp_hops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct fp_hop);
+} fp_hops_thread SEC(".maps");
+
+/* host/preempt.h, gb_bpf_percpu_safe() */
+const volatile bool percpu_scratch = false;
+
+static __always_inline struct fp_hop *fp_hop_buf(void)
+{
+	__u32 zero = 0;
+
+	if (percpu_scratch)
+		return bpf_map_lookup_elem(&fp_hops, &zero);
+	return bpf_task_storage_get(&fp_hops_thread, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+/* the stack from fp to the end of its page (and the next page when
+ * fewer than GB_FP_TAIL bytes are left) into h; h->len: 0 if none */
+static __always_inline void fp_hop_read(struct fp_hop *h, __u64 fp)
+{
+	__u32 left = GB_FP_PAGE - (fp & (GB_FP_PAGE - 1)), sz = left;
+
+	h->base = fp;
+	h->len = 0;
+	if (sz < GB_FP_TAIL)
+		sz += GB_FP_PAGE;	/* the mapping may end there: then the tail alone */
+	barrier_var(sz);
+	sz &= 2 * GB_FP_PAGE - 1;
+	if (sz >= 16 && !bpf_probe_read_user(h->w, sz, (void *)fp)) {
+		h->len = sz;
+		return;
 	}
-	st->win[0] = buf[0];
-	st->win[1] = buf[1];
-	st->win[2] = buf[2];
-	st->win[3] = buf[3];
-	st->win_len = got < 32 ? got : 32;
-	c->r.caller = buf[0];
-	c->ips[0] = PT_REGS_IP(ctx);
+	if (left == sz || left < 16)
+		return;
+	barrier_var(left);
+	left &= GB_FP_PAGE - 1;
+	if (left >= 16 && !bpf_probe_read_user(h->w, left, (void *)fp))
+		h->len = left;
+}
+
+/*
+ * A global function: the verifier checks it once, on its own, instead of
+ * at each of the four places a program takes a stack (its loop of up to
+ * 126 frames with three ways to read each made the recorder's load take
+ * ~0.9 s longer inlined). Scalars, not the context: older kernels take
+ * only their own name of its type in a global function. Returns the
+ * frames in c->ips.
+ */
+__noinline long gb_fp_walk(__u64 sp, __u64 fp, __u64 ip, struct inflight_stack *st, struct rec_ips *c)
+{
+	__u64 next, ret, off, pair[2];
+	__u32 n = 1, i;
+	struct fp_hop *h = fp_hop_buf();
+
+	if (!st || !c || !h)
+		return -1;	/* st, c: never (a global function's pointers may be NULL) */
+	/* the top: the caller's return address, the stack arguments and, for
+	 * most calls, the first frames */
+	fp_hop_read(h, sp);
+	if (!h->len) {
+		if (bpf_probe_read_user(h->w, 8, (void *)sp))
+			return -1;
+		h->len = 8;	/* the caller's address alone */
+	}
+	st->win[0] = h->w[0];
+	st->win[1] = h->w[1];
+	st->win[2] = h->w[2];
+	st->win[3] = h->w[3];
+	st->win_len = h->len < 32 ? h->len : 32;
+	c->r.caller = h->w[0];
+	c->ips[0] = ip;
 	for (i = 0; i < GB_STACK_FP_DEPTH - 1; i++) {
 		if (fp <= sp || fp - sp > GB_FP_SPAN || (fp & 7))
 			break;
-		off = fp - sp;
-		if (off + 16 <= got && !(off & 7)) {
+		off = fp - h->base;
+		if (off + 16 > h->len || (off & 7)) {
+			fp_hop_read(h, fp);	/* a frame beyond the window */
+			off = 0;
+		}
+		if (h->len >= 16) {
 			off >>= 3;
 			barrier_var(off);
-			off &= GB_FP_WIN / 8 - 1;
-			next = buf[off];
+			off &= 2 * GB_FP_PAGE / 8 - 1;
+			next = h->w[off];
 			barrier_var(off);
-			off = (off + 1) & (GB_FP_WIN / 8 - 1);
-			ret = buf[off];
+			off = (off + 1) & (2 * GB_FP_PAGE / 8 - 1);
+			ret = h->w[off];
 		} else {
 			if (bpf_probe_read_user(pair, sizeof(pair), (void *)fp))
 				break;
@@ -670,7 +755,7 @@ static __always_inline void take_stack(struct pt_regs *ctx, struct inflight_stac
 		 * elsewhere) goes in r->caller.
 		 */
 #if defined(__TARGET_ARCH_x86)
-		n = fp_walk(ctx, st, c);
+		n = gb_fp_walk(PT_REGS_SP(ctx), ctx->bp, PT_REGS_IP(ctx), st, c);
 #else
 		n = bpf_get_stack(ctx, c->ips, sizeof(c->ips), BPF_F_USER_STACK);
 		if (n >= 0)

@@ -25,12 +25,13 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } rb_wake_n SEC(".maps");
 
 static __always_inline __u64 gb_rb_wake(void *ring)
 {
-	__u32 k = 0, *n = bpf_map_lookup_elem(&rb_wake_n, &k);
+	__u32 k = 0;
+	__u64 *n = bpf_map_lookup_elem(&rb_wake_n, &k);
 	__u64 avail;
 
 	if (n && (++*n & (GB_RB_WAKE_EVERY - 1)))

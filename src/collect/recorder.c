@@ -408,6 +408,12 @@ static int open_bpf(struct rec_ctx *r)
 		bpf_program__set_autoload(r->skel->progs.gb_launch_session, false);
 	}
 	r->skel->rodata->preempt_kfuncs = gb_bpf_preempt_guard();
+	/* the fp walk's window per CPU only where no other thread can take the
+	 * CPU mid-walk (host/preempt.h); else in the thread's own storage, and
+	 * no per-CPU buffer is made at all */
+	r->skel->rodata->percpu_scratch = gb_bpf_percpu_safe() && r->skel->rodata->stack_mode == GB_STACK_FP;
+	if (!r->skel->rodata->percpu_scratch)
+		bpf_map__set_autocreate(r->skel->maps.fp_hops, false);
 	if (session_load(r->skel->skeleton))
 		return -1;
 	for (i = 0; i < o->npids; i++)

@@ -197,3 +197,12 @@ bool gb_bpf_preempt_guard(void)
 			 kernel_has_preempt_kfuncs();
 	return cached;
 }
+
+bool gb_bpf_percpu_safe(void)
+{
+	const char *t = getenv("GPUBPF_TEST_THREAD_SCRATCH");	/* tests: the per-thread way */
+
+	if (t && !strcmp(t, "1"))
+		return false;
+	return !gb_preempt_preempts(gb_preempt_model()) || gb_bpf_preempt_guard();
+}

@@ -48,4 +48,12 @@ bool gb_preempt_preempts(enum gb_preempt m);
  * guarded programs on any kernel that has the kfuncs).
  */
 bool gb_bpf_preempt_guard(void);
+
+/*
+ * The BPF objects' percpu_scratch: a per-CPU buffer cannot be shared by
+ * two threads mid-program here (nothing preempts a BPF program, or
+ * gb_bpf_preempt_guard() turns preemption off around them). Otherwise
+ * such buffers come from the thread's own storage.
+ */
+bool gb_bpf_percpu_safe(void);
 #endif

@@ -8,7 +8,8 @@
 #     machine's) the old code passed this too; on a preemptible one it is
 #     the check that matters.
 # (b) The maps the recorder and top hold: no per-CPU array bigger than a
-#     counter, i.e. nothing a record could be built in.
+#     counter, i.e. nothing a record could be built in; the fp walk's
+#     per-CPU window only where no thread can take the CPU mid-program.
 source "$(dirname "$0")/../lib.sh"
 need_bpf "records built per thread"
 if [ ! -x "$WL/cuda_work" ]; then skip "records built per thread" "no workloads: run make workloads"; exit 0; fi
@@ -70,6 +71,14 @@ check_counters_only() {	# LABEL PID
 start_record --stack dwarf --python -a -o "$T/a.sbt" --lib "$LIB" || { fail "record -a started"; exit 0; }
 check_counters_only "record --stack dwarf --python" $REC_PID
 stop_record
+# the fp walk's window is per CPU only where nothing can take the CPU from a
+# BPF program (this host: no preemption) or it runs with preemption off;
+# elsewhere it is the thread's (GPUBPF_TEST_THREAD_SCRATCH=1 as if so)
+export GPUBPF_TEST_THREAD_SCRATCH=1
+start_record -a -o "$T/f.sbt" --lib "$LIB" || { fail "record -a (fp) started"; exit 0; }
+check_counters_only "record -a (fp stacks) on a kernel that preempts without the kfuncs to stop it" $REC_PID
+stop_record
+unset GPUBPF_TEST_THREAD_SCRATCH
 rm -f "$T/topready"
 bg "$GPUBPF" top -b -i 1 -n 30 --lib "$LIB" --ready-file "$T/topready"
 TOP=${_bg_pids[-1]}
