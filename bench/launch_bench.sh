@@ -157,7 +157,7 @@ rounds nccl_run "${NMODES[@]}"
 # return; against an empty uprobe + uretprobe pair on the same function
 SMODES=(sync_none sync_floor sync_default)
 rounds sync_run "${SMODES[@]}"
-# a deep stack: every frame past the fp walk's 256-byte window is one more user read
+# a deep stack: ~10 KiB of frames, one user read per page of them (gb_fp_walk)
 DMODES=(deep_none deep_floor deep_stack_none deep_default)
 rounds deep_run "${DMODES[@]}"
 sysctl -qw kernel.bpf_stats_enabled=1
@@ -192,7 +192,7 @@ for m in "${MODES[@]}"; do
 done
 # what a call record is made of: one program per primitive, alone on the
 # same function (bench_empty.bpf.c), ns per run less the empty program's
-PRIMS="prim_read24 prim_read256 prim_read256_ts prim_read24_ring prim_read24_ring_sub prim_ktime prim_ring prim_ring192 prim_comm prim_storage prim_preempt prim_get_stack"
+PRIMS="prim_read24 prim_read256 prim_read256_ts prim_read24_ring prim_read24_ring_sub prim_pc16 prim_pc512 prim_pc1024 prim_ktime prim_ring prim_ring192 prim_comm prim_storage prim_preempt prim_get_stack"
 declare -A PRIM
 for p in bench_empty $PRIMS; do
 	rm -f "$T/ready"
@@ -287,14 +287,14 @@ once), same rounds; "× floor" against an empty uprobe and an empty uretprobe on
 $(nrow sync_none "no tracing" sync; nrow sync_floor "empty uprobe + empty uretprobe on \`cuStreamSynchronize\` (the floor)" sync; nrow sync_default "**\`record -a\`**: announced at entry with its stack, completed at return" sync)
 
 Launches from a stack $DEEP frames deeper (\`cuda_work -d $DEEP\`: $((DEEP + 3)) frames, each past the first
-two ~500 bytes, beyond the fp walk's 256-byte window), $NN calls per run, same rounds; "× floor" against
+two ~500 bytes: ~10 KiB, 3 pages of stack), $NN calls per run, same rounds; "× floor" against
 the empty uprobe on this stack:
 
 | mode | ns per call | added ns | × floor |
 |---|---:|---:|---:|
 $(nrow deep_none "no tracing" deep; nrow deep_floor "empty uprobe (the floor)" deep; nrow deep_stack_none "\`record -a --stack none\`" deep; nrow deep_default "**\`record -a\`** (fp stacks)" deep)
 
-BPF ns per launch on this stack, default: ${BPF[deep_default]:-n/a} (one user read of 16 bytes per frame past the window).
+BPF ns per launch on this stack, default: ${BPF[deep_default]:-n/a} (the fp walk reads the stack a page at a time: one user read per page of frames, bpf/cuda.bpf.c).
 
 Lost to a full ring (default ring: 8 MiB, 64 MiB with \`--stack dwarf\`; worst round): default ${DROPS[default]:-n/a}; \`--stack dwarf\` ${DROPS[dwarf]:-n/a}.
 Library op range (a fake \`cublasSgemm_v2\` making one launch, $OPN calls, \`record -a --stack none\`): $(op_line).
@@ -312,4 +312,6 @@ Where a user read goes costs as much as the copy (the kernel checks the destinat
 into task storage (a slab object) $(pdiff prim_read256_ts prim_storage) against $(prim prim_read256) to the private stack;
 24 bytes into a 64-byte ring record $(pdiff prim_read24_ring prim_ring), $(pdiff prim_read24_ring_sub prim_ring) read to a small
 subprogram's frame (the task's stack) and copied, as the hot path reads a launch's stack arguments.
+What size costs (into a per-CPU map value, as the fp walk reads its window): 16 bytes $(prim prim_pc16), 512 bytes
+$(prim prim_pc512) (within the page of sp here), 1 KiB $(prim prim_pc1024) (across its end).
 MD

@@ -136,6 +136,38 @@ int prim_read24_ring_sub(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * Reads into a per-CPU map value, as the fp walk reads its window
+ * (bpf/cuda.bpf.c, gb_fp_walk): 16 bytes, 512 (within the page of sp on
+ * the benchmark's stack) and 1 KiB (across its end): what size costs.
+ */
+struct prim_pc {
+	__u64 w[128];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct prim_pc);
+} prim_pcpu SEC(".maps");
+
+#define PRIM_PCPU(name, bytes)							\
+SEC("uprobe")									\
+int name(struct pt_regs *ctx)							\
+{										\
+	__u32 k = 0;								\
+	struct prim_pc *v = bpf_map_lookup_elem(&prim_pcpu, &k);		\
+										\
+	if (v) {								\
+		bpf_probe_read_user(v->w, bytes, (void *)PT_REGS_SP(ctx));	\
+		prim_sink += v->w[1];						\
+	}									\
+	return 0;								\
+}
+PRIM_PCPU(prim_pc16, 16)
+PRIM_PCPU(prim_pc512, 512)
+PRIM_PCPU(prim_pc1024, 1024)
+
 /* preemption off and on again (bpf/common.bpf.h's guard; uprobe_floor does
  * not load it where the kernel has no such kfuncs) */
 extern void bpf_preempt_disable(void) __ksym __weak;
