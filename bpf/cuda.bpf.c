@@ -588,8 +588,9 @@ static __always_inline void emit_py_stack(const struct gb_rec *r)
 /*
  * The frame-pointer chain of the user stack, walked here rather than by
  * bpf_get_stack. A user read costs ~150 ns on the bench host whatever its
- * size within a page (16 bytes 193 ns, 512 bytes 201, 1 KiB across a page
- * boundary 221: BENCHMARKS.md), so the walk reads windows, not frames:
+ * size within a page (into a per-CPU map: 16 bytes 155 ns, 512 bytes 164,
+ * 1 KiB across a page boundary 184: BENCHMARKS.md, prim_pc*), so the walk
+ * reads windows, not frames:
  * the stack from sp to the end of its page (the caller's return address,
  * the stack arguments and, for most calls, the first frames), and for a
  * frame beyond that, its stack from the frame pointer to the end of its
@@ -1109,8 +1110,9 @@ const volatile __u32 launch_sample = 0;
 
 /* a xorshift64 generator per CPU for that draw: bpf_get_prandom_u32 is a
  * call, a per-CPU array's lookup is inlined. Seeded from the kernel's
- * generator on a CPU's first launch. Preemption cannot interleave two
- * draws on one CPU (gb_nopreempt) and a lost step would only repeat one. */
+ * generator on a CPU's first launch. Where a thread can be preempted
+ * mid-draw (a preempting kernel without the guard's kfuncs), two draws on
+ * one CPU may interleave: a step is lost and a draw repeats, nothing more. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

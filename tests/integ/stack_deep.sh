@@ -2,10 +2,10 @@
 # Deep frame-pointer stacks: the fp walk reads the stack a page at a time
 # (bpf/cuda.bpf.c, gb_fp_walk), not a frame at a time. Launches made under
 # D frames of ~500 bytes (cuda_work -d D: D x nest, 0.5 to 20 KiB of stack
-# above the launch, so the frames cross pages at every alignment), from 3
+# above the launch: one page to five, frames straddling page ends), from 3
 # threads, must each come with the whole stack: cuLaunchKernel, worker, D
 # x nest, start_thread, in that order, the same for every launch. Both
-# homes of the walk's window: per CPU (this host) and the thread's own
+# homes of the walk's window: per CPU (on this host, as "cpu") and the thread's own
 # (GPUBPF_TEST_THREAD_SCRATCH=1: kernels that preempt without the kfuncs
 # to stop it).
 source "$(dirname "$0")/../lib.sh"
