@@ -5,7 +5,8 @@
 # run_time_ns/run_cnt (kernel.bpf_stats_enabled). Run only on a quiet machine.
 # WL_ARGS: more cuda_work arguments (-d 20: launches from 20 frames of ~500
 # bytes, beyond the fp walk's window); MODES: the record modes, ;-separated
-# ("top": gpubpf top -b instead).
+# ("top": gpubpf top -b instead); CALL=sync: cuStreamSynchronize (announced
+# at entry, completed at return) against an empty uprobe + uretprobe on it.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd); WL=$ROOT/build/workloads
 OLD=${1:?usage: compare_builds.sh OLD_GPUBPF [NEW_GPUBPF]}; NEW=${2:-$ROOT/build/gpubpf}
@@ -13,7 +14,9 @@ N=${N:-1000000}; RUNS=${RUNS:-5}
 T=$(mktemp -d); cp $WL/libcuda.so.1 $T/libcuda.so.1; LIB=$T/libcuda.so.1
 cc -O2 -I$ROOT/build/bpf -o $T/uprobe_floor $ROOT/bench/uprobe_floor.c -lbpf -lelf -lz || exit 1
 sysctl -q kernel.bpf_stats_enabled=1
-one() { taskset -c 1 $WL/cuda_work -l $LIB -n $N -k bench ${WL_ARGS:-} | sed -n 's/.*launches=\([0-9]*\).*elapsed_ns=\([0-9]*\).*/\2 \1/p' | awk '{printf "%.1f\n",$1/$2}'; }
+if [ "${CALL:-}" = sync ]; then FN=cuStreamSynchronize; FARGS=(-S); KEY=syncs; FRET=ret
+else FN=cuLaunchKernel; FARGS=(-k bench); KEY=launches; FRET=; fi
+one() { taskset -c 1 $WL/cuda_work -l $LIB -n $N "${FARGS[@]}" ${WL_ARGS:-} | sed -n "s/.*$KEY=\([0-9]*\).*elapsed_ns=\([0-9]*\).*/\2 \1/p" | awk '{printf "%.1f\n",$1/$2}'; }
 med() { sort -n | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
 meas() { local i; for ((i=0;i<RUNS;i++)); do one; done | med; }
 start() { rm -f $T/ready; taskset -c 0 "$@" >$T/log 2>&1 & TP=$!; for _ in $(seq 400); do [ -e $T/ready ] && return 0; sleep 0.05; done; echo "no start: $(head -3 $T/log)"; return 1; }
@@ -31,7 +34,7 @@ print(" ".join(out))'
 }
 stop() { kill -INT $TP 2>/dev/null; wait $TP 2>/dev/null; }
 base=$(meas); echo "none $base"
-start $T/uprobe_floor $LIB cuLaunchKernel $T/ready && { v=$(meas); echo "empty $v"; stop; }
+start $T/uprobe_floor $LIB $FN $T/ready $FRET && { v=$(meas); echo "empty $v"; stop; }
 IFS=';' read -r -a modes <<<"${MODES-;--stack none;--lean --stack none}"
 for mode in "${modes[@]}"; do
 	for b in OLD NEW; do

@@ -77,6 +77,65 @@ static __always_inline void gb_preempt(void)
 }
 
 /*
+ * The attach cookie without bpf_get_attach_cookie, and a session program's
+ * side without bpf_session_is_return: two calls of ~18 ns each on hosts
+ * with return-thunk mitigations, a tenth of a launch's BPF time. Both are
+ * in the uprobe_multi run context the kernel points current->bpf_ctx at
+ * while the program runs: its own layout, read with CO-RE (by field name,
+ * as the running kernel's BTF places them). Taken only where user space
+ * attached every probe with uprobe_multi links and the kernel's BTF has
+ * each field (runctx_loads; src/collect/session.c), and trusted only once
+ * it checked out against the registers: the kernel sets an entry's
+ * entry_ip from regs->ip, and a return's to the function, not where it
+ * returns to. The first entry that agrees sets runctx_ok (returns read the
+ * context from then on); any call that disagrees sets runctx_bad, and every
+ * program goes back to the helpers for good. User space reports both.
+ */
+const volatile bool runctx_loads = false;
+const volatile __u64 runctx_test_skew = 0;	/* tests: as if the context disagreed */
+bool runctx_ok = false;
+bool runctx_bad = false;
+
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* 0: an entry, 1: a return, with its cookie in *cookie; -1: ask the helpers.
+ * t: bpf_get_current_task_btf() */
+static __always_inline int gb_runctx(struct pt_regs *ctx, struct task_struct *t, __u64 *cookie)
+{
+	struct bpf_uprobe_multi_run_ctx *rc;
+	bool ret;
+
+	if (!runctx_loads || runctx_bad)
+		return -1;
+	rc = bpf_rdonly_cast(t->bpf_ctx, bpf_core_type_id_kernel(struct bpf_uprobe_multi_run_ctx));
+	ret = rc->session_ctx.is_return;
+	if (rc->entry_ip + runctx_test_skew == PT_REGS_IP(ctx)) {
+		if (ret) {
+			runctx_bad = true;
+			return -1;
+		}
+		if (!runctx_ok)
+			runctx_ok = true;
+	} else if (!ret || !runctx_ok) {
+		if (!ret)
+			runctx_bad = true;	/* an entry that is not at its probe */
+		return -1;
+	}
+	*cookie = rc->uprobe->cookie;
+	return ret;
+}
+
+/* the cookie of an entry (side 0) or a return (1) program */
+static __always_inline __u64 gb_cookie(struct pt_regs *ctx, struct task_struct *t, int side)
+{
+	__u64 cookie;
+
+	if (gb_runctx(ctx, t, &cookie) != side)
+		cookie = bpf_get_attach_cookie(ctx);
+	return cookie;
+}
+
+/*
  * n (up to 5) words of user memory at addr into dst[0..n-1], left as they
  * were if the read fails (-1). Read to this subprogram's own frame, which
  * is under 64 bytes and so on the task's kernel stack: the calls' larger

@@ -874,11 +874,9 @@ static __always_inline void lean_launch(struct pt_regs *ctx, __u64 cookie, struc
  * GB_COOKIE_F_RET added). 0: the call took a slot, its return must run;
  * 1: nothing waits for a return.
  */
-static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie)
+static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie, struct task_struct *t)
 {
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
-	/* the one helper call for the thread's ids, name space and state */
-	struct task_struct *t = bpf_get_current_task_btf();
 	struct inflight_stack *st;
 	struct rec_ips *c;
 	struct gb_rec *r;
@@ -967,8 +965,11 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie)
 SEC("uprobe")
 int gb_entry(struct pt_regs *ctx)
 {
+	/* the one helper call for the thread's ids, name space, state and the cookie */
+	struct task_struct *t = bpf_get_current_task_btf();
+
 	gb_nopreempt();
-	entry_impl(ctx, bpf_get_attach_cookie(ctx));
+	entry_impl(ctx, gb_cookie(ctx, t, 0), t);
 	gb_preempt();
 	return 0;
 }
@@ -1018,7 +1019,7 @@ static __always_inline void jit_opts(struct gb_name_rec *nr)
 	}
 }
 
-static __always_inline int return_impl(struct pt_regs *ctx, __u64 cookie)
+static __always_inline int return_impl(struct pt_regs *ctx, __u64 cookie, struct task_struct *t)
 {
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
 	__u64 now = bpf_ktime_get_ns(), sp = PT_REGS_SP(ctx);
@@ -1029,7 +1030,7 @@ static __always_inline int return_impl(struct pt_regs *ctx, __u64 cookie)
 	__u32 d, i;
 
 	/* none: the entry found no thread state and counted the call lost */
-	st = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+	st = bpf_task_storage_get(&inflight, t, 0, 0);
 	if (!st)
 		return 0;
 	/* frames entered below this one and never returned (longjmp, throw) */
@@ -1088,10 +1089,11 @@ drop:
 SEC("uretprobe")
 int gb_return(struct pt_regs *ctx)
 {
+	struct task_struct *t = bpf_get_current_task_btf();
 	int ret;
 
 	gb_nopreempt();
-	ret = return_impl(ctx, bpf_get_attach_cookie(ctx));
+	ret = return_impl(ctx, gb_cookie(ctx, t, 1), t);
 	gb_preempt();
 	return ret;
 }
@@ -1142,16 +1144,22 @@ extern bool bpf_session_is_return(void) __ksym __weak;
 SEC("uprobe")
 int gb_launch_session(struct pt_regs *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	int ret = 1;
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 cookie;
+	int ret = 1, side;
 
 	gb_nopreempt();
-	if (bpf_session_is_return())
-		ret = return_impl(ctx, cookie);
+	side = gb_runctx(ctx, t, &cookie);
+	if (side < 0) {
+		cookie = bpf_get_attach_cookie(ctx);
+		side = bpf_session_is_return();
+	}
+	if (side)
+		ret = return_impl(ctx, cookie, t);
 	else if (launch_sample && sample_launch())
-		ret = entry_impl(ctx, cookie | GB_COOKIE_F_RET);
+		ret = entry_impl(ctx, cookie | GB_COOKIE_F_RET, t);
 	else
-		entry_impl(ctx, cookie);
+		entry_impl(ctx, cookie, t);
 	gb_preempt();
 	return ret;
 }

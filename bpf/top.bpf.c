@@ -476,10 +476,10 @@ static __always_inline void launch_now(struct pt_regs *ctx, struct task_struct *
 
 static __always_inline int top_entry_body(struct pt_regs *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
-	/* one helper call for the ids and the thread's state (gb_task_id) */
+	/* one helper call for the ids, the thread's state and the cookie (gb_task_id) */
 	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 cookie = gb_cookie(ctx, t, 0);
+	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
 	__u64 id = gb_task_id(t);
 	struct top_inflight_key key = { .tid = (__u32)id, .type = type };
 	struct top_call c = { .pid = id >> 32 };
@@ -545,9 +545,10 @@ int top_entry(struct pt_regs *ctx)
 
 static __always_inline int top_return_body(struct pt_regs *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 cookie = gb_cookie(ctx, t, 1);
 	__u32 type = GB_COOKIE_TYPE(cookie), shape = GB_COOKIE_SHAPE(cookie);
-	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), dur;
+	__u64 id = gb_task_id(t), now = bpf_ktime_get_ns(), dur;
 	struct top_inflight_key key = { .tid = (__u32)id, .type = type };
 	struct top_proc_val *v;
 	struct top_call *in, c;
@@ -561,7 +562,7 @@ static __always_inline int top_return_body(struct pt_regs *ctx)
 	c = *in;
 	bpf_map_delete_elem(&inflight, &key);
 	/* the outermost call returns: its entry sp is ours less the return address */
-	o = bpf_task_storage_get(&outer_sp, bpf_get_current_task_btf(), 0, 0);
+	o = bpf_task_storage_get(&outer_sp, t, 0, 0);
 	if (o && o->sp == PT_REGS_SP(ctx) - 8)
 		o->sp = 0;
 	dur = now - c.ts;

@@ -408,6 +408,9 @@ static int open_bpf(struct rec_ctx *r)
 		bpf_program__set_autoload(r->skel->progs.gb_launch_session, false);
 	}
 	r->skel->rodata->preempt_kfuncs = gb_bpf_preempt_guard();
+	r->skel->rodata->runctx_loads = session_runctx(r->multi);
+	if (getenv("GPUBPF_TEST_RUNCTX_SKEW"))	/* tests: a context that disagrees */
+		r->skel->rodata->runctx_test_skew = strtoull(getenv("GPUBPF_TEST_RUNCTX_SKEW"), NULL, 0);
 	/* the fp walk's window per CPU only where no other thread can take the
 	 * CPU mid-walk (host/preempt.h); else in the thread's own storage, and
 	 * no per-CPU buffer is made at all */
@@ -1278,6 +1281,9 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	}
 	ret = 0;
 cleanup:
+	if (r.skel && r.skel->bss)
+		gb_dbg("%s", session_runctx_said(r.skel->rodata->runctx_loads, r.skel->bss->runctx_ok,
+						  r.skel->bss->runctx_bad));
 	if (r.ack_fd >= 0)
 		close(r.ack_fd);
 	if (r.w)

@@ -5,11 +5,13 @@
  * per-CPU counters, library discovery and attach (session.h).
  */
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/mount.h>
@@ -148,6 +150,59 @@ bool session_prepare_multi(struct bpf_program *entry, struct bpf_program *ret)
 	umulti_prepare(entry);
 	umulti_prepare(ret);
 	return true;
+}
+
+/* struct name in vmlinux's BTF has a member called member */
+static bool btf_has_member(const struct btf *btf, const char *name, const char *member)
+{
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_member *m;
+	unsigned i;
+
+	if (!t)
+		return false;
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+
+		if (n && !strcmp(n, member))
+			return true;
+	}
+	return false;
+}
+
+bool session_runctx(bool multi)
+{
+	const char *t = getenv("GPUBPF_TEST_NO_RUNCTX");	/* tests: the helpers' way */
+	struct btf *btf;
+	bool ok;
+
+	if (!multi || (t && !strcmp(t, "1")))
+		return false;
+	btf = btf__load_vmlinux_btf();
+	if (libbpf_get_error(btf))
+		return false;
+	ok = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0 &&
+	     btf_has_member(btf, "task_struct", "bpf_ctx") &&
+	     btf_has_member(btf, "bpf_uprobe_multi_run_ctx", "session_ctx") &&
+	     btf_has_member(btf, "bpf_uprobe_multi_run_ctx", "entry_ip") &&
+	     btf_has_member(btf, "bpf_uprobe_multi_run_ctx", "uprobe") &&
+	     btf_has_member(btf, "bpf_session_run_ctx", "is_return") &&
+	     btf_has_member(btf, "bpf_uprobe", "cookie");
+	btf__free(btf);
+	return ok;
+}
+
+const char *session_runctx_said(bool loads, bool ok, bool bad)
+{
+	if (!loads)
+		return "attach cookies: read with the helpers (no uprobe_multi run context to read here)";
+	if (bad)
+		return "attach cookies: read with the helpers (the kernel's run context did not match the registers)";
+	if (ok)
+		return "attach cookies: read from the kernel's run context (checked against the registers)";
+	return "attach cookies: from the kernel's run context once an entry checks it (none yet)";
 }
 
 int session_load(struct bpf_object_skeleton *s)

@@ -42,6 +42,16 @@ void session_log_init(void);
 
 /* uprobe_multi links when the kernel has them: true when prepared */
 bool session_prepare_multi(struct bpf_program *entry, struct bpf_program *ret);
+/*
+ * The BPF objects' runctx_loads (bpf/common.bpf.h, gb_runctx): read the
+ * attach cookie and a session's side from the kernel's uprobe_multi run
+ * context. multi: the probes are attached with uprobe_multi links (only
+ * those have that context); and the kernel's BTF has every field it reads;
+ * GPUBPF_TEST_NO_RUNCTX=1 (tests) keeps the helpers.
+ */
+bool session_runctx(bool multi);
+/* one line for -v: which way the programs took (their runctx_ok, runctx_bad) */
+const char *session_runctx_said(bool loads, bool ok, bool bad);
 /* load a skeleton's object (rodata and map sizes set before) */
 int session_load(struct bpf_object_skeleton *s);
 /* trace these processes (the programs' filter_pids on) */

@@ -138,6 +138,9 @@ static int open_bpf(struct top_ctx *t)
 	t->skel->rodata->filter_pids = o->npids > 0;
 	t->skel->rodata->preempt_kfuncs = gb_bpf_preempt_guard();
 	t->multi = session_prepare_multi(t->skel->progs.top_entry, t->skel->progs.top_return);
+	t->skel->rodata->runctx_loads = session_runctx(t->multi);
+	if (getenv("GPUBPF_TEST_RUNCTX_SKEW"))	/* tests: a context that disagrees */
+		t->skel->rodata->runctx_test_skew = strtoull(getenv("GPUBPF_TEST_RUNCTX_SKEW"), NULL, 0);
 	if (session_load(t->skel->skeleton))
 		return -1;
 	for (i = 0; i < o->npids; i++)
@@ -448,6 +451,9 @@ int top_run(const struct top_opts *o)
 	ret = run_loop(&t) ? 1 : 0;
 cleanup:
 	top_screen_stop();
+	if (t.skel && t.skel->bss)
+		gb_dbg("%s", session_runctx_said(t.skel->rodata->runctx_loads, t.skel->bss->runctx_ok,
+						  t.skel->bss->runctx_bad));
 	ring_buffer__free(t.rb);
 	discover_close(t.disc);
 	libs_free(t.libs);
