@@ -451,6 +451,12 @@ static __always_inline __u32 copy_live(struct bpf_dynptr *d, __u64 sp, __u32 n)
 	return off;
 }
 
+/* the live stack in one read of any length into the record (6.16+;
+ * user space sets read_user_dynptr where the kernel has it) */
+extern int bpf_probe_read_user_dynptr(struct bpf_dynptr *dptr, __u32 off, __u32 size,
+				      const void *unsafe_ptr__ign) __ksym __weak;
+const volatile bool read_user_dynptr = false;
+
 /*
  * Registers and stack copy, sent ahead of the call record they belong to.
  * Where the stack's end is known, only the live stack (at most the bound)
@@ -458,10 +464,10 @@ static __always_inline __u32 copy_live(struct bpf_dynptr *d, __u64 sp, __u32 n)
  * bytes to a few KiB instead of the bound and a page of slack, so the
  * ring holds many more records, and the copy costs less.
  */
-static __always_inline void emit_dwarf_stack(struct pt_regs *ctx, const struct gb_rec *r)
+static __always_inline bool emit_dwarf_stack(struct pt_regs *ctx, const struct gb_rec *r, bool carry)
 {
 	__u64 sp = PT_REGS_SP(ctx), top;
-	__u32 want = stack_bytes, n = 0;
+	__u32 want = stack_bytes, n = 0, i;
 	struct gb_stack_rec *s;
 	struct bpf_dynptr d;
 
@@ -479,19 +485,27 @@ static __always_inline void emit_dwarf_stack(struct pt_regs *ctx, const struct g
 	if (bpf_ringbuf_reserve_dynptr(&rb, GB_STACK_REC_HDR + (top ? n : want + 4096), 0, &d)) {
 		bpf_ringbuf_discard_dynptr(&d, 0);
 		count_stack_err(1);
-		return;
+		return false;
 	}
 	s = bpf_dynptr_data(&d, 0, GB_STACK_REC_HDR);
 	if (!s) {
 		bpf_ringbuf_discard_dynptr(&d, 0);
-		return;
+		return false;
 	}
 	__builtin_memcpy(&s->r, r, sizeof(s->r));
 	s->r.kind = GB_REC_STACK;
-	bpf_probe_read_kernel(s->regs, sizeof(struct pt_regs) < sizeof(s->regs) ?
-			      sizeof(struct pt_regs) : sizeof(s->regs), ctx);
+	if (carry)
+		s->r.flags |= GB_RF_CALL;	/* one record for both: one reserve, one copy less */
+	/* the registers word by word from the context (a helper call cost more) */
+#pragma unroll
+	for (i = 0; i < GB_NREGS; i++)
+		s->regs[i] = i < sizeof(struct pt_regs) / 8 ? ((const __u64 *)ctx)[i] : 0;
 	s->sp = sp;
-	s->len = top ? copy_live(&d, sp, n) : copy_stack(&d, sp, want);
+	/* one read where the kernel has it (pieces of constant size cost one each) */
+	if (top && read_user_dynptr && n && !bpf_probe_read_user_dynptr(&d, GB_STACK_REC_HDR, n, (void *)sp))
+		s->len = n;
+	else
+		s->len = top ? copy_live(&d, sp, n) : copy_stack(&d, sp, want);
 	/*
 	 * Stack copies can fill a quarter of even a small ring between the
 	 * consumer's passes: then it is woken at once (rb_wake, any ring size).
@@ -499,6 +513,7 @@ static __always_inline void emit_dwarf_stack(struct pt_regs *ctx, const struct g
 	bpf_ringbuf_submit_dynptr(&d, bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >
 				  bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE) / 4 ?
 				  BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return carry;
 }
 
 static __always_inline __u64 uptr(__u64 addr)
@@ -738,15 +753,21 @@ __noinline long gb_fp_walk(__u64 sp, __u64 fp, __u64 ip, struct inflight_stack *
 }
 #endif
 
-/* dead code for the verifier unless a stack mode was chosen before load */
-static __always_inline void take_stack(struct pt_regs *ctx, struct inflight_stack *st,
-				       struct rec_ips *c, __u32 type)
+/*
+ * Dead code for the verifier unless a stack mode was chosen before load.
+ * carry: the record is complete and would be sent now; true when the stack
+ * record took it along (--stack dwarf without --python: GB_RF_CALL), and it
+ * must not be sent again.
+ */
+static __always_inline bool take_stack(struct pt_regs *ctx, struct inflight_stack *st,
+				       struct rec_ips *c, __u32 type, bool carry)
 {
 	struct gb_rec *r = &c->r;
+	bool carried = false;
 	long n;
 
 	if ((stack_mode == GB_STACK_NONE && !python) || type >= GB_T__COUNT || !stack_types[type])
-		return;
+		return false;
 	if (stack_mode == GB_STACK_FP) {
 		/*
 		 * Carried with the record: no kernel stack map to fill up or
@@ -768,11 +789,16 @@ static __always_inline void take_stack(struct pt_regs *ctx, struct inflight_stac
 		else
 			r->nips = (__u32)n;
 	} else if (stack_mode == GB_STACK_DWARF) {
-		emit_dwarf_stack(ctx, r);
+		carried = emit_dwarf_stack(ctx, r, carry && !python);
 	}
 	if (python)
 		emit_py_stack(r);
+	return carried;
 }
+
+/* --stack dwarf without --python: the call's record rides on its stack record
+ * (capture_entry goes first; the fp walk's window is not needed for it) */
+#define GB_CARRY	(stack_mode == GB_STACK_DWARF && !python)
 
 /* a built record and its return addresses to the ring, exactly as long as it is */
 static __always_inline void emit_slot(struct rec_ips *c)
@@ -921,7 +947,19 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie, struct 
 		}
 		st->slot[d].nonop = nonop + !(cookie & GB_COOKIE_F_OP);
 		st->win_len = 0;
-		take_stack(ctx, st, c, type);
+		if (GB_CARRY) {
+			capture_entry(ctx, &c->r, shape, st);
+			if (cookie & GB_COOKIE_F_OPEN) {
+				c->r.flags |= GB_RF_OPEN;
+				if (!take_stack(ctx, st, c, type, true))
+					emit_slot(c);
+				c->r.flags ^= GB_RF_OPEN | GB_RF_END;
+			} else {
+				take_stack(ctx, st, c, type, false);
+			}
+			return 0;
+		}
+		take_stack(ctx, st, c, type, false);
 		capture_entry(ctx, &c->r, shape, st);
 		if (cookie & GB_COOKIE_F_OPEN) {
 			/* a call that can block is seen at entry: a hang shows, and a
@@ -945,7 +983,13 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie, struct 
 		if (in_call(st, cookie))
 			c->r.flags |= GB_RF_NESTED;
 		st->win_len = 0;
-		take_stack(ctx, st, c, type);
+		if (GB_CARRY) {
+			capture_entry(ctx, &c->r, shape, st);
+			if (!take_stack(ctx, st, c, type, true))
+				emit_slot(c);
+			return 1;
+		}
+		take_stack(ctx, st, c, type, false);
 		capture_entry(ctx, &c->r, shape, st);
 		emit_slot(c);
 		return 1;

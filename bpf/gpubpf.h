@@ -619,6 +619,9 @@ struct gb_lean_rec {
 #define GB_RF_END	0x10	/* the end of a call announced at entry (same tid and ts_ns):
 				 * duration, return value, out words; no return addresses */
 #define GB_RF_REGS	0x20	/* --lean: registers only, no stack argument was read */
+#define GB_RF_CALL	0x40	/* --stack dwarf: this GB_REC_STACK record's gb_rec is its call
+				 * record too (entry-only calls, blocking calls' announcements):
+				 * no GB_REC_CALL follows */
 
 struct gb_name_rec {
 	struct gb_rec r;

@@ -1165,6 +1165,9 @@ static int rec_stack(struct collector *c, const void *data, size_t size)
 
 	if (c->stk && p)
 		stack_dwarf_rec(c->stk, proc_maps(c, p, r->ts_ns), data, size);
+	/* the call's own record rode along (GB_RF_CALL): its stack is pending now */
+	if (r->flags & GB_RF_CALL)
+		return handle_call(c, data, NULL, NULL, 0);
 	return 0;
 }
 

@@ -172,26 +172,42 @@ static bool btf_has_member(const struct btf *btf, const char *name, const char *
 	return false;
 }
 
+/* the running kernel's BTF, read once (NULL: none) */
+static const struct btf *vmlinux_btf(void)
+{
+	static struct btf *btf;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		btf = btf__load_vmlinux_btf();
+		if (libbpf_get_error(btf))
+			btf = NULL;
+	}
+	return btf;
+}
+
+bool session_kernel_has_func(const char *name)
+{
+	const struct btf *btf = vmlinux_btf();
+
+	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
+}
+
 bool session_runctx(bool multi)
 {
 	const char *t = getenv("GPUBPF_TEST_NO_RUNCTX");	/* tests: the helpers' way */
-	struct btf *btf;
-	bool ok;
+	const struct btf *btf = vmlinux_btf();
 
-	if (!multi || (t && !strcmp(t, "1")))
+	if (!multi || (t && !strcmp(t, "1")) || !btf)
 		return false;
-	btf = btf__load_vmlinux_btf();
-	if (libbpf_get_error(btf))
-		return false;
-	ok = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0 &&
-	     btf_has_member(btf, "task_struct", "bpf_ctx") &&
-	     btf_has_member(btf, "bpf_uprobe_multi_run_ctx", "session_ctx") &&
-	     btf_has_member(btf, "bpf_uprobe_multi_run_ctx", "entry_ip") &&
-	     btf_has_member(btf, "bpf_uprobe_multi_run_ctx", "uprobe") &&
-	     btf_has_member(btf, "bpf_session_run_ctx", "is_return") &&
-	     btf_has_member(btf, "bpf_uprobe", "cookie");
-	btf__free(btf);
-	return ok;
+	return session_kernel_has_func("bpf_rdonly_cast") &&
+	       btf_has_member(btf, "task_struct", "bpf_ctx") &&
+	       btf_has_member(btf, "bpf_uprobe_multi_run_ctx", "session_ctx") &&
+	       btf_has_member(btf, "bpf_uprobe_multi_run_ctx", "entry_ip") &&
+	       btf_has_member(btf, "bpf_uprobe_multi_run_ctx", "uprobe") &&
+	       btf_has_member(btf, "bpf_session_run_ctx", "is_return") &&
+	       btf_has_member(btf, "bpf_uprobe", "cookie");
 }
 
 const char *session_runctx_said(bool loads, bool ok, bool bad)

@@ -50,6 +50,8 @@ bool session_prepare_multi(struct bpf_program *entry, struct bpf_program *ret);
  * GPUBPF_TEST_NO_RUNCTX=1 (tests) keeps the helpers.
  */
 bool session_runctx(bool multi);
+/* the running kernel has a function (a kfunc) of this name (its BTF, read once) */
+bool session_kernel_has_func(const char *name);
 /* one line for -v: which way the programs took (their runctx_ok, runctx_bad) */
 const char *session_runctx_said(bool loads, bool ok, bool bad);
 /* load a skeleton's object (rodata and map sizes set before) */
