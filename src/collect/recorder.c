@@ -381,6 +381,7 @@ static bool launch_rets(const struct record_opts *o)
 static int open_bpf(struct rec_ctx *r)
 {
 	struct record_opts *o = r->o;
+	uint64_t skew;
 	unsigned i;
 	int err;
 
@@ -408,9 +409,8 @@ static int open_bpf(struct rec_ctx *r)
 		bpf_program__set_autoload(r->skel->progs.gb_launch_session, false);
 	}
 	r->skel->rodata->preempt_kfuncs = gb_bpf_preempt_guard();
-	r->skel->rodata->runctx_loads = session_runctx(r->multi);
-	if (getenv("GPUBPF_TEST_RUNCTX_SKEW"))	/* tests: a context that disagrees */
-		r->skel->rodata->runctx_test_skew = strtoull(getenv("GPUBPF_TEST_RUNCTX_SKEW"), NULL, 0);
+	r->skel->rodata->runctx_loads = session_runctx(r->multi, &skew);
+	r->skel->rodata->runctx_test_skew = skew;
 	/* the fp walk's window per CPU only where no other thread can take the
 	 * CPU mid-walk (host/preempt.h); else in the thread's own storage, and
 	 * no per-CPU buffer is made at all */

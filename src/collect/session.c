@@ -5,7 +5,6 @@
  * per-CPU counters, library discovery and attach (session.h).
  */
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +16,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 #include "core/util.h"
+#include "host/kbtf.h"
 #include "host/privs.h"
 #include "session.h"
 #include "umulti.h"
@@ -152,62 +152,21 @@ bool session_prepare_multi(struct bpf_program *entry, struct bpf_program *ret)
 	return true;
 }
 
-/* struct name in vmlinux's BTF has a member called member */
-static bool btf_has_member(const struct btf *btf, const char *name, const char *member)
-{
-	int id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
-	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	const struct btf_member *m;
-	unsigned i;
-
-	if (!t)
-		return false;
-	m = btf_members(t);
-	for (i = 0; i < btf_vlen(t); i++, m++) {
-		const char *n = btf__name_by_offset(btf, m->name_off);
-
-		if (n && !strcmp(n, member))
-			return true;
-	}
-	return false;
-}
-
-/* the running kernel's BTF, read once (NULL: none) */
-static const struct btf *vmlinux_btf(void)
-{
-	static struct btf *btf;
-	static bool tried;
-
-	if (!tried) {
-		tried = true;
-		btf = btf__load_vmlinux_btf();
-		if (libbpf_get_error(btf))
-			btf = NULL;
-	}
-	return btf;
-}
-
-bool session_kernel_has_func(const char *name)
-{
-	const struct btf *btf = vmlinux_btf();
-
-	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
-}
-
-bool session_runctx(bool multi)
+bool session_runctx(bool multi, uint64_t *test_skew)
 {
 	const char *t = getenv("GPUBPF_TEST_NO_RUNCTX");	/* tests: the helpers' way */
-	const struct btf *btf = vmlinux_btf();
+	const char *skew = getenv("GPUBPF_TEST_RUNCTX_SKEW");	/* tests: a context that disagrees */
 
-	if (!multi || (t && !strcmp(t, "1")) || !btf)
+	*test_skew = skew ? strtoull(skew, NULL, 0) : 0;
+	if (!multi || (t && !strcmp(t, "1")))
 		return false;
-	return session_kernel_has_func("bpf_rdonly_cast") &&
-	       btf_has_member(btf, "task_struct", "bpf_ctx") &&
-	       btf_has_member(btf, "bpf_uprobe_multi_run_ctx", "session_ctx") &&
-	       btf_has_member(btf, "bpf_uprobe_multi_run_ctx", "entry_ip") &&
-	       btf_has_member(btf, "bpf_uprobe_multi_run_ctx", "uprobe") &&
-	       btf_has_member(btf, "bpf_session_run_ctx", "is_return") &&
-	       btf_has_member(btf, "bpf_uprobe", "cookie");
+	return gb_kernel_has_func("bpf_rdonly_cast") &&
+	       gb_kernel_has_member("task_struct", "bpf_ctx") &&
+	       gb_kernel_has_member("bpf_uprobe_multi_run_ctx", "session_ctx") &&
+	       gb_kernel_has_member("bpf_uprobe_multi_run_ctx", "entry_ip") &&
+	       gb_kernel_has_member("bpf_uprobe_multi_run_ctx", "uprobe") &&
+	       gb_kernel_has_member("bpf_session_run_ctx", "is_return") &&
+	       gb_kernel_has_member("bpf_uprobe", "cookie");
 }
 
 const char *session_runctx_said(bool loads, bool ok, bool bad)

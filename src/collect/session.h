@@ -47,11 +47,11 @@ bool session_prepare_multi(struct bpf_program *entry, struct bpf_program *ret);
  * attach cookie and a session's side from the kernel's uprobe_multi run
  * context. multi: the probes are attached with uprobe_multi links (only
  * those have that context); and the kernel's BTF has every field it reads;
- * GPUBPF_TEST_NO_RUNCTX=1 (tests) keeps the helpers.
+ * GPUBPF_TEST_NO_RUNCTX=1 (tests) keeps the helpers. *test_skew: the
+ * programs' runctx_test_skew (GPUBPF_TEST_RUNCTX_SKEW, tests: a context that
+ * disagrees with the registers; 0 otherwise).
  */
-bool session_runctx(bool multi);
-/* the running kernel has a function (a kfunc) of this name (its BTF, read once) */
-bool session_kernel_has_func(const char *name);
+bool session_runctx(bool multi, uint64_t *test_skew);
 /* one line for -v: which way the programs took (their runctx_ok, runctx_bad) */
 const char *session_runctx_said(bool loads, bool ok, bool bad);
 /* load a skeleton's object (rodata and map sizes set before) */

@@ -15,9 +15,9 @@
 #include "stacks/pyframes.h"
 #include "sbt/sbt.h"
 #include "stacks/stack.h"
-#include "session.h"
 #include "stack_record.h"
 #include "core/util.h"
+#include "host/kbtf.h"
 
 int stack_parse_opt(struct stack_opts *o, const char *arg)
 {
@@ -68,7 +68,7 @@ int stack_setup_bpf(const struct stack_opts *o, struct cuda_bpf *skel)
 	skel->rodata->stack_bytes = o->bytes ? o->bytes : GB_STACK_COPY_DEF;
 	/* a live stack in one read where the kernel has the kfunc (6.16+) */
 	skel->rodata->read_user_dynptr = mode == GB_STACK_DWARF && !getenv("GPUBPF_TEST_NO_READ_DYNPTR") &&
-					 session_kernel_has_func("bpf_probe_read_user_dynptr");
+					 gb_kernel_has_func("bpf_probe_read_user_dynptr");
 	for (t = 0; t < GB_T__COUNT; t++)
 		skel->rodata->stack_types[t] = gb_type_wants_stack(mode == GB_STACK_NONE && o->python ?
 							   GB_STACK_DWARF : mode, t);

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* preempt.c - the kernel's preemption model and the BPF programs' guard (preempt.h) */
-#include <bpf/btf.h>
-#include <bpf/libbpf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <zlib.h>
+#include "kbtf.h"
 #include "preempt.h"
 
 static const char *const names[] = {
@@ -174,19 +173,6 @@ enum gb_preempt gb_preempt_model(void)
 	return (enum gb_preempt)cached;
 }
 
-static bool kernel_has_preempt_kfuncs(void)
-{
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	bool ok;
-
-	if (libbpf_get_error(vmlinux))
-		return false;
-	ok = btf__find_by_name_kind(vmlinux, "bpf_preempt_disable", BTF_KIND_FUNC) > 0 &&
-	     btf__find_by_name_kind(vmlinux, "bpf_preempt_enable", BTF_KIND_FUNC) > 0;
-	btf__free(vmlinux);
-	return ok;
-}
-
 bool gb_bpf_preempt_guard(void)
 {
 	static int cached = -1;
@@ -194,7 +180,7 @@ bool gb_bpf_preempt_guard(void)
 
 	if (cached < 0)
 		cached = ((t && !strcmp(t, "1")) || gb_preempt_preempts(gb_preempt_model())) &&
-			 kernel_has_preempt_kfuncs();
+			 gb_kernel_has_func("bpf_preempt_disable") && gb_kernel_has_func("bpf_preempt_enable");
 	return cached;
 }
 

@@ -128,6 +128,7 @@ static int ring_cb(void *ctx, void *data, size_t size)
 static int open_bpf(struct top_ctx *t)
 {
 	const struct top_opts *o = t->o;
+	uint64_t skew;
 	unsigned i;
 
 	t->skel = top_bpf__open();
@@ -138,9 +139,8 @@ static int open_bpf(struct top_ctx *t)
 	t->skel->rodata->filter_pids = o->npids > 0;
 	t->skel->rodata->preempt_kfuncs = gb_bpf_preempt_guard();
 	t->multi = session_prepare_multi(t->skel->progs.top_entry, t->skel->progs.top_return);
-	t->skel->rodata->runctx_loads = session_runctx(t->multi);
-	if (getenv("GPUBPF_TEST_RUNCTX_SKEW"))	/* tests: a context that disagrees */
-		t->skel->rodata->runctx_test_skew = strtoull(getenv("GPUBPF_TEST_RUNCTX_SKEW"), NULL, 0);
+	t->skel->rodata->runctx_loads = session_runctx(t->multi, &skew);
+	t->skel->rodata->runctx_test_skew = skew;
 	if (session_load(t->skel->skeleton))
 		return -1;
 	for (i = 0; i < o->npids; i++)

@@ -85,22 +85,30 @@ c.true("the three ways record the same calls with the same arguments",
 sys.exit(0)
 PY
 
-# top: its programs read the context too (the workload stays 3 s after its
-# last launch: the last of top's four 1 s snapshots has its total, 8000)
-"$WL/cuda_work" -l "$LIB" -r 4000 -n 8000 -s 3 -k rctop -w "$T/ready_top" >"$T/top_wl.out" 2>&1 &
+# top: its programs read the context too. The workload stays after its last
+# launch; top runs until its snapshots have them all (or 60 s), then stops.
+"$WL/cuda_work" -l "$LIB" -n 8000 -s 60 -k rctop -w "$T/ready_top" >"$T/top_wl.out" 2>&1 &
 WPID=$!
 _bg_pids+=($WPID)
-"$GPUBPF" top -v -b --json -i 1 -n 4 -p $WPID --lib "$LIB" --ready-file "$T/ready_top" >"$T/top.jsonl" 2>"$T/top.err" &
+"$GPUBPF" top -v -b --json -i 0.2 -p $WPID --lib "$LIB" --ready-file "$T/ready_top" >"$T/top.jsonl" 2>"$T/top.err" &
 TPID=$!
 _bg_pids+=($TPID)
 wait_for "$T/ready_top" 60 || fail "top started (no ready file: $(cat "$T/top.err"))"
+top_launches() {
+	python3 -c '
+import json, sys
+got = [p["launches"] for l in open(sys.argv[1]) if l.strip() for p in json.loads(l)["procs"]
+       if p["pid"] == int(sys.argv[2])]
+print(got[-1] if got else 0)' "$T/top.jsonl" $WPID 2>/dev/null
+}
+for i in $(seq 300); do
+	grep -q produced "$T/top_wl.out" && [ "$(top_launches)" = 8000 ] && break
+	sleep 0.2
+done
+kill -INT "$TPID"
 wait "$TPID"
 check_eq "top exits 0" 0 "$?"
 check_true "top -v says the run context was read ($(grep 'attach cookies' "$T/top.err"))" \
 	grep -q "attach cookies: read from the kernel's run context" "$T/top.err"
-got=$(python3 -c '
-import json, sys
-print([p["launches"] for l in open(sys.argv[1]) for p in json.loads(l)["procs"] if p["pid"] == int(sys.argv[2])][-1])' \
-	"$T/top.jsonl" $WPID 2>/dev/null)
-check_eq "top counts every launch of the workload" 8000 "${got:-none}"
+check_eq "top counts every launch of the workload" 8000 "$(top_launches)"
 kill "$WPID" 2>/dev/null
