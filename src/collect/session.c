@@ -16,7 +16,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 #include "core/util.h"
-#include "host/kbtf.h"
+#include "host/bpfmaps.h"
 #include "host/privs.h"
 #include "session.h"
 #include "umulti.h"

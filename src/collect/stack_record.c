@@ -17,7 +17,7 @@
 #include "stacks/stack.h"
 #include "stack_record.h"
 #include "core/util.h"
-#include "host/kbtf.h"
+#include "host/bpfmaps.h"
 
 int stack_parse_opt(struct stack_opts *o, const char *arg)
 {

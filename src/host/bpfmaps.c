@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <string.h>
+#include <bpf/btf.h>
 #include "bpfmaps.h"
 
 int gb_share_maps(struct bpf_map *rb, struct bpf_map *targets, struct bpf_map *drops,
@@ -38,4 +39,46 @@ uint64_t gb_percpu_sum(int fd, uint32_t key, uint64_t *per_cpu, unsigned ncpu)
 	for (i = 0; i < ncpu; i++)
 		total += per_cpu[i];
 	return total;
+}
+
+/* read once (NULL: none); kept for the process's life */
+static const struct btf *kernel_btf(void)
+{
+	static struct btf *btf;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		btf = btf__load_vmlinux_btf();
+		if (libbpf_get_error(btf))
+			btf = NULL;
+	}
+	return btf;
+}
+
+bool gb_kernel_has_func(const char *name)
+{
+	const struct btf *btf = kernel_btf();
+
+	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
+}
+
+bool gb_kernel_has_member(const char *sname, const char *member)
+{
+	const struct btf *btf = kernel_btf();
+	int id = btf ? btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_member *m;
+	unsigned i;
+
+	if (!t)
+		return false;
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+
+		if (n && !strcmp(n, member))
+			return true;
+	}
+	return false;
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <zlib.h>
-#include "kbtf.h"
+#include "bpfmaps.h"
 #include "preempt.h"
 
 static const char *const names[] = {

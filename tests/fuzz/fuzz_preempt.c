@@ -6,7 +6,7 @@
  * config, each part also left out (NULL) in turn. The model is one of the
  * enum's, named, and the same text always gives the same model.
  */
-// FUZZ_SRCS: src/host/preempt.c src/host/kbtf.c
+// FUZZ_SRCS: src/host/preempt.c src/host/bpfmaps.c
 // FUZZ_LIBS: -lbpf -lz
 #include <stdint.h>
 #include <stdlib.h>
