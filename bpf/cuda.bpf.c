@@ -508,11 +508,11 @@ static __always_inline bool emit_dwarf_stack(struct pt_regs *ctx, const struct g
 		s->len = top ? copy_live(&d, sp, n) : copy_stack(&d, sp, want);
 	/*
 	 * Stack copies can fill a quarter of even a small ring between the
-	 * consumer's passes: then it is woken at once (rb_wake, any ring size).
+	 * consumer's passes: then it is woken at once, whatever the ring's
+	 * size; asked every GB_RB_WAKE_EVERY-th record of a CPU as for any
+	 * record (rbwake.bpf.h: two helper calls, ~18 ns, saved on the others).
 	 */
-	bpf_ringbuf_submit_dynptr(&d, bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >
-				  bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE) / 4 ?
-				  BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit_dynptr(&d, gb_rb_wake_past(&rb, 0));
 	return carry;
 }
 
@@ -1152,7 +1152,7 @@ int gb_return(struct pt_regs *ctx)
  * counter's period) would otherwise time some kernels always and others
  * never, and their estimated host time would be nonsense.
  */
-const volatile __u32 launch_sample = 0;
+const volatile __u32 launch_sample = 0;	/* a power of two (recorder.h) */
 
 /* a xorshift64 generator per CPU for that draw: bpf_get_prandom_u32 is a
  * call, a per-CPU array's lookup is inlined. Seeded from the kernel's
@@ -1180,7 +1180,8 @@ static __always_inline bool sample_launch(void)
 	x ^= x >> 7;
 	x ^= x << 17;
 	*s = x;
-	return (__u32)(x >> 32) % launch_sample == 0;
+	/* a mask, not a modulo: a division costs the hot path ~5-10 ns */
+	return ((__u32)(x >> 32) & (launch_sample - 1)) == 0;
 }
 
 extern bool bpf_session_is_return(void) __ksym __weak;

@@ -28,7 +28,8 @@ struct {
 	__type(value, __u64);
 } rb_wake_n SEC(".maps");
 
-static __always_inline __u64 gb_rb_wake(void *ring)
+/* min: the fill below which the ring's size is not asked (0: any ring) */
+static __always_inline __u64 gb_rb_wake_past(void *ring, __u64 min)
 {
 	__u32 k = 0;
 	__u64 *n = bpf_map_lookup_elem(&rb_wake_n, &k);
@@ -37,8 +38,13 @@ static __always_inline __u64 gb_rb_wake(void *ring)
 	if (n && (++*n & (GB_RB_WAKE_EVERY - 1)))
 		return BPF_RB_NO_WAKEUP;
 	avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
-	return avail > (64u << 10) && avail > bpf_ringbuf_query(ring, BPF_RB_RING_SIZE) / 4 ?
+	return avail > min && avail > bpf_ringbuf_query(ring, BPF_RB_RING_SIZE) / 4 ?
 	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline __u64 gb_rb_wake(void *ring)
+{
+	return gb_rb_wake_past(ring, 64u << 10);
 }
 
 #endif

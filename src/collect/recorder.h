@@ -15,7 +15,8 @@
 #define RECORD_RING_DWARF	(64ull << 20)	/* default --ring-size with --stack dwarf */
 
 /* default mode: one launch in this many (per CPU) also gets its return probe */
-#define RECORD_LAUNCH_SAMPLE	64	/* the launch.returns note says it in words */
+#define RECORD_LAUNCH_SAMPLE	64	/* the launch.returns note says it in words; a power of two (the draw is a mask) */
+_Static_assert((RECORD_LAUNCH_SAMPLE & (RECORD_LAUNCH_SAMPLE - 1)) == 0, "RECORD_LAUNCH_SAMPLE: a power of two");
 
 struct record_opts {
 	bool all;
