@@ -171,9 +171,14 @@ static __always_inline __u64 call_arg(struct pt_regs *ctx, int n, struct gb_rec 
  * when there is one (st->win), else in one read.
  */
 static __always_inline void stack_args(struct pt_regs *ctx, struct gb_rec *r,
-				       struct inflight_stack *st, int n)
+				       struct inflight_stack *st, int n, bool defer)
 {
 #if defined(__TARGET_ARCH_x86)
+	if (defer) {
+		/* rides in a --stack dwarf copy that starts at sp: read there */
+		r->flags |= GB_RF_XSTACK;
+		return;
+	}
 	if (st && st->win_len >= 32) {
 		r->x[0] = st->win[1];
 		r->x[1] = st->win[2];
@@ -186,9 +191,20 @@ static __always_inline void stack_args(struct pt_regs *ctx, struct gb_rec *r,
 #else
 	int i;
 
+	(void)defer;	/* arm64: the first two are registers */
 	for (i = 0; i < n; i++)
 		r->x[i] = call_arg(ctx, FIRST_STACK_ARG + i, r);
 #endif
+}
+
+/* the stack arguments capture_entry left to the stack copy (GB_RF_XSTACK),
+ * for a record that goes out without one */
+static __always_inline void stack_args_now(struct pt_regs *ctx, struct gb_rec *r, __u32 shape)
+{
+	if (!(r->flags & GB_RF_XSTACK))
+		return;
+	r->flags &= ~GB_RF_XSTACK;
+	stack_args(ctx, r, NULL, gb_shape_stack_words(shape), false);
 }
 
 /*
@@ -260,8 +276,14 @@ static __always_inline void op_args(struct pt_regs *ctx, struct gb_rec *r, struc
 		r->x[4] = op_arg(ctx, r, st, i4);
 }
 
+/*
+ * defer: the record will ride in its --stack dwarf stack record
+ * (GB_RF_CALL), whose copy of the stack holds the stack arguments: they
+ * are not read here (GB_RF_XSTACK; a user read costs ~100 ns). If it does
+ * not ride after all, stack_args_now reads them before it goes out alone.
+ */
 static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r, __u32 shape,
-					  struct inflight_stack *st)
+					  struct inflight_stack *st, bool defer)
 {
 	r->a[0] = PT_REGS_PARM1(ctx);
 	r->a[1] = PT_REGS_PARM2(ctx);
@@ -273,10 +295,10 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 
 	switch (shape) {
 	case GB_SH_LAUNCH_DRV:	/* f, gx, gy, gz, bx, by, bz, shmem, stream */
-		stack_args(ctx, r, st, 3);
+		stack_args(ctx, r, st, 3, defer);
 		break;
 	case GB_SH_LAUNCH_RT:	/* func, grid(2 regs), block(2 regs), args, shmem, stream */
-		stack_args(ctx, r, st, 2);
+		stack_args(ctx, r, st, 2, defer);
 		break;
 	case GB_SH_LAUNCH_DRV_EX:
 	case GB_SH_LAUNCH_RT_EX:	/* the first 40 bytes of both config structs */
@@ -297,7 +319,7 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 		r->x[0] = call_arg(ctx, 6, r);
 		break;
 	case GB_SH_NCCL_COLL:	/* a collective's 7th/8th arguments (comm, stream) */
-		stack_args(ctx, r, st, 2);
+		stack_args(ctx, r, st, 2, defer);
 		break;
 	case GB_SH_NCCL_INIT:
 		nccl_init_args(ctx, r, st);
@@ -318,7 +340,7 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 		op_args(ctx, r, st, 6, 9, 11, 15, -1);
 		break;
 	case GB_SH_STACK3:
-		stack_args(ctx, r, st, 3);
+		stack_args(ctx, r, st, 3, defer);
 		break;
 	case GB_SH_ATTR:	/* the attribute's value: up to 8 bytes */
 		read_user(&r->x[0], r->a[3] >= 8 ? 8 : 4, r->a[2], r);
@@ -948,7 +970,7 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie, struct 
 		st->slot[d].nonop = nonop + !(cookie & GB_COOKIE_F_OP);
 		st->win_len = 0;
 		if (GB_CARRY) {
-			capture_entry(ctx, &c->r, shape, st);
+			capture_entry(ctx, &c->r, shape, st, false);
 			if (cookie & GB_COOKIE_F_OPEN) {
 				c->r.flags |= GB_RF_OPEN;
 				if (!take_stack(ctx, st, c, type, true))
@@ -960,7 +982,7 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie, struct 
 			return 0;
 		}
 		take_stack(ctx, st, c, type, false);
-		capture_entry(ctx, &c->r, shape, st);
+		capture_entry(ctx, &c->r, shape, st, false);
 		if (cookie & GB_COOKIE_F_OPEN) {
 			/* a call that can block is seen at entry: a hang shows, and a
 			 * call that never returns is still in the trace; its end goes
@@ -984,13 +1006,15 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie, struct 
 			c->r.flags |= GB_RF_NESTED;
 		st->win_len = 0;
 		if (GB_CARRY) {
-			capture_entry(ctx, &c->r, shape, st);
-			if (!take_stack(ctx, st, c, type, true))
+			capture_entry(ctx, &c->r, shape, st, true);
+			if (!take_stack(ctx, st, c, type, true)) {
+				stack_args_now(ctx, &c->r, shape);
 				emit_slot(c);
+			}
 			return 1;
 		}
 		take_stack(ctx, st, c, type, false);
-		capture_entry(ctx, &c->r, shape, st);
+		capture_entry(ctx, &c->r, shape, st, false);
 		emit_slot(c);
 		return 1;
 	}
@@ -1001,7 +1025,7 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie, struct 
 	st = bpf_task_storage_get(&inflight, t, 0, 0);
 	if (st && in_call(st, cookie))
 		r->flags |= GB_RF_NESTED;
-	capture_entry(ctx, r, shape, NULL);
+	capture_entry(ctx, r, shape, NULL, false);
 	bpf_ringbuf_submit(r, rb_wake());
 	return 1;
 }

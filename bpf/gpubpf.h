@@ -622,6 +622,28 @@ struct gb_lean_rec {
 #define GB_RF_CALL	0x40	/* --stack dwarf: this GB_REC_STACK record's gb_rec is its call
 				 * record too (entry-only calls, blocking calls' announcements):
 				 * no GB_REC_CALL follows */
+#define GB_RF_XSTACK	0x80	/* with GB_RF_CALL (x86-64): x[0..n-1] were not read, they are
+				 * the stack copy's words 1..n (the arguments above the return
+				 * address; n: gb_shape_stack_words); user space fills them in */
+
+/*
+ * The words of x[] a shape takes from the stack arguments above the return
+ * address (x86-64: arguments 7..), in order: bpf/cuda.bpf.c reads them, or
+ * with GB_RF_XSTACK the collector takes them from the stack copy.
+ */
+static inline __attribute__((always_inline)) __u32 gb_shape_stack_words(__u32 shape)
+{
+	switch (shape) {
+	case GB_SH_LAUNCH_DRV:	/* bz, shmem, stream */
+	case GB_SH_STACK3:
+		return 3;
+	case GB_SH_LAUNCH_RT:	/* shmem, stream */
+	case GB_SH_NCCL_COLL:	/* the 7th and 8th arguments */
+		return 2;
+	default:
+		return 0;
+	}
+}
 
 struct gb_name_rec {
 	struct gb_rec r;

@@ -1158,6 +1158,30 @@ static int rec_name(struct collector *c, const void *data, size_t size)
 	return handle_call(c, data, name[0] ? name_whole(c, nr, name) : NULL, ips, nips);
 }
 
+/*
+ * GB_RF_XSTACK (x86-64): the BPF side left the call's stack arguments, the
+ * words above the return address, to the stack copy the record rides in
+ * (data[8..]); where the copy is shorter (an unreadable stack) they are
+ * missing, as a failed read would have left them (GB_RF_XFAULT).
+ */
+static void stack_words_to_x(struct gb_rec *r, const void *data, size_t size)
+{
+	const struct gb_stack_rec *s = data;
+	unsigned n = r->type < GB_T__COUNT ? gb_shape_stack_words(gb_type_info(r->type)->shape) : 0;
+	size_t have = 0;
+
+	r->flags &= ~GB_RF_XSTACK;
+	if (!n)
+		return;
+	if (size >= GB_STACK_REC_HDR)
+		have = size - GB_STACK_REC_HDR < s->len ? size - GB_STACK_REC_HDR : s->len;
+	if (have < 8 * (n + 1)) {
+		r->flags |= GB_RF_XFAULT;
+		return;
+	}
+	memcpy(r->x, s->data + 8, 8 * n);
+}
+
 static int rec_stack(struct collector *c, const void *data, size_t size)
 {
 	const struct gb_rec *r = data;
@@ -1166,9 +1190,15 @@ static int rec_stack(struct collector *c, const void *data, size_t size)
 	if (c->stk && p)
 		stack_dwarf_rec(c->stk, proc_maps(c, p, r->ts_ns), data, size);
 	/* the call's own record rode along (GB_RF_CALL): its stack is pending now */
-	if (r->flags & GB_RF_CALL)
-		return handle_call(c, data, NULL, NULL, 0);
-	return 0;
+	if (!(r->flags & GB_RF_CALL))
+		return 0;
+	if (r->flags & GB_RF_XSTACK) {
+		struct gb_rec call = *r;
+
+		stack_words_to_x(&call, data, size);
+		return handle_call(c, &call, NULL, NULL, 0);
+	}
+	return handle_call(c, data, NULL, NULL, 0);
 }
 
 static int rec_pystack(struct collector *c, const void *data, size_t size)

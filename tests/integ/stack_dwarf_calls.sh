@@ -65,6 +65,7 @@ if ring != "64K":
             by_tid[e["tid"]].add(e.get("stream"))
     c.eq(f"{label}: 2 threads, each launch with its own thread's stream", [1, 1],
          sorted(len(v) for v in by_tid.values()))
+
 else:
     c.true(f"{label}: recorded + dropped account for every call ({recorded} + {drops} >= {total})",
            recorded <= total and recorded + drops >= total)
@@ -72,6 +73,17 @@ else:
                   and e["type"] != "cuModuleGetFunction")
     c.true(f"{label}: calls without a stack ({without}) are at most the stacks not taken ({not_taken})",
            without <= not_taken)
+# the stack arguments (block z, shared memory, stream) come from the stack
+# copy a launch rides in (GB_RF_XSTACK), or are read when it goes without one
+# (a full ring): worker idx launches with grid (64 + idx, 2, 1), block
+# (128, 1, 1), 1024 * idx bytes, stream 0x5000 + idx
+launches = [e for e in evs if e["type"] == "cuLaunchKernel" and e["tid"] != p["pid"]]
+wrong = [e for e in launches if not (
+         0 <= e.get("stream", -1) - 0x5000 <= 1 and e.get("grid") == [64 + e["stream"] - 0x5000, 2, 1]
+         and e.get("block") == [128, 1, 1] and e.get("shmem") == 1024 * (e["stream"] - 0x5000))]
+alone = sum(1 for e in launches if not e.get("stack"))
+c.eq(f"{label}: every launch's block, shared memory and stream as the workload passed them "
+     f"({len(launches)}, {alone} without a stack)", [], wrong[:1])
 undone = [e for e in blocking if e.get("dur_ns") is None or e.get("ret") != 0]
 if ring != "64K":
     c.true(f"{label}: every blocking call has its duration and return code ({len(blocking)})",

@@ -502,6 +502,67 @@ static int count_self_frames(void *ctx, uint32_t id, const struct gb_frame *f, u
 	return 0;
 }
 
+/*
+ * --stack dwarf, x86-64: a launch's record rides in its stack record
+ * (GB_RF_CALL) with its stack arguments left to the copy (GB_RF_XSTACK):
+ * the words above the return address. A copy too short to hold them (an
+ * unreadable stack, or a cut record) leaves them unread (GB_EF_XFAULT),
+ * as a failed read would.
+ */
+static void test_dwarf_call_stack_args(void **state)
+{
+	struct collector *c = *state;
+	size_t full = GB_STACK_REC_HDR + 64;
+	struct gb_stack_rec *s = calloc(1, sizeof(*s));	/* handed its first full bytes */
+	uint64_t w[4] = { 0x401234, 2, 4096, 0x5001 };	/* return address, bz, shmem, stream */
+	unsigned i = 0;
+
+	assert_non_null(s);
+	hdr(&s->r, GB_REC_STACK, GB_T_cuLaunchKernel, 100);
+	s->r.flags = GB_RF_CALL | GB_RF_XSTACK;
+	s->r.a[0] = 0xf00;
+	s->r.a[1] = 64, s->r.a[2] = 2, s->r.a[3] = 1;	/* grid */
+	s->r.a[4] = 128, s->r.a[5] = 1;			/* block x, y */
+	s->len = 64;
+	memcpy(s->data, w, sizeof(w));
+	assert_int_equal(collector_handle(c, s, full), 0);
+	assert_non_null(find(GB_T_cuLaunchKernel, &i));
+	assert_int_equal(got[i].block[0], 128);
+	assert_int_equal(got[i].block[2], 2);
+	assert_int_equal(got[i].shmem, 4096);
+	assert_int_equal(got[i].stream, 0x5001);
+	assert_false(got[i].flags & GB_EF_XFAULT);
+
+	/* a runtime launch: shared memory and stream */
+	ngot = 0;
+	hdr(&s->r, GB_REC_STACK, GB_T_cudaLaunchKernel, 200);
+	s->r.flags = GB_RF_CALL | GB_RF_XSTACK;
+	s->r.a[1] = 64ull | 2ull << 32, s->r.a[2] = 1, s->r.a[3] = 128ull | 1ull << 32, s->r.a[4] = 1;
+	memcpy(s->data + 8, &w[2], 16);
+	assert_int_equal(collector_handle(c, s, full), 0);
+	assert_non_null(find(GB_T_cudaLaunchKernel, &i));
+	assert_int_equal(got[i].shmem, 4096);
+	assert_int_equal(got[i].stream, 0x5001);
+	assert_false(got[i].flags & GB_EF_XFAULT);
+
+	/* 16 bytes copied, a record cut to its header: one event each, arguments unread */
+	ngot = 0;
+	hdr(&s->r, GB_REC_STACK, GB_T_cuLaunchKernel, 300);
+	s->r.flags = GB_RF_CALL | GB_RF_XSTACK;
+	s->len = 16;
+	assert_int_equal(collector_handle(c, s, full), 0);
+	s->len = 64;
+	s->r.ts_ns = 400;
+	assert_int_equal(collector_handle(c, s, sizeof(struct gb_rec)), 0);
+	assert_int_equal(ngot, 2);
+	for (i = 0; i < 2; i++) {
+		assert_true(got[i].flags & GB_EF_XFAULT);
+		assert_int_equal(got[i].stream, 0);
+	}
+	assert_int_equal(collector_stats(c)->bad, 0);
+	free(s);
+}
+
 static void test_stack_unmapped(void **state)
 {
 	struct collector *c = *state;
@@ -1084,6 +1145,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sideband_timeline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stub_unmapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_unmapped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dwarf_call_stack_args, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_read_late, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_join_only_cupti_procs, setup, teardown),
