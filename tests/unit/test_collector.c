@@ -502,6 +502,18 @@ static int count_self_frames(void *ctx, uint32_t id, const struct gb_frame *f, u
 	return 0;
 }
 
+/* s handed over as a --stack dwarf record carrying its call, its first size bytes: the one event */
+static const struct gb_event *xstack_call(struct collector *c, struct gb_stack_rec *s, size_t size)
+{
+	s->r.kind = GB_REC_STACK;
+	s->r.flags = GB_RF_CALL | GB_RF_XSTACK;
+	ngot = 0;
+	assert_int_equal(collector_handle(c, s, size), 0);
+	assert_int_equal(ngot, 1);
+	assert_int_equal(got[0].type, s->r.type);
+	return &got[0];
+}
+
 /*
  * --stack dwarf, x86-64: a launch's record rides in its stack record
  * (GB_RF_CALL) with its stack arguments left to the copy (GB_RF_XSTACK):
@@ -515,50 +527,42 @@ static void test_dwarf_call_stack_args(void **state)
 	size_t full = GB_STACK_REC_HDR + 64;
 	struct gb_stack_rec *s = calloc(1, sizeof(*s));	/* handed its first full bytes */
 	uint64_t w[4] = { 0x401234, 2, 4096, 0x5001 };	/* return address, bz, shmem, stream */
-	unsigned i = 0;
+	const struct gb_event *ev;
 
 	assert_non_null(s);
 	hdr(&s->r, GB_REC_STACK, GB_T_cuLaunchKernel, 100);
-	s->r.flags = GB_RF_CALL | GB_RF_XSTACK;
 	s->r.a[0] = 0xf00;
 	s->r.a[1] = 64, s->r.a[2] = 2, s->r.a[3] = 1;	/* grid */
 	s->r.a[4] = 128, s->r.a[5] = 1;			/* block x, y */
 	s->len = 64;
 	memcpy(s->data, w, sizeof(w));
-	assert_int_equal(collector_handle(c, s, full), 0);
-	assert_non_null(find(GB_T_cuLaunchKernel, &i));
-	assert_int_equal(got[i].block[0], 128);
-	assert_int_equal(got[i].block[2], 2);
-	assert_int_equal(got[i].shmem, 4096);
-	assert_int_equal(got[i].stream, 0x5001);
-	assert_false(got[i].flags & GB_EF_XFAULT);
+	ev = xstack_call(c, s, full);
+	assert_int_equal(ev->block[0], 128);
+	assert_int_equal(ev->block[2], 2);
+	assert_int_equal(ev->shmem, 4096);
+	assert_int_equal(ev->stream, 0x5001);
+	assert_false(ev->flags & GB_EF_XFAULT);
 
 	/* a runtime launch: shared memory and stream */
-	ngot = 0;
 	hdr(&s->r, GB_REC_STACK, GB_T_cudaLaunchKernel, 200);
-	s->r.flags = GB_RF_CALL | GB_RF_XSTACK;
 	s->r.a[1] = 64ull | 2ull << 32, s->r.a[2] = 1, s->r.a[3] = 128ull | 1ull << 32, s->r.a[4] = 1;
 	memcpy(s->data + 8, &w[2], 16);
-	assert_int_equal(collector_handle(c, s, full), 0);
-	assert_non_null(find(GB_T_cudaLaunchKernel, &i));
-	assert_int_equal(got[i].shmem, 4096);
-	assert_int_equal(got[i].stream, 0x5001);
-	assert_false(got[i].flags & GB_EF_XFAULT);
+	ev = xstack_call(c, s, full);
+	assert_int_equal(ev->shmem, 4096);
+	assert_int_equal(ev->stream, 0x5001);
+	assert_false(ev->flags & GB_EF_XFAULT);
 
-	/* 16 bytes copied, a record cut to its header: one event each, arguments unread */
-	ngot = 0;
+	/* 16 bytes copied, a record cut to its header: the event, its arguments unread */
 	hdr(&s->r, GB_REC_STACK, GB_T_cuLaunchKernel, 300);
-	s->r.flags = GB_RF_CALL | GB_RF_XSTACK;
 	s->len = 16;
-	assert_int_equal(collector_handle(c, s, full), 0);
+	ev = xstack_call(c, s, full);
+	assert_true(ev->flags & GB_EF_XFAULT);
+	assert_int_equal(ev->stream, 0);
 	s->len = 64;
 	s->r.ts_ns = 400;
-	assert_int_equal(collector_handle(c, s, sizeof(struct gb_rec)), 0);
-	assert_int_equal(ngot, 2);
-	for (i = 0; i < 2; i++) {
-		assert_true(got[i].flags & GB_EF_XFAULT);
-		assert_int_equal(got[i].stream, 0);
-	}
+	ev = xstack_call(c, s, sizeof(struct gb_rec));
+	assert_true(ev->flags & GB_EF_XFAULT);
+	assert_int_equal(ev->stream, 0);
 	assert_int_equal(collector_stats(c)->bad, 0);
 	free(s);
 }
