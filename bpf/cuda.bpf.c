@@ -197,16 +197,6 @@ static __always_inline void stack_args(struct pt_regs *ctx, struct gb_rec *r,
 #endif
 }
 
-/* the stack arguments capture_entry left to the stack copy (GB_RF_XSTACK),
- * for a record that goes out without one */
-static __always_inline void stack_args_now(struct pt_regs *ctx, struct gb_rec *r, __u32 shape)
-{
-	if (!(r->flags & GB_RF_XSTACK))
-		return;
-	r->flags &= ~GB_RF_XSTACK;
-	stack_args(ctx, r, NULL, gb_shape_stack_words(shape), false);
-}
-
 /*
  * ncclCommInitRank(comm *, nranks, ncclUniqueId id, rank ...): the 128-byte
  * id is passed by value (x86-64: in memory above the return address, so
@@ -277,10 +267,9 @@ static __always_inline void op_args(struct pt_regs *ctx, struct gb_rec *r, struc
 }
 
 /*
- * defer: the record will ride in its --stack dwarf stack record
- * (GB_RF_CALL), whose copy of the stack holds the stack arguments: they
- * are not read here (GB_RF_XSTACK; a user read costs ~100 ns). If it does
- * not ride after all, stack_args_now reads them before it goes out alone.
+ * defer: r is built in its --stack dwarf stack record (GB_RF_CALL), whose
+ * copy of the stack holds the stack arguments: they are not read here
+ * (GB_RF_XSTACK; a user read costs ~100 ns), user space takes them there.
  */
 static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r, __u32 shape,
 					  struct inflight_stack *st, bool defer)
@@ -485,13 +474,20 @@ const volatile bool read_user_dynptr = false;
  * is copied, and the record is reserved for exactly that: a few hundred
  * bytes to a few KiB instead of the bound and a page of slack, so the
  * ring holds many more records, and the copy costs less.
+ * dwarf_reserve reserves it (its header, or NULL: counted, d discarded);
+ * dwarf_send copies the registers and the stack and submits it.
  */
-static __always_inline bool emit_dwarf_stack(struct pt_regs *ctx, const struct gb_rec *r, bool carry)
+struct dwarf_res {
+	struct bpf_dynptr d;
+	__u64 top;
+	__u32 n;
+};
+
+static __always_inline struct gb_stack_rec *dwarf_reserve(struct pt_regs *ctx, struct dwarf_res *res)
 {
 	__u64 sp = PT_REGS_SP(ctx), top;
-	__u32 want = stack_bytes, n = 0, i;
+	__u32 want = stack_bytes, n = 0;
 	struct gb_stack_rec *s;
-	struct bpf_dynptr d;
 
 	if (want > GB_STACK_COPY_MAX)
 		want = GB_STACK_COPY_MAX;
@@ -503,38 +499,59 @@ static __always_inline bool emit_dwarf_stack(struct pt_regs *ctx, const struct g
 		n = (n + GB_STACK_TAIL - 1) & ~(GB_STACK_TAIL - 1);
 		if (n > (want & ~63u))
 			n = want & ~63u;	/* the bound, in the smallest pieces */
+	} else {
+		n = want;
 	}
-	if (bpf_ringbuf_reserve_dynptr(&rb, GB_STACK_REC_HDR + (top ? n : want + 4096), 0, &d)) {
-		bpf_ringbuf_discard_dynptr(&d, 0);
+	res->top = top;
+	res->n = n;
+	if (bpf_ringbuf_reserve_dynptr(&rb, GB_STACK_REC_HDR + (top ? n : want + 4096), 0, &res->d)) {
+		bpf_ringbuf_discard_dynptr(&res->d, 0);
 		count_stack_err(1);
-		return false;
+		return NULL;
 	}
-	s = bpf_dynptr_data(&d, 0, GB_STACK_REC_HDR);
-	if (!s) {
-		bpf_ringbuf_discard_dynptr(&d, 0);
-		return false;
-	}
-	__builtin_memcpy(&s->r, r, sizeof(s->r));
+	s = bpf_dynptr_data(&res->d, 0, GB_STACK_REC_HDR);
+	if (!s)
+		bpf_ringbuf_discard_dynptr(&res->d, 0);
+	return s;
+}
+
+static __always_inline void dwarf_send(struct pt_regs *ctx, struct dwarf_res *res, struct gb_stack_rec *s)
+{
+	__u64 sp = PT_REGS_SP(ctx);
+	__u32 n = res->n, i;
+
 	s->r.kind = GB_REC_STACK;
-	if (carry)
-		s->r.flags |= GB_RF_CALL;	/* one record for both: one reserve, one copy less */
 	/* the registers word by word from the context (a helper call cost more) */
 #pragma unroll
 	for (i = 0; i < GB_NREGS; i++)
 		s->regs[i] = i < sizeof(struct pt_regs) / 8 ? ((const __u64 *)ctx)[i] : 0;
 	s->sp = sp;
 	/* one read where the kernel has it (pieces of constant size cost one each) */
-	if (top && read_user_dynptr && n && !bpf_probe_read_user_dynptr(&d, GB_STACK_REC_HDR, n, (void *)sp))
+	if (res->top && read_user_dynptr && n && !bpf_probe_read_user_dynptr(&res->d, GB_STACK_REC_HDR, n, (void *)sp))
 		s->len = n;
 	else
-		s->len = top ? copy_live(&d, sp, n) : copy_stack(&d, sp, want);
+		s->len = res->top ? copy_live(&res->d, sp, n) : copy_stack(&res->d, sp, n);
 	/*
 	 * Stack copies can fill a quarter of even a small ring between the
 	 * consumer's passes: then it is woken at once, whatever the ring's
 	 * size; asked every GB_RB_WAKE_EVERY-th record of a CPU as for any
 	 * record (rbwake.bpf.h: two helper calls, ~18 ns, saved on the others).
 	 */
-	bpf_ringbuf_submit_dynptr(&d, gb_rb_wake_past(&rb, 0));
+	bpf_ringbuf_submit_dynptr(&res->d, gb_rb_wake_past(&rb, 0));
+}
+
+/* the stack record of call r (carry: r rides in it, GB_RF_CALL); false: none sent */
+static __always_inline bool emit_dwarf_stack(struct pt_regs *ctx, const struct gb_rec *r, bool carry)
+{
+	struct dwarf_res res;
+	struct gb_stack_rec *s = dwarf_reserve(ctx, &res);
+
+	if (!s)
+		return false;
+	__builtin_memcpy(&s->r, r, sizeof(s->r));
+	if (carry)
+		s->r.flags |= GB_RF_CALL;	/* one record for both: one reserve, one copy less */
+	dwarf_send(ctx, &res, s);
 	return carry;
 }
 
@@ -1000,17 +1017,27 @@ static __always_inline int entry_impl(struct pt_regs *ctx, __u64 cookie, struct 
 		st = thread_state(t);
 		if (!st)
 			return 1;
+		st->win_len = 0;
+		if (GB_CARRY && type < GB_T__COUNT && stack_types[type]) {
+			/* built where it goes: in its stack record in the ring */
+			struct dwarf_res res;
+			struct gb_stack_rec *s = dwarf_reserve(ctx, &res);
+
+			if (s) {
+				call_hdr(&s->r, t, type);
+				s->r.flags = GB_RF_CALL | (in_call(st, cookie) ? GB_RF_NESTED : 0);
+				capture_entry(ctx, &s->r, shape, st, true);
+				dwarf_send(ctx, &res, s);
+				return 1;
+			}
+		}
 		c = &st->scratch;
 		call_hdr(&c->r, t, type);
 		if (in_call(st, cookie))
 			c->r.flags |= GB_RF_NESTED;
-		st->win_len = 0;
-		if (GB_CARRY) {
-			capture_entry(ctx, &c->r, shape, st, true);
-			if (!take_stack(ctx, st, c, type, true)) {
-				stack_args_now(ctx, &c->r, shape);
-				emit_slot(c);
-			}
+		if (GB_CARRY) {	/* no stack for this type, or no room for one */
+			capture_entry(ctx, &c->r, shape, st, false);
+			emit_slot(c);
 			return 1;
 		}
 		take_stack(ctx, st, c, type, false);
