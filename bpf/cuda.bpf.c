@@ -167,8 +167,9 @@ static __always_inline __u64 call_arg(struct pt_regs *ctx, int n, struct gb_rec 
 
 /*
  * The call's arguments 7.. (x86: on the stack above the return address),
- * n words into x[0..n-1]: from the copy of the stack top the fp walk made
- * when there is one (st->win), else in one read.
+ * n words into x[0..n-1] (n: gb_shape_stack_words, which the collector
+ * reads them by when they are deferred): from the copy of the stack top
+ * the fp walk made when there is one (st->win), else in one read.
  */
 static __always_inline void stack_args(struct pt_regs *ctx, struct gb_rec *r,
 				       struct inflight_stack *st, int n, bool defer)
@@ -284,10 +285,10 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 
 	switch (shape) {
 	case GB_SH_LAUNCH_DRV:	/* f, gx, gy, gz, bx, by, bz, shmem, stream */
-		stack_args(ctx, r, st, 3, defer);
+		stack_args(ctx, r, st, gb_shape_stack_words(GB_SH_LAUNCH_DRV), defer);
 		break;
 	case GB_SH_LAUNCH_RT:	/* func, grid(2 regs), block(2 regs), args, shmem, stream */
-		stack_args(ctx, r, st, 2, defer);
+		stack_args(ctx, r, st, gb_shape_stack_words(GB_SH_LAUNCH_RT), defer);
 		break;
 	case GB_SH_LAUNCH_DRV_EX:
 	case GB_SH_LAUNCH_RT_EX:	/* the first 40 bytes of both config structs */
@@ -308,7 +309,7 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 		r->x[0] = call_arg(ctx, 6, r);
 		break;
 	case GB_SH_NCCL_COLL:	/* a collective's 7th/8th arguments (comm, stream) */
-		stack_args(ctx, r, st, 2, defer);
+		stack_args(ctx, r, st, gb_shape_stack_words(GB_SH_NCCL_COLL), defer);
 		break;
 	case GB_SH_NCCL_INIT:
 		nccl_init_args(ctx, r, st);
@@ -329,7 +330,7 @@ static __always_inline void capture_entry(struct pt_regs *ctx, struct gb_rec *r,
 		op_args(ctx, r, st, 6, 9, 11, 15, -1);
 		break;
 	case GB_SH_STACK3:
-		stack_args(ctx, r, st, 3, defer);
+		stack_args(ctx, r, st, gb_shape_stack_words(GB_SH_STACK3), defer);
 		break;
 	case GB_SH_ATTR:	/* the attribute's value: up to 8 bytes */
 		read_user(&r->x[0], r->a[3] >= 8 ? 8 : 4, r->a[2], r);

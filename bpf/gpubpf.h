@@ -628,8 +628,9 @@ struct gb_lean_rec {
 
 /*
  * The words of x[] a shape takes from the stack arguments above the return
- * address (x86-64: arguments 7..), in order: bpf/cuda.bpf.c reads them, or
- * with GB_RF_XSTACK the collector takes them from the stack copy.
+ * address (x86-64: arguments 7..), in order: bpf/cuda.bpf.c (capture_entry)
+ * reads that many, or with GB_RF_XSTACK the collector takes that many from
+ * the stack copy. One count for both sides.
  */
 static inline __attribute__((always_inline)) __u32 gb_shape_stack_words(__u32 shape)
 {
