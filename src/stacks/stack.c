@@ -14,12 +14,30 @@
 #include "stack_int.h"
 #include "core/util.h"
 #include "core/hash.h"
+#include "core/varint.h"
 
+/*
+ * A stored stack, packed (a job's distinct stacks stay for the whole run:
+ * a 64-frame stack takes ~5 bytes a frame here, not a gb_frame's 56).
+ * b[] holds two runs of varints. The key, klen bytes, is what tells two
+ * stacks apart, as a byte string: per frame its flags, its module and
+ * build-id (string id + 1, 0: none) where they change from the frame
+ * before, its offset, its symbol, line and source file where set, and for
+ * a frame outside any module its address (its change from the offset).
+ * Then the addresses of the frames in modules, which the first stack seen
+ * keeps: each one's mapping base (ip - offset) as its change from the
+ * previous one's, 0 for frames of one mapping.
+ */
 struct stk_entry {
 	uint32_t id;
-	unsigned n;
-	struct gb_frame *f;	/* strings interned in the table */
+	uint32_t n;
+	uint32_t klen, len;
+	uint8_t b[];
 };
+
+enum { SF_MOD = 1, SF_BID = 2, SF_SYM = 4, SF_LINE = 8, SF_FILE = 16 };
+/* the most one frame takes: flags, three string ids, line, offset, address */
+#define SF_FRAME_MAX	(1 + 4 * 5 + 2 * GB_VARINT_MAX)
 
 struct stk_pending {
 	uint32_t tid, id;
@@ -67,14 +85,6 @@ static void free_vals(struct hmap *m, void (*fn)(void *))
 	hmap_free(m);
 }
 
-static void free_entry(void *v)
-{
-	struct stk_entry *e = v;
-
-	free(e->f);
-	free(e);
-}
-
 static void free_mod(void *v)
 {
 	stk_mod_free(v);
@@ -103,7 +113,7 @@ void stack_table_free(struct stack_table *t)
 	if (!t)
 		return;
 	free_vals(&t->mods, free_mod);
-	free_vals(&t->dedup, free_entry);
+	free_vals(&t->dedup, free);
 	free_vals(&t->pending, free);
 	free_vals(&t->py_pending, free);
 	free_vals(&t->by_id, noop);
@@ -134,107 +144,167 @@ void stack_note_maps(struct stack_table *t, pid_t pid, const struct gb_maps *m)
 			stk_mod_get(t, pid, &m->v[i]);
 }
 
-/* a string's hash, the last one's again when the pointer is the same (a stack's frames share modules) */
-struct str_hash_memo {
+/* a string's id + 1 in the table (0: NULL), the last one's again for the same pointer */
+struct str_id_memo {
 	const char *p;
-	uint64_t h;
+	uint32_t id;
 };
 
-static uint64_t str_hash(struct str_hash_memo *m, const char *s)
+#define SF_NOMEM	UINT32_MAX
+
+static uint32_t str_id(struct intern *strs, struct str_id_memo *m, const char *s)
 {
 	if (!s)
 		return 0;
 	if (s != m->p) {
+		const char *in = intern_str(strs, s);
+
+		if (!in)
+			return SF_NOMEM;
 		m->p = s;
-		m->h = gb_hash_bytes(GB_FNV_INIT, s, strlen(s));
+		m->id = intern_id_of(in) + 1;
 	}
-	return m->h;
+	return m->id;
 }
 
-static uint64_t hash_frames(const struct gb_frame *f, unsigned n)
+/*
+ * f[0..n) packed as stk_entry.b holds it: the key at key (its length in
+ * *klen), the module frames' addresses at ips (*iplen). -1: out of memory.
+ */
+static int pack_frames(struct intern *strs, const struct gb_frame *f, unsigned n,
+		       uint8_t *key, size_t *klen, uint8_t *ips, size_t *iplen)
 {
-	struct str_hash_memo mod = { 0 }, bid = { 0 }, sym = { 0 };
-	uint64_t h = GB_FNV_INIT;
+	struct str_id_memo mm = { 0 }, bm = { 0 }, sm = { 0 }, fm = { 0 };
+	uint32_t mod = 0, bid = 0;
+	uint64_t base = 0;
+	uint8_t *k = key, *p = ips;
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		/* anonymous memory (JIT code): the address is all there is */
-		uint64_t where = f[i].module ? f[i].offset : f[i].ip;
+		uint32_t m = str_id(strs, &mm, f[i].module), b = str_id(strs, &bm, f[i].build_id);
+		uint32_t s = str_id(strs, &sm, f[i].sym), fl = str_id(strs, &fm, f[i].file);
 
-		h = gb_mix64(h ^ where ^ ((uint64_t)f[i].line << 48) ^
-			     str_hash(&mod, f[i].module) * 0x9e3779b97f4a7c15ull ^
-			     str_hash(&bid, f[i].build_id) * 0xc2b2ae3d27d4eb4full ^
-			     str_hash(&sym, f[i].sym) * 0x165667b19e3779f9ull);
+		if (m == SF_NOMEM || b == SF_NOMEM || s == SF_NOMEM || fl == SF_NOMEM)
+			return -1;
+		*k++ = (uint8_t)((m != mod ? SF_MOD : 0) | (b != bid ? SF_BID : 0) | (s ? SF_SYM : 0) |
+				 (f[i].line ? SF_LINE : 0) | (fl ? SF_FILE : 0));
+		if (m != mod)
+			k = gb_varint_put(k, m);
+		if (b != bid)
+			k = gb_varint_put(k, b);
+		k = gb_varint_put(k, f[i].offset);
+		if (s)
+			k = gb_varint_put(k, s);
+		if (f[i].line)
+			k = gb_varint_put(k, f[i].line);
+		if (fl)
+			k = gb_varint_put(k, fl);
+		if (m) {
+			uint64_t d = f[i].ip - f[i].offset;
+
+			p = gb_varint_put(p, gb_zigzag((int64_t)(d - base)));
+			base = d;
+		} else {
+			/* anonymous memory (JIT code): the address is all there is */
+			k = gb_varint_put(k, gb_zigzag((int64_t)(f[i].ip - f[i].offset)));
+		}
+		mod = m;
+		bid = b;
 	}
-	return h;
+	*klen = (size_t)(k - key);
+	*iplen = (size_t)(p - ips);
+	return 0;
 }
 
-/* s interned in t, the previous frame's result again for the same pointer */
-static const char *intern_memo(struct intern *t, const char **in, const char **out, const char *s)
+static const char *str_at(const struct intern *strs, uint64_t id)
 {
-	if (s != *in || !s) {
-		*in = s;
-		*out = intern_str(t, s);
-	}
-	return *out;
+	return id ? intern_at(strs, (uint32_t)(id - 1)) : NULL;
 }
 
-static bool str_eq(const char *a, const char *b)
+/* e's frames into out (e->n of them); their strings are the table's */
+static unsigned unpack_frames(const struct intern *strs, const struct stk_entry *e, struct gb_frame *out)
 {
-	return a == b || (a && b && !strcmp(a, b));
-}
-
-static bool same_frames(const struct stk_entry *e, const struct gb_frame *f, unsigned n)
-{
+	const uint8_t *k = e->b, *kend = e->b + e->klen, *p = kend, *pend = e->b + e->len;
+	const char *mod = NULL, *bid = NULL;
+	uint64_t base = 0, v = 0;
 	unsigned i;
 
-	if (e->n != n)
-		return false;
-	for (i = 0; i < n; i++) {
-		if (e->f[i].offset != f[i].offset || e->f[i].line != f[i].line ||
-		    !str_eq(e->f[i].module, f[i].module) || !str_eq(e->f[i].build_id, f[i].build_id) ||
-		    !str_eq(e->f[i].sym, f[i].sym) || (!f[i].module && e->f[i].ip != f[i].ip))
-			return false;
+	for (i = 0; i < e->n && k < kend; i++) {
+		struct gb_frame *f = &out[i];
+		uint8_t fl = *k++;
+		int err = 0;
+
+		*f = (struct gb_frame){ 0 };
+		if (fl & SF_MOD) {
+			err |= gb_varint_get(&k, kend, &v);
+			mod = str_at(strs, v);
+		}
+		if (fl & SF_BID) {
+			err |= gb_varint_get(&k, kend, &v);
+			bid = str_at(strs, v);
+		}
+		f->module = mod;
+		f->build_id = bid;
+		err |= gb_varint_get(&k, kend, &f->offset);
+		if ((fl & SF_SYM) && !(err |= gb_varint_get(&k, kend, &v)))
+			f->sym = str_at(strs, v);
+		if ((fl & SF_LINE) && !(err |= gb_varint_get(&k, kend, &v)))
+			f->line = (uint32_t)v;
+		if ((fl & SF_FILE) && !(err |= gb_varint_get(&k, kend, &v)))
+			f->file = str_at(strs, v);
+		if (mod) {
+			err |= gb_varint_get(&p, pend, &v);
+			base += (uint64_t)gb_unzigzag(v);
+			f->ip = f->offset + base;
+		} else {
+			err |= gb_varint_get(&k, kend, &v);
+			f->ip = f->offset + (uint64_t)gb_unzigzag(v);
+		}
+		if (err)
+			break;	/* not reached: the bytes are pack_frames' own */
 	}
-	return true;
+	return i;
 }
 
 uint32_t stack_intern(struct stack_table *t, const struct gb_frame *f, unsigned n)
 {
-	uint64_t h = hash_frames(f, n);
-	const char *memo[6] = { 0 };
+	uint8_t key[GB_STACK_MAX_FRAMES * SF_FRAME_MAX], ips[GB_STACK_MAX_FRAMES * GB_VARINT_MAX];
+	struct gb_frame out[GB_STACK_MAX_FRAMES];
+	size_t klen, iplen;
 	struct stk_entry *e;
-	unsigned i;
+	uint64_t h;
 
 	if (!n)
 		return 0;
+	if (n > GB_STACK_MAX_FRAMES)
+		n = GB_STACK_MAX_FRAMES;
+	if (pack_frames(t->strs, f, n, key, &klen, ips, &iplen))
+		return 0;
+	h = gb_hash_bytes(n, key, klen);
 	t->st.lookups++;
-	/* open addressing over the content hash: equal hashes, different stacks */
+	/* open addressing over the key's hash: equal hashes, different stacks */
 	while ((e = hmap_get(&t->dedup, h))) {
-		if (same_frames(e, f, n))
+		if (e->n == n && e->klen == klen && !memcmp(e->b, key, klen))
 			return e->id;
 		h++;
 	}
-	e = calloc(1, sizeof(*e));
-	if (!e || !(e->f = malloc(n * sizeof(*f)))) {	/* every frame is set below */
-		free(e);
+	e = malloc(sizeof(*e) + klen + iplen);
+	if (!e)
 		return 0;
-	}
-	for (i = 0; i < n; i++) {
-		e->f[i] = f[i];
-		e->f[i].module = intern_memo(t->strs, &memo[0], &memo[1], f[i].module);
-		e->f[i].build_id = intern_memo(t->strs, &memo[2], &memo[3], f[i].build_id);
-		e->f[i].sym = intern_memo(t->strs, &memo[4], &memo[5], f[i].sym);
-	}
 	e->n = n;
+	e->klen = (uint32_t)klen;
+	e->len = (uint32_t)(klen + iplen);
+	memcpy(e->b, key, klen);
+	memcpy(e->b + klen, ips, iplen);
 	e->id = ++t->next_id;
 	if (hmap_put(&t->dedup, h, e)) {
-		free_entry(e);
+		free(e);
 		return 0;
 	}
 	hmap_put(&t->by_id, e->id, e);
 	t->st.stacks++;
-	if (t->ops.out && t->ops.out(t->ops.ctx, e->id, e->f, n) < 0)
+	/* the frames as stored (the table's strings), as a later lookup would give them */
+	if (t->ops.out && t->ops.out(t->ops.ctx, e->id, out, unpack_frames(t->strs, e, out)) < 0)
 		return 0;
 	return e->id;
 }
@@ -586,47 +656,48 @@ static bool is_eval_frame(struct stack_table *t, const struct gb_frame *f, unsig
 	return name && !strcmp(name, "_PyEval_EvalFrameDefault");
 }
 
-/* index of the innermost eval-loop frame of a native stack, or n */
-static unsigned eval_index(struct stack_table *t, uint32_t id, const struct stk_entry *e)
+/* index of the innermost eval-loop frame of a native stack (f, n: its frames), or n */
+static unsigned eval_index(struct stack_table *t, uint32_t id, const struct gb_frame *f, unsigned n)
 {
 	uintptr_t v = (uintptr_t)hmap_get(&t->eval_at, id);
 	unsigned i;
 
 	if (v)
 		return (unsigned)v - 1;
-	for (i = 0; e && i < e->n; i++)
-		if (e->f[i].module && (e->f[i].sym ? !strcmp(e->f[i].sym, "_PyEval_EvalFrameDefault")
-						   : is_eval_frame(t, &e->f[i], i)))
+	for (i = 0; i < n; i++)
+		if (f[i].module && (f[i].sym ? !strcmp(f[i].sym, "_PyEval_EvalFrameDefault")
+					     : is_eval_frame(t, &f[i], i)))
 			break;
-	v = e ? i : 0;
-	hmap_put(&t->eval_at, id, (void *)(v + 1));
-	return (unsigned)v;
+	hmap_put(&t->eval_at, id, (void *)(uintptr_t)(i + 1));
+	return i;
 }
 
 uint32_t stack_add_python(struct stack_table *t, uint32_t native_id, uint32_t tid, uint64_t ts_ns)
 {
-	struct gb_frame f[GB_STACK_MAX_FRAMES];
+	struct gb_frame f[GB_STACK_MAX_FRAMES], nf[GB_STACK_MAX_FRAMES];
 	const struct stk_entry *e;
 	struct stk_pypending *p;
-	unsigned k, n = 0, i;
+	unsigned k, n = 0, i, nn = 0;
 	uint32_t id;
 
 	if (!t->py_pending.n)	/* no --python, or none waiting: no hash to take */
 		return native_id;
 	if (!(p = hmap_del(&t->py_pending, pending_key(tid, ts_ns))))
 		return native_id;
-	e = native_id ? hmap_get(&t->by_id, native_id) : NULL;
 	if (p->tid != tid || p->ts_ns != ts_ns || !p->n) {
 		free(p);
 		return native_id;
 	}
-	k = eval_index(t, native_id, e);
-	for (i = 0; e && i < k && n < GB_STACK_MAX_FRAMES; i++)
-		f[n++] = e->f[i];
+	e = native_id ? hmap_get(&t->by_id, native_id) : NULL;
+	if (e)
+		nn = unpack_frames(t->strs, e, nf);
+	k = eval_index(t, native_id, nf, nn);
+	for (i = 0; i < k && n < GB_STACK_MAX_FRAMES; i++)
+		f[n++] = nf[i];
 	for (i = 0; i < p->n && n < GB_STACK_MAX_FRAMES; i++)
 		f[n++] = p->f[i];
-	for (i = k; e && i < e->n && n < GB_STACK_MAX_FRAMES; i++)
-		f[n++] = e->f[i];
+	for (i = k; i < nn && n < GB_STACK_MAX_FRAMES; i++)
+		f[n++] = nf[i];
 	id = stack_intern(t, f, n);
 	free(p);
 	return id ? id : native_id;

@@ -282,6 +282,96 @@ static void test_dedup(void **state)
 	stack_table_free(t);
 }
 
+/* a stored frame as given: strings equal (the table's copies), every field the same */
+static void assert_frame_eq(const struct gb_frame *a, const struct gb_frame *b)
+{
+	assert_int_equal(a->ip, b->ip);
+	assert_int_equal(a->offset, b->offset);
+	assert_int_equal(a->line, b->line);
+	if (a->module || b->module)
+		assert_string_equal(a->module, b->module);
+	if (a->build_id || b->build_id)
+		assert_string_equal(a->build_id, b->build_id);
+	if (a->sym || b->sym)
+		assert_string_equal(a->sym, b->sym);
+	if (a->file || b->file)
+		assert_string_equal(a->file, b->file);
+}
+
+/*
+ * Stacks are stored packed: what the trace is given (the first sight's
+ * frames) is every field of every frame as it came, whatever its values:
+ * frames of several mappings in and out of order, addresses below their
+ * offsets, 64-bit extremes, anonymous frames, symbols, lines, source
+ * files, build-ids that change without the module, the deepest stack.
+ * A symbol, line or file of its own makes another stack.
+ */
+static void test_dedup_packed(void **state)
+{
+	struct sink k = { 0 };
+	struct stack_ops ops = { .out = out, .ctx = &k };
+	struct stack_table *t = stack_table_new(&ops);
+	struct gb_frame f[GB_STACK_MAX_FRAMES];
+	static const char *mods[] = { "/lib/a.so", "/lib/b.so", "/usr/bin/python3.11", NULL };
+	static const char *syms[] = { NULL, "main", "_PyEval_EvalFrameDefault", "f<int, 3>" };
+	uint32_t id, id2;
+	unsigned i, n;
+
+	(void)state;
+	assert_non_null(t);
+	for (i = 0; i < GB_STACK_MAX_FRAMES; i++) {
+		uint64_t r = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+
+		f[i] = (struct gb_frame){
+			.module = mods[(i / 3) % 4],
+			.build_id = (i % 7) ? "0123abcd" : ((i % 2) ? "ffee" : NULL),
+			.sym = syms[(i / 2) % 4],
+			.line = (i % 5) ? (uint32_t)(r >> 40) : 0,
+			.file = (i % 11) ? NULL : "x.py",
+		};
+		f[i].offset = (i % 13) ? r >> (i % 40) : UINT64_MAX;
+		f[i].ip = (i % 17) ? f[i].offset + (r >> 20) - (i % 3) * 0x400000 : 0;
+	}
+	f[1].offset = 0;
+	f[1].ip = UINT64_MAX;
+	for (n = 1; n <= GB_STACK_MAX_FRAMES; n += n < 8 ? 1 : 61) {
+		id = stack_intern(t, f, n);
+		assert_int_not_equal(id, 0);
+		assert_int_equal(k.last_id, id);
+		assert_int_equal(k.n, n);
+		for (i = 0; i < n; i++)
+			assert_frame_eq(&k.f[i], &f[i]);
+		/* asked again: the same id, nothing written */
+		k.last_id = 0;
+		assert_int_equal(stack_intern(t, f, n), id);
+		assert_int_equal(k.last_id, 0);
+	}
+	n = GB_STACK_MAX_FRAMES;
+	id = stack_intern(t, f, n);
+	/* each field that tells frames apart, changed in the last frame: another stack */
+	f[n - 1].line++;
+	assert_int_not_equal((id2 = stack_intern(t, f, n)), id);
+	f[n - 1].sym = "other";
+	assert_int_not_equal(stack_intern(t, f, n), id2);
+	f[n - 1].file = "y.py";
+	assert_int_not_equal(stack_intern(t, f, n), id2);
+	f[n - 1].build_id = "beef";
+	assert_int_not_equal(stack_intern(t, f, n), id2);
+	f[n - 1].module = "/lib/c.so";
+	id2 = stack_intern(t, f, n);
+	assert_int_equal(k.last_id, id2);
+	assert_frame_eq(&k.f[n - 1], &f[n - 1]);
+	/* a module frame's address is not its identity; an anonymous frame's is */
+	f[n - 1].ip += 0x1000;
+	assert_int_equal(stack_intern(t, f, n), id2);
+	f[n - 1].module = NULL;
+	id = stack_intern(t, f, n);
+	f[n - 1].ip += 8;
+	assert_int_not_equal(stack_intern(t, f, n), id);
+	assert_frame_eq(&k.f[n - 1], &f[n - 1]);
+	stack_table_free(t);
+}
+
 static const char *self_exe(void)
 {
 	static char p[4096];
@@ -735,6 +825,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dedup),
+		cmocka_unit_test(test_dedup_packed),
 		cmocka_unit_test(test_stack_every_family),
 		cmocka_unit_test(test_container_id),
 		cmocka_unit_test(test_rank_env),
