@@ -155,13 +155,14 @@ static double run(const char *path, unsigned long calls, int mixed, int long_nam
 	size_t heap0;
 
 	sbt_meta_init(&m, 0, NULL);
-	if (sbt_writer_open(&w, path, &m)) {
-		fprintf(stderr, "bench_collect: cannot create %s\n", path);
-		exit(1);
-	}
 	c = collector_new(&ops);
 	if (!c || collector_enable_stacks(c, GB_STACK_FP, stack_out, NULL)) {
 		fprintf(stderr, "bench_collect: out of memory\n");
+		exit(1);
+	}
+	heap0 = heap_used();	/* before the writer's buffers, which close frees */
+	if (sbt_writer_open(&w, path, &m)) {
+		fprintf(stderr, "bench_collect: cannot create %s\n", path);
 		exit(1);
 	}
 	sbt_writer_fixed_strings(w, collector_strings(c));	/* as record does */
@@ -196,7 +197,6 @@ static double run(const char *path, unsigned long calls, int mixed, int long_nam
 		e->flags = GB_RF_END | GB_RF_RET;
 		e->dur_ns = 2000;
 	}
-	heap0 = heap_used();
 	t0 = cpu_s();
 	if (new_stacks_on)
 		new_stacks(c, calls, ts);

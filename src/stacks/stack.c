@@ -44,11 +44,15 @@ struct stk_pending {
 	uint64_t ts_ns;
 };
 
-/* one process's fp stacks seen so far: exact addresses -> stored id */
+/*
+ * one process's fp stacks seen so far: exact addresses -> stored id. The
+ * addresses packed: each as its change from the one before (a ZigZag
+ * varint: a return address into the same file takes 2-4 bytes, not 8).
+ */
 struct fp_entry {
 	uint32_t id;
-	unsigned n;
-	uint64_t ips[];
+	uint16_t n, len;
+	uint8_t b[];
 };
 
 struct stk_pypending {
@@ -121,6 +125,8 @@ void stack_table_free(struct stack_table *t)
 	free_vals(&t->path_syms, free_syms);
 	hmap_free(&t->by_name);
 	free_vals(&t->fp_cache, free_fp_proc);
+	for (unsigned i = 0; i < STK_FRONT; i++)
+		free(t->fp_front[i].ips);
 	unwind_free(t->unw);
 	unw_memo_free(t->memo);
 	intern_free(t->strs);
@@ -266,10 +272,16 @@ static unsigned unpack_frames(const struct intern *strs, const struct stk_entry 
 	return i;
 }
 
+unsigned stk_stored_frames(struct stack_table *t, uint32_t id, struct gb_frame *out)
+{
+	const struct stk_entry *e = id ? hmap_get(&t->by_id, id) : NULL;
+
+	return e ? unpack_frames(t->strs, e, out) : 0;
+}
+
 uint32_t stack_intern(struct stack_table *t, const struct gb_frame *f, unsigned n)
 {
 	uint8_t key[GB_STACK_MAX_FRAMES * SF_FRAME_MAX], ips[GB_STACK_MAX_FRAMES * GB_VARINT_MAX];
-	struct gb_frame out[GB_STACK_MAX_FRAMES];
 	size_t klen, iplen;
 	struct stk_entry *e;
 	uint64_t h;
@@ -303,8 +315,8 @@ uint32_t stack_intern(struct stack_table *t, const struct gb_frame *f, unsigned 
 	}
 	hmap_put(&t->by_id, e->id, e);
 	t->st.stacks++;
-	/* the frames as stored (the table's strings), as a later lookup would give them */
-	if (t->ops.out && t->ops.out(t->ops.ctx, e->id, out, unpack_frames(t->strs, e, out)) < 0)
+	/* the frames as given: what was stored (each consumer copies them, strings too) */
+	if (t->ops.out && t->ops.out(t->ops.ctx, e->id, f, n) < 0)
 		return 0;
 	return e->id;
 }
@@ -431,24 +443,72 @@ static unsigned front_slot(pid_t pid, const uint64_t *ips, unsigned n)
 	return (unsigned)((h ^ h >> 29) * 0x94d049bb133111ebull >> 56) & (STK_FRONT - 1);
 }
 
-static bool same_ips(const struct fp_entry *e, const uint64_t *ips, unsigned n)
+/* fp_entry's bytes of ips[0..n) at out (n * GB_VARINT_MAX free); their length */
+static size_t fp_pack(const uint64_t *ips, unsigned n, uint8_t *out)
 {
-	return e->n == n && !memcmp(e->ips, ips, n * sizeof(*ips));
+	uint8_t *o = out;
+	uint64_t last = 0;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		o = gb_varint_put(o, gb_zigzag((int64_t)(ips[i] - last)));
+		last = ips[i];
+	}
+	return (size_t)(o - out);
+}
+
+static bool fp_same(const struct fp_entry *e, const uint64_t *ips, unsigned n)
+{
+	const uint8_t *p = e->b, *end = e->b + e->len;
+	uint64_t last = 0, v;
+	unsigned i;
+
+	if (e->n != n)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (gb_varint_get(&p, end, &v))
+			return false;
+		last += (uint64_t)gb_unzigzag(v);
+		if (last != ips[i])
+			return false;
+	}
+	return true;
+}
+
+/* fp_front's copy of a stack just found or stored (on no memory: the slot is left empty) */
+static void front_set(struct stk_front *fr, pid_t pid, uint32_t id, const uint64_t *ips, unsigned n)
+{
+	if (n > fr->cap) {
+		uint64_t *p = realloc(fr->ips, n * sizeof(*ips));
+
+		if (!p) {
+			fr->id = 0;
+			return;
+		}
+		fr->ips = p;
+		fr->cap = n;
+	}
+	memcpy(fr->ips, ips, n * sizeof(*ips));
+	fr->n = n;
+	fr->pid = pid;
+	fr->id = id;
 }
 
 uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m,
 		       const uint64_t *ips, unsigned n)
 {
-	unsigned slot = front_slot(pid, ips, n);
+	struct stk_front *fr = &t->fp_front[front_slot(pid, ips, n)];
+	uint8_t b[GB_STACK_MAX_FRAMES * GB_VARINT_MAX];
 	struct hmap *pm;
 	struct fp_entry *e;
 	uint64_t key;
 	uint32_t id;
+	size_t len;
 
 	if (!n)
 		return 0;
-	if (t->fp_front[slot].e && t->fp_front[slot].pid == pid && same_ips(t->fp_front[slot].e, ips, n))
-		return t->fp_front[slot].e->id;
+	if (fr->id && fr->pid == pid && fr->n == n && !memcmp(fr->ips, ips, n * sizeof(*ips)))
+		return fr->id;
 	key = gb_hash_words(n, ips, n);
 	if (t->fp_last && t->fp_last_pid == pid) {
 		pm = t->fp_last;
@@ -457,9 +517,8 @@ uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m
 		t->fp_last = pm;
 		t->fp_last_pid = pid;
 	}
-	if (pm && (e = hmap_get(pm, key)) && same_ips(e, ips, n)) {
-		t->fp_front[slot].e = e;
-		t->fp_front[slot].pid = pid;
+	if (pm && (e = hmap_get(pm, key)) && fp_same(e, ips, n)) {
+		front_set(fr, pid, e->id, ips, n);
 		return e->id;
 	}
 	id = stack_from_ips(t, pid, m, ips, n);
@@ -474,20 +533,19 @@ uint32_t stack_from_fp(struct stack_table *t, pid_t pid, const struct gb_maps *m
 		t->fp_last = pm;
 		t->fp_last_pid = pid;
 	}
-	if (hmap_get(pm, key))
-		return id;	/* a hash collision: correct, just not cached */
-	e = malloc(sizeof(*e) + n * sizeof(*ips));
+	front_set(fr, pid, id, ips, n);
+	if (hmap_get(pm, key) || n > GB_STACK_MAX_FRAMES)
+		return id;	/* a hash collision (or deeper than kept): correct, just not cached */
+	len = fp_pack(ips, n, b);
+	e = malloc(sizeof(*e) + len);
 	if (!e)
 		return id;
 	e->id = id;
-	e->n = n;
-	memcpy(e->ips, ips, n * sizeof(*ips));
-	if (hmap_put(pm, key, e)) {
+	e->n = (uint16_t)n;
+	e->len = (uint16_t)len;
+	memcpy(e->b, b, len);
+	if (hmap_put(pm, key, e))
 		free(e);
-		return id;
-	}
-	t->fp_front[slot].e = e;
-	t->fp_front[slot].pid = pid;
 	return id;
 }
 
@@ -574,7 +632,7 @@ void stack_forget_pid(struct stack_table *t, pid_t pid)
 		return;
 	for (i = 0; i < STK_FRONT; i++)
 		if (t->fp_front[i].pid == pid)
-			t->fp_front[i].e = NULL;	/* freed with pm */
+			t->fp_front[i].id = 0;	/* a pid may come back as another process */
 	free_fp_proc(pm);
 }
 
@@ -675,7 +733,6 @@ static unsigned eval_index(struct stack_table *t, uint32_t id, const struct gb_f
 uint32_t stack_add_python(struct stack_table *t, uint32_t native_id, uint32_t tid, uint64_t ts_ns)
 {
 	struct gb_frame f[GB_STACK_MAX_FRAMES], nf[GB_STACK_MAX_FRAMES];
-	const struct stk_entry *e;
 	struct stk_pypending *p;
 	unsigned k, n = 0, i, nn = 0;
 	uint32_t id;
@@ -688,9 +745,7 @@ uint32_t stack_add_python(struct stack_table *t, uint32_t native_id, uint32_t ti
 		free(p);
 		return native_id;
 	}
-	e = native_id ? hmap_get(&t->by_id, native_id) : NULL;
-	if (e)
-		nn = unpack_frames(t->strs, e, nf);
+	nn = stk_stored_frames(t, native_id, nf);
 	k = eval_index(t, native_id, nf, nn);
 	for (i = 0; i < k && n < GB_STACK_MAX_FRAMES; i++)
 		f[n++] = nf[i];

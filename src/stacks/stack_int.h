@@ -30,6 +30,13 @@ struct stk_mod {
 
 #define STK_FRONT	256	/* a power of two */
 struct fp_entry;
+/* a stack seen lately, by its nearest frames (stack_from_fp): its addresses whole */
+struct stk_front {
+	uint32_t id;		/* 0: empty */
+	pid_t pid;
+	unsigned n, cap;
+	uint64_t *ips;
+};
 
 struct stack_table {
 	struct stack_ops ops;
@@ -40,7 +47,7 @@ struct stack_table {
 	struct hmap *fp_last;	/* fp_cache's entry for fp_last_pid (calls come in runs) */
 	pid_t fp_last_pid;
 	/* in front of fp_cache: a stack seen lately, by its nearest frames (stack_from_fp) */
-	struct { const struct fp_entry *e; pid_t pid; } fp_front[STK_FRONT];
+	struct stk_front fp_front[STK_FRONT];
 	struct hmap pending;	/* tid/ts hash -> struct stk_pending */
 	struct hmap py_pending;	/* tid/ts hash -> struct stk_pypending */
 	struct hmap by_id;	/* our id -> struct stk_entry */
@@ -59,6 +66,8 @@ struct stack_table {
 	struct unw_memo *memo;	/* unwinds remembered with what they read (unwind_memo.c) */
 };
 
+/* the frames stored under id (out: GB_STACK_MAX_FRAMES), their strings the table's; 0: none */
+unsigned stk_stored_frames(struct stack_table *t, uint32_t id, struct gb_frame *out);
 uint64_t stk_mod_key(const struct gb_map *m);
 /* The module of a mapping, opened now if new (pid: where to read it from) */
 struct stk_mod *stk_mod_get(struct stack_table *t, pid_t pid, const struct gb_map *m);

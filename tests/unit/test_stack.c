@@ -311,7 +311,7 @@ static void test_dedup_packed(void **state)
 	struct sink k = { 0 };
 	struct stack_ops ops = { .out = out, .ctx = &k };
 	struct stack_table *t = stack_table_new(&ops);
-	struct gb_frame f[GB_STACK_MAX_FRAMES];
+	struct gb_frame f[GB_STACK_MAX_FRAMES], got[GB_STACK_MAX_FRAMES];
 	static const char *mods[] = { "/lib/a.so", "/lib/b.so", "/usr/bin/python3.11", NULL };
 	static const char *syms[] = { NULL, "main", "_PyEval_EvalFrameDefault", "f<int, 3>" };
 	uint32_t id, id2;
@@ -339,8 +339,9 @@ static void test_dedup_packed(void **state)
 		assert_int_not_equal(id, 0);
 		assert_int_equal(k.last_id, id);
 		assert_int_equal(k.n, n);
+		assert_int_equal(stk_stored_frames(t, id, got), n);
 		for (i = 0; i < n; i++)
-			assert_frame_eq(&k.f[i], &f[i]);
+			assert_frame_eq(&got[i], &f[i]);
 		/* asked again: the same id, nothing written */
 		k.last_id = 0;
 		assert_int_equal(stack_intern(t, f, n), id);
@@ -360,15 +361,26 @@ static void test_dedup_packed(void **state)
 	f[n - 1].module = "/lib/c.so";
 	id2 = stack_intern(t, f, n);
 	assert_int_equal(k.last_id, id2);
-	assert_frame_eq(&k.f[n - 1], &f[n - 1]);
+	assert_int_equal(stk_stored_frames(t, id2, got), n);
+	assert_frame_eq(&got[n - 1], &f[n - 1]);
 	/* a module frame's address is not its identity; an anonymous frame's is */
 	f[n - 1].ip += 0x1000;
 	assert_int_equal(stack_intern(t, f, n), id2);
 	f[n - 1].module = NULL;
 	id = stack_intern(t, f, n);
 	f[n - 1].ip += 8;
-	assert_int_not_equal(stack_intern(t, f, n), id);
-	assert_frame_eq(&k.f[n - 1], &f[n - 1]);
+	assert_int_not_equal((id = stack_intern(t, f, n)), id2);
+	assert_int_equal(stk_stored_frames(t, id, got), n);
+	assert_frame_eq(&got[n - 1], &f[n - 1]);
+	/* a module frame stored once keeps the first address it was seen at */
+	f[n - 1].module = "/lib/c.so";
+	f[n - 1].ip -= 0x1008;
+	assert_int_equal(stack_intern(t, f, n), id2);
+	f[n - 1].ip += 0x1000;
+	assert_int_equal(stk_stored_frames(t, id2, got), n);
+	assert_int_equal(got[n - 1].ip, f[n - 1].ip - 0x1000);
+	assert_int_equal(stk_stored_frames(t, 0, got), 0);
+	assert_int_equal(stk_stored_frames(t, 999999, got), 0);
 	stack_table_free(t);
 }
 
@@ -411,6 +423,8 @@ static void test_fp_front(void **state)
 		assert_int_equal(stack_from_fp(t, 100, NULL, i % 2 ? a : b, 6), i % 2 ? ida : idb);
 		assert_int_equal(stack_from_fp(t, 100, NULL, a, 5), ida5);
 	}
+	/* found by their addresses every time: none was made into frames again */
+	assert_int_equal(stack_table_stats(t)->lookups, 3);
 	/* another process with the same addresses: its own entries, the same content */
 	assert_int_equal(stack_from_fp(t, 101, NULL, a, 6), ida);
 	stack_forget_pid(t, 100);
