@@ -1165,10 +1165,12 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 					  .output = o->output };
 
 		r.fl = flight_new(&fo, collector_strings(r.col));
-		if (!r.fl || stack_setup_collector_cb(&o->stack, r.col, flight_add_stack, r.fl)) {
+		/* the stacks stay in the stack table: a dump takes those it needs from there */
+		if (!r.fl || stack_setup_collector_cb(&o->stack, r.col, NULL, NULL)) {
 			gb_err("cannot set up the flight recorder: out of memory");
 			goto cleanup;
 		}
+		flight_set_stacks(r.fl, stack_stored_frames, collector_stack_table(r.col));
 	} else if (stack_setup_collector(&o->stack, r.skel, r.col, r.w)) {
 		gb_err("cannot set up call stacks: out of memory");
 		goto cleanup;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * flight.c - the flight recorder's memory (flight.h): events in a ring of
- * segments filled up to the memory bound, then overwriting its oldest; the
- * distinct stacks they use; a dump writes the window as a normal .sbt.
+ * segments filled up to the memory bound, then overwriting its oldest; a
+ * dump writes the window as a normal .sbt, with the stacks its events use
+ * (from the recorder's stack table, which keeps every distinct stack once).
  */
 #include <fcntl.h>
 #include <errno.h>
@@ -15,12 +16,7 @@
 #include "core/vec.h"
 #include "incident/flight.h"
 #include "sbt/sbt.h"
-
-struct fstack {
-	struct gb_frame *f;
-	unsigned n;
-	unsigned mark;		/* dump number that wrote it last */
-};
+#include "stacks/stack.h"
 
 /*
  * The events: a ring of fixed-size segments, allocated as the write
@@ -39,9 +35,11 @@ struct flight {
 	size_t nseg, cap;	/* cap = nseg * SEG slots */
 	size_t head, n;		/* oldest slot, events held */
 	size_t allocated;	/* segments allocated */
-	struct fstack *stk;	/* by id */
-	size_t capstk;
-	uint64_t stack_bytes;
+	/* the stacks' frames, where they are kept (flight_set_stacks) */
+	unsigned (*frames)(void *ctx, uint32_t id, struct gb_frame *out);
+	void *frames_ctx;
+	unsigned *mark;		/* by stack id: the dump that wrote it last */
+	size_t capmark;
 	struct flight_stats st;
 	unsigned next_num;
 };
@@ -73,9 +71,7 @@ void flight_free(struct flight *f)
 
 	if (!f)
 		return;
-	for (i = 0; i < f->capstk; i++)
-		free(f->stk[i].f);
-	free(f->stk);
+	free(f->mark);
 	for (i = 0; i < f->nseg; i++)
 		free(f->seg[i]);
 	free(f->seg);
@@ -97,7 +93,7 @@ static uint64_t ev_end(const struct gb_event *e)
 static void account(struct flight *f)
 {
 	f->st.events = f->n;
-	f->st.bytes = f->allocated * SEG * sizeof(struct gb_event) + f->stack_bytes;
+	f->st.bytes = f->allocated * SEG * sizeof(struct gb_event);
 }
 
 /* the next slot, its segment allocated; the oldest goes when the bound is reached */
@@ -138,43 +134,11 @@ int flight_add(struct flight *f, const struct gb_event *ev)
 	return 0;
 }
 
-int flight_add_stack(void *ctx, uint32_t id, const struct gb_frame *fr, unsigned n)
+void flight_set_stacks(struct flight *f, unsigned (*frames)(void *ctx, uint32_t id, struct gb_frame *out),
+		       void *ctx)
 {
-	struct flight *f = ctx;
-	struct gb_frame *c;
-	unsigned i;
-
-	if (!id || !n)
-		return 0;
-	if (id >= f->capstk) {
-		size_t cap = f->capstk ? f->capstk : 256;
-		struct fstack *s;
-
-		while (cap <= id)
-			cap *= 2;
-		s = realloc(f->stk, cap * sizeof(*s));
-		if (!s)
-			return 0;	/* the stack is lost, not the recording */
-		memset(s + f->capstk, 0, (cap - f->capstk) * sizeof(*s));
-		f->stk = s;
-		f->capstk = cap;
-	}
-	if (f->stk[id].f)
-		return 0;
-	c = calloc(n, sizeof(*c));
-	if (!c)
-		return 0;
-	for (i = 0; i < n; i++) {
-		c[i] = fr[i];
-		c[i].module = intern_str(f->strs, fr[i].module);
-		c[i].build_id = intern_str(f->strs, fr[i].build_id);
-		c[i].sym = intern_str(f->strs, fr[i].sym);
-	}
-	f->stk[id].f = c;
-	f->stk[id].n = n;
-	f->stack_bytes += n * sizeof(*c) + sizeof(struct fstack);
-	account(f);
-	return 0;
+	f->frames = frames;
+	f->frames_ctx = ctx;
 }
 
 /* segments holding no event of the window, nor the slot the next one goes into, freed */
@@ -232,10 +196,29 @@ static int by_ts(const void *a, const void *b)
 
 static int put_stack(struct flight *f, struct sbt_writer *w, uint32_t id, unsigned mark)
 {
-	if (!id || id >= f->capstk || !f->stk[id].f || f->stk[id].mark == mark)
+	struct gb_frame fr[GB_STACK_MAX_FRAMES];
+	unsigned n;
+
+	if (!id || !f->frames)
 		return 0;
-	f->stk[id].mark = mark;
-	return sbt_writer_add_stack(w, id, f->stk[id].f, f->stk[id].n);
+	if (id >= f->capmark) {
+		size_t cap = f->capmark ? f->capmark : 256;
+		unsigned *m;
+
+		while (cap <= id)
+			cap *= 2;
+		m = realloc(f->mark, cap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		memset(m + f->capmark, 0, (cap - f->capmark) * sizeof(*m));
+		f->mark = m;
+		f->capmark = cap;
+	}
+	if (f->mark[id] == mark)
+		return 0;
+	f->mark[id] = mark;
+	n = f->frames(f->frames_ctx, id, fr);
+	return n ? sbt_writer_add_stack(w, id, fr, n) : 0;
 }
 
 int flight_dump(struct flight *f, const struct sbt_meta *meta, uint64_t now, uint64_t now_real,

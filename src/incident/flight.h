@@ -14,13 +14,13 @@
 struct flight_opts {
 	uint64_t window_ns;	/* keep events that ended within this long */
 	uint64_t mem_bytes;	/* and at most this many bytes of them (oldest go first);
-				 * the distinct stacks they use come on top */
+				 * the distinct stacks are the recorder's stack table's */
 	const char *output;	/* trace.sbt: dumps are trace.1.sbt, trace.2.sbt ... */
 };
 
 struct flight_stats {
 	uint64_t events;	/* held now */
-	uint64_t bytes;		/* memory they and the stacks take */
+	uint64_t bytes;		/* memory they take */
 	uint64_t evicted_mem;	/* events pushed out by the memory bound before their time */
 	unsigned dumps;		/* dumps written */
 };
@@ -35,8 +35,14 @@ struct flight *flight_new(const struct flight_opts *o, struct intern *strs);
 void flight_free(struct flight *f);
 /* Keep a copy of ev; 0 or -ENOMEM */
 int flight_add(struct flight *f, const struct gb_event *ev);
-/* A distinct call stack, stored under id (collector_enable_stacks's out) */
-int flight_add_stack(void *f, uint32_t id, const struct gb_frame *fr, unsigned n);
+/*
+ * Where a dump finds the frames of the stacks its events name: frames(ctx,
+ * id, out) fills out (GB_STACK_MAX_FRAMES) and returns how many, 0 for
+ * none (stack_stored_frames, ctx: the collector's stack table). Unset: no
+ * stacks are written.
+ */
+void flight_set_stacks(struct flight *f, unsigned (*frames)(void *ctx, uint32_t id, struct gb_frame *out),
+		       void *ctx);
 /* Forget events that ended before now_ns - window */
 void flight_trim(struct flight *f, uint64_t now_ns);
 /*

@@ -272,9 +272,10 @@ static unsigned unpack_frames(const struct intern *strs, const struct stk_entry 
 	return i;
 }
 
-unsigned stk_stored_frames(struct stack_table *t, uint32_t id, struct gb_frame *out)
+unsigned stack_stored_frames(void *table, uint32_t id, struct gb_frame *out)
 {
-	const struct stk_entry *e = id ? hmap_get(&t->by_id, id) : NULL;
+	struct stack_table *t = table;
+	const struct stk_entry *e = t && id ? hmap_get(&t->by_id, id) : NULL;
 
 	return e ? unpack_frames(t->strs, e, out) : 0;
 }
@@ -745,7 +746,7 @@ uint32_t stack_add_python(struct stack_table *t, uint32_t native_id, uint32_t ti
 		free(p);
 		return native_id;
 	}
-	nn = stk_stored_frames(t, native_id, nf);
+	nn = stack_stored_frames(t, native_id, nf);
 	k = eval_index(t, native_id, nf, nn);
 	for (i = 0; i < k && n < GB_STACK_MAX_FRAMES; i++)
 		f[n++] = nf[i];

@@ -53,6 +53,12 @@ void stack_note_maps(struct stack_table *t, pid_t pid, const struct gb_maps *m);
 /* Dedup n frames (strings copied); returns the stack id, 0 if n == 0 or no memory */
 uint32_t stack_intern(struct stack_table *t, const struct gb_frame *f, unsigned n);
 /*
+ * The frames stored under id (table: a struct stack_table, NULL for none)
+ * into out (GB_STACK_MAX_FRAMES), their strings the table's; how many, 0
+ * for none. Every distinct stack is kept, packed, for the table's life.
+ */
+unsigned stack_stored_frames(void *table, uint32_t id, struct gb_frame *out);
+/*
  * Stacks taken at a probed function's first instruction: the frame-pointer
  * walk (and an unwind where the entry has no CFI) starts at the caller's
  * caller. Insert caller, the return address found at entry, as frame 1

@@ -66,8 +66,6 @@ struct stack_table {
 	struct unw_memo *memo;	/* unwinds remembered with what they read (unwind_memo.c) */
 };
 
-/* the frames stored under id (out: GB_STACK_MAX_FRAMES), their strings the table's; 0: none */
-unsigned stk_stored_frames(struct stack_table *t, uint32_t id, struct gb_frame *out);
 uint64_t stk_mod_key(const struct gb_map *m);
 /* The module of a mapping, opened now if new (pid: where to read it from) */
 struct stk_mod *stk_mod_get(struct stack_table *t, pid_t pid, const struct gb_map *m);

@@ -65,13 +65,26 @@ static unsigned read_back(const char *path, uint64_t *first, uint64_t *last, uns
 	return n;
 }
 
+/* the stack table's part for the test: stack 7 has two frames, no other is kept */
+static const struct gb_frame stack7[2] = { { .ip = 0x1000, .offset = 0x10, .module = "/lib/libcuda.so.1" },
+					   { .ip = 0x2000, .offset = 0x20, .module = "/bin/app" } };
+static unsigned asked;
+
+static unsigned frames_of(void *ctx, uint32_t id, struct gb_frame *out)
+{
+	(void)ctx;
+	asked++;
+	if (id != 7)
+		return 0;
+	memcpy(out, stack7, sizeof(stack7));
+	return 2;
+}
+
 static void test_window_and_dumps(void **state)
 {
 	struct intern *strs = intern_new();
 	struct flight_opts o = { .window_ns = 5 * S, .mem_bytes = 64 << 20, .output = tpath("t.sbt") };
 	struct flight *f;
-	struct gb_frame fr[2] = { { .ip = 0x1000, .offset = 0x10, .module = "/lib/libcuda.so.1" },
-				  { .ip = 0x2000, .offset = 0x20, .module = "/bin/app" } };
 	struct gb_event extra[2];
 	char path[256];
 	uint64_t t, first = 0, last = 0;
@@ -80,7 +93,7 @@ static void test_window_and_dumps(void **state)
 
 	(void)state;
 	f = flight_new(&o, strs);
-	assert_int_equal(flight_add_stack(f, 7, fr, 2), 0);
+	flight_set_stacks(f, frames_of, NULL);
 	for (t = 2 * S; t < 22 * S; t += S / 100) {
 		struct gb_event e = launch(t, 7);
 
@@ -103,6 +116,7 @@ static void test_window_and_dumps(void **state)
 	assert_int_equal(first, 3 * S);		/* the call in flight, older than the window */
 	assert_int_equal(n, 500 + 1);		/* the window's launches, the call; not the held one */
 	assert_int_equal(stk, n);		/* every event's stack is in the file */
+	assert_int_equal(asked, 1);		/* taken from the table once per dump */
 	/* the next dump gets the next number, and only the newer window */
 	for (t = 22 * S; t < 24 * S; t += S / 100) {
 		struct gb_event e = launch(t, 0);

@@ -339,7 +339,7 @@ static void test_dedup_packed(void **state)
 		assert_int_not_equal(id, 0);
 		assert_int_equal(k.last_id, id);
 		assert_int_equal(k.n, n);
-		assert_int_equal(stk_stored_frames(t, id, got), n);
+		assert_int_equal(stack_stored_frames(t, id, got), n);
 		for (i = 0; i < n; i++)
 			assert_frame_eq(&got[i], &f[i]);
 		/* asked again: the same id, nothing written */
@@ -361,7 +361,7 @@ static void test_dedup_packed(void **state)
 	f[n - 1].module = "/lib/c.so";
 	id2 = stack_intern(t, f, n);
 	assert_int_equal(k.last_id, id2);
-	assert_int_equal(stk_stored_frames(t, id2, got), n);
+	assert_int_equal(stack_stored_frames(t, id2, got), n);
 	assert_frame_eq(&got[n - 1], &f[n - 1]);
 	/* a module frame's address is not its identity; an anonymous frame's is */
 	f[n - 1].ip += 0x1000;
@@ -370,17 +370,17 @@ static void test_dedup_packed(void **state)
 	id = stack_intern(t, f, n);
 	f[n - 1].ip += 8;
 	assert_int_not_equal((id = stack_intern(t, f, n)), id2);
-	assert_int_equal(stk_stored_frames(t, id, got), n);
+	assert_int_equal(stack_stored_frames(t, id, got), n);
 	assert_frame_eq(&got[n - 1], &f[n - 1]);
 	/* a module frame stored once keeps the first address it was seen at */
 	f[n - 1].module = "/lib/c.so";
 	f[n - 1].ip -= 0x1008;
 	assert_int_equal(stack_intern(t, f, n), id2);
 	f[n - 1].ip += 0x1000;
-	assert_int_equal(stk_stored_frames(t, id2, got), n);
+	assert_int_equal(stack_stored_frames(t, id2, got), n);
 	assert_int_equal(got[n - 1].ip, f[n - 1].ip - 0x1000);
-	assert_int_equal(stk_stored_frames(t, 0, got), 0);
-	assert_int_equal(stk_stored_frames(t, 999999, got), 0);
+	assert_int_equal(stack_stored_frames(t, 0, got), 0);
+	assert_int_equal(stack_stored_frames(t, 999999, got), 0);
 	stack_table_free(t);
 }
 
