@@ -28,7 +28,8 @@ echo "Launches only; the mix of \`collector_bench\` (4 launches, then an allocat
 echo "copies, a memset, a sync and a free, each announced at entry and ended at return);"
 echo "launches of kernels with 2,000-byte names (C++ templates), read whole from the process;"
 echo "launches each from a call stack never seen before, 64 frames deep (a PyTorch job's Python"
-echo "frames: ~1,000 new stacks a second, 21,000 in 0.2 s as it starts; CALLS / 100 of them)."
+echo "frames: ~1,000 new stacks a second, 21,000 in 0.2 s as it starts; CALLS / 100 of them),"
+echo "and the heap the recorder still keeps per distinct stack once that trace is closed."
 echo
 echo "CPU time on a shared VM moves by tens of percent between runs (even the order of the"
 echo "rows can flip): compare builds by the instruction counts below."
