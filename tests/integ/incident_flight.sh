@@ -139,6 +139,14 @@ st = [f for e in d1 for f in e.get("stack", [])]
 c.true("dump 1: its stacks' frames are named by the dump itself (frame names in the trace)",
        st and info(f"{T}/fl.1.sbt").get("frame_names", 0) > 0 and all(f.get("sym") for f in st if f.get("module", "").endswith("libcuda.so.1")),
        f"{len(st)} frames, {info(f'{T}/fl.1.sbt').get('frame_names')} names")
+# and each is the stack the streaming recorder stored for the same launch (the dump reads them
+# from the recorder's stack table, packed there)
+def frames(e):
+    return [(f.get("module"), f.get("offset")) for f in e.get("stack", [])]
+refstk = {num(e): frames(e) for e in ref}
+diff = [num(e) for e in d1 if num(e) in refstk and frames(e) != refstk[num(e)]]
+c.true(f"dump 1: every launch's stack is the streaming recorder's ({len(d1) - len(diff)} of {len(d1)})",
+       d1 and all(frames(e) for e in d1) and not diff, f"{len(diff)} differ, first {diff[:3]}")
 sys.exit(0)
 PY
 
