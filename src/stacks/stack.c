@@ -36,8 +36,9 @@ struct stk_entry {
 };
 
 enum { SF_MOD = 1, SF_BID = 2, SF_SYM = 4, SF_LINE = 8, SF_FILE = 16 };
-/* the most one frame takes: flags, three string ids, line, offset, address */
-#define SF_FRAME_MAX	(1 + 4 * 5 + 2 * GB_VARINT_MAX)
+/* the most one frame's key takes: flags, four string ids and the line (32-bit varints:
+ * 5 bytes at most each), its offset and address (64-bit: GB_VARINT_MAX) */
+#define SF_FRAME_MAX	(1 + 5 * 5 + 2 * GB_VARINT_MAX)
 
 struct stk_pending {
 	uint32_t tid, id;
