@@ -22,7 +22,8 @@
 struct stack_table;
 
 struct stack_ops {
-	/* a new distinct stack: store it (sbt_writer_add_stack); <0 = write error */
+	/* a new distinct stack: store it (sbt_writer_add_stack); <0 = write error.
+	 * f is the caller's, valid during the call only: copy what is kept */
 	int (*out)(void *ctx, uint32_t id, const struct gb_frame *f, unsigned n);
 	void *ctx;
 };
