@@ -9,7 +9,9 @@
  * probe is submitted at return, after the probe fired inside it), so both
  * sides wait for each other in per-thread lists.
  *
- * Lists are intrusive and doubly linked; every unlink is O(1). Memory:
+ * Lists are intrusive and doubly linked; every unlink is O(1). A pairing
+ * looks only at what can still pair (test_busy_thread: a few entries per
+ * record however many wait). Memory:
  * held host events <= max_pending; correlation entries age out after
  * 2 * wait_ns once no held event points at them.
  */
@@ -390,13 +392,30 @@ static void pair(struct cupti_join *j, struct held *h, struct corr *c)
 	check(j, h);
 }
 
-/* The call that contains the api moment; the innermost (latest) wins, a same handle first */
+/*
+ * The call that contains the api moment; the innermost (latest) wins, a same
+ * handle first. A thread's api moments come in time order (each stamped as
+ * its record is submitted, all into one ring), so a call that ended before
+ * the newest one can contain no moment still to come: it leaves the
+ * thread's list here. Without that, calls no moment is for (a runtime
+ * launch around its driver launch, a partner lost to a full ring) stayed
+ * listed until released, 5 s later, and every moment walked them all: on a
+ * job at full speed the join took most of the recorder's time and the ring
+ * overflowed.
+ */
 static void match_api(struct cupti_join *j, struct tidq *q, struct corr *c)
 {
-	struct held *h, *best = NULL;
+	struct held *h, *n, *best = NULL;
 	bool best_eq = false, eq;
 
-	for (h = q->hosts; h; h = h->tnext) {
+	for (h = q->hosts; h; h = n) {
+		n = h->tnext;
+		j->st.walked++;
+		if (host_end(&h->ev) < q->api_max) {
+			UNLINK(q->hosts, h, tprev, tnext);
+			h->on_tid = false;
+			continue;
+		}
 		if (!eligible(h, c))
 			continue;
 		eq = c->handle && h->ev.handle == c->handle;
@@ -409,13 +428,19 @@ static void match_api(struct cupti_join *j, struct tidq *q, struct corr *c)
 		pair(j, best, c);
 }
 
-/* The first api moment inside this call; a same handle first */
+/*
+ * The first api moment inside this call; a same handle first. The list is
+ * newest first: the walk ends at the first moment before the call began
+ * (the ones after it are older still), so moments whose call never came
+ * are not walked again and again; they age out (corr_age).
+ */
 static void match_host(struct cupti_join *j, struct tidq *q, struct held *h)
 {
 	struct corr *c, *best = NULL;
 	bool best_eq = false, eq;
 
-	for (c = q->apis; c; c = c->tnext) {
+	for (c = q->apis; c && c->api_ts >= h->ev.ts_ns; c = c->tnext) {
+		j->st.walked++;
 		if (!eligible(h, c))
 			continue;
 		eq = c->handle && h->ev.handle == c->handle;
@@ -426,6 +451,24 @@ static void match_host(struct cupti_join *j, struct tidq *q, struct held *h)
 	}
 	if (best)
 		pair(j, h, best);
+}
+
+/* c into the thread's moments, newest first (in order already but for a record out of turn) */
+static void link_api(struct tidq *q, struct corr *c)
+{
+	struct corr *after = NULL, *x;
+
+	for (x = q->apis; x && x->api_ts > c->api_ts; x = x->tnext)
+		after = x;
+	if (!after) {
+		LINK(q->apis, c, tprev, tnext);
+		return;
+	}
+	c->tprev = after;
+	c->tnext = after->tnext;
+	if (after->tnext)
+		after->tnext->tprev = c;
+	after->tnext = c;
 }
 
 /* --- inputs --- */
@@ -620,8 +663,10 @@ void cupti_join_api(struct cupti_join *j, uint32_t pid, uint32_t tid, uint64_t t
 	c->tid = tid;
 	c->api_ts = ts;
 	c->handle = handle;
-	LINK(q->apis, c, tprev, tnext);
+	link_api(q, c);
 	c->on_tid = true;
+	if (ts > q->api_max)
+		q->api_max = ts;
 	match_api(j, q, c);
 }
 

@@ -57,6 +57,7 @@ struct cupti_join_stats {
 	uint64_t skipped;		/* records with no event type in this build */
 	uint64_t names_cut;		/* kernel names kept cut: gone from the process (names.cut) */
 	uint64_t bad;			/* records too short or of unknown kind */
+	uint64_t walked;		/* list entries looked at to pair host calls and api moments */
 };
 
 typedef void (*cupti_join_cb)(void *ctx, const struct gb_event *ev);

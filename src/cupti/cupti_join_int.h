@@ -39,9 +39,10 @@ struct held {			/* one host event waiting */
 	bool on_tid, on_unbound;
 };
 
-struct tidq {
-	struct held *hosts;
-	struct corr *apis;
+struct tidq {			/* one thread's records waiting for their partner */
+	struct held *hosts;	/* newest first; only those an api moment to come can still be in */
+	struct corr *apis;	/* by api_ts, newest first */
+	uint64_t api_max;	/* the newest api moment seen on the thread */
 };
 
 struct ulist {			/* one stream's launches without a bound, newest first */

@@ -839,6 +839,84 @@ static void test_forget(void **state)
 	assert_int_equal(j->pids.n, 0);
 }
 
+/*
+ * A thread's moments delivered out of turn still find their calls: the
+ * older one's call is lost, the newer one's comes after both
+ */
+static void test_out_of_turn(void **state)
+{
+	struct cupti_join *j = *state;
+	struct gb_event b = launch_ev(1020 * US, 10 * US, F, 0);
+
+	cupti_join_api(j, PID, TID, 1025 * US, 8, F);
+	cupti_join_api(j, PID, TID, 1005 * US, 7, F);
+	cupti_join_host(j, &b);
+	cupti_join_flush(j, collect, NULL);
+	assert_int_equal(find(GB_T_cuLaunchKernel, 1020 * US)->corr_id, 8);
+}
+
+/*
+ * A job at full speed, in ring order (each call's record at its return,
+ * its api moment before it): a runtime launch around each driver launch,
+ * which no moment is for, one moment in 10 lost and one driver launch in
+ * 7 lost (a full ring: its moment goes to the runtime launch, the call
+ * that contains it then), and in 13 both launches lost (its moment waits
+ * for a call that never comes). Nothing is released meanwhile (a device record
+ * takes up to 5 s). Every launch still gets its own moment, and pairing
+ * looks at a few list entries per record: the calls no moment is for
+ * were walked by every later moment (quadratic: on a job at full speed
+ * the join took 93% of the recorder and the ring overflowed).
+ */
+#define BUSY_N 20000
+static unsigned busy_paired, busy_wrong;
+
+static void busy_check(void *ctx, const struct gb_event *ev)
+{
+	uint64_t i = ev->ts_ns / (20 * US);
+
+	(void)ctx;
+	if (ev->type == GB_T_cuLaunchKernel) {
+		busy_paired += ev->corr_id != 0;
+		busy_wrong += ev->corr_id != (i % 10 ? i : 0);
+	} else {
+		busy_wrong += ev->corr_id != (i % 10 && !(i % 7) ? i : 0);
+	}
+}
+
+static void test_busy_thread(void **state)
+{
+	struct cupti_join_opts o = { .wait_ns = 3600000 * MS, .max_pending = 10 * BUSY_N };
+	struct cupti_join *j = cupti_join_new(&o);
+	struct gb_event rt, drv;
+	unsigned i, want = 0, held = 0;
+	uint64_t t;
+
+	(void)state;
+	assert_non_null(j);
+	busy_paired = busy_wrong = 0;
+	for (i = 1; i <= BUSY_N; i++) {
+		t = (uint64_t)i * 20 * US;
+		rt = launch_ev(t, 10 * US, 0x5700b, 0);
+		rt.type = GB_T_cudaLaunchKernel;
+		drv = launch_ev(t + 2 * US, 6 * US, F + i, 0);
+		if (i % 10)
+			cupti_join_api(j, PID, TID, t + 5 * US, i, F + i);
+		if (!(i % 13))
+			continue;
+		held += 1 + !!(i % 7);
+		if (i % 7)
+			assert_true(cupti_join_host(j, &drv));
+		want += i % 10 && i % 7;
+		assert_true(cupti_join_host(j, &rt));
+	}
+	assert_int_equal(cupti_join_pending(j), held);
+	assert_true(cupti_join_stats(j)->walked <= 4ull * BUSY_N);
+	cupti_join_flush(j, busy_check, NULL);
+	assert_int_equal(busy_paired, want);
+	assert_int_equal(busy_wrong, 0);
+	cupti_join_free(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -866,6 +944,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bpf_pid_filter, setup, teardown),
 		cmocka_unit_test(test_attach_bad_path),
 		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_turn, setup, teardown),
+		cmocka_unit_test(test_busy_thread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
