@@ -140,7 +140,7 @@ test: deps
 test-only: all unit workloads cupti spank
 	@bash tests/run.sh $(BUILD)
 
-bench: all workloads
+bench: all workloads cupti
 	@bash bench/run.sh
 
 # long runs: record at 50k launches/s for SOAK_SECONDS (default 600), RSS/CPU/drops

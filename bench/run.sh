@@ -28,6 +28,7 @@ run() {	# SCRIPT ARGS...
 }
 run bash bench/launch_bench.sh "$B"
 run bash bench/collector_bench.sh "$B"
+run bash bench/cupti_collect_bench.sh "$B"
 BUILD=$B run bash bench/collect_bench.sh
 
 run bash bench/discover_bench.sh "$B"

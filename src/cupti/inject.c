@@ -804,7 +804,7 @@ static int ctl_wait_off(pid_t pid, uint64_t addr, struct gb_cupti_ctl *ctl, unsi
 			return 0;
 		if (gb_now_mono_ns() >= end)
 			return -ETIMEDOUT;
-		usleep(5000);
+		rcall_pause(5000);
 	}
 }
 

@@ -59,6 +59,16 @@ int cupti_inject_stage(pid_t pid, const char *lib, char *host, size_t hostlen, c
  */
 int cupti_inject_renew(pid_t pid, const char *lib, uint64_t *ctl);
 
+/*
+ * What the caller does while an attach or a detach waits for the target
+ * (a thread to reach a safe moment, the remote call, the library to switch
+ * off): fn(ctx, us) instead of usleep(us). The recorder reads its ring
+ * there: the job goes on calling meanwhile, and at the detach CUPTI hands
+ * over what it buffered (a ring left alone for that long overflows). fn
+ * may return early; it must not call into this module. NULL: sleep.
+ */
+void cupti_inject_on_wait(void (*fn)(void *ctx, unsigned us), void *ctx);
+
 /* -a --cupti: 1 when pid maps a CUDA driver or runtime library, else 0 */
 int cupti_inject_has_cuda(pid_t pid);
 #endif

@@ -85,6 +85,23 @@ static uint64_t now_ms(void)
 	return gb_now_mono_ns() / 1000000ull;
 }
 
+static void (*wait_fn)(void *ctx, unsigned us);
+static void *wait_ctx;
+
+void cupti_inject_on_wait(void (*fn)(void *ctx, unsigned us), void *ctx)
+{
+	wait_fn = fn;
+	wait_ctx = ctx;
+}
+
+void rcall_pause(unsigned us)
+{
+	if (wait_fn)
+		wait_fn(wait_ctx, us);
+	else
+		usleep(us);
+}
+
 /* waitpid with a deadline (0: none); 1 stopped/ended, 0 timed out, -errno */
 static int wait_tid(pid_t tid, int *status, uint64_t deadline)
 {
@@ -99,7 +116,7 @@ static int wait_tid(pid_t tid, int *status, uint64_t deadline)
 			return errno == EINTR ? 0 : -errno;
 		if (deadline && now_ms() >= deadline)
 			return 0;
-		usleep(us);
+		rcall_pause(us);
 		if (us < 1000)
 			us *= 2;
 	}
@@ -529,7 +546,7 @@ int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_opts *o, char *wh
 	if (!cleared)
 		return -ENOMEM;
 	while ((holder = lock_holder(pid, tids, n, o, cleared)) && now_ms() < deadline)
-		usleep(50000);
+		rcall_pause(50000);
 	free(cleared);
 	if (holder) {
 		snprintf(why, len, "thread %d stayed inside the loader, malloc or fork for %d ms, holding a lock "
@@ -569,7 +586,7 @@ int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_opts *o, char *wh
 		if (pass == 1 && o->no_entry)
 			break;
 		if (pass == 1)
-			usleep(1000);	/* none running now: look again */
+			rcall_pause(1000);	/* none running now: look again */
 	}
 	if (last == -EPERM || last == -ESRCH || last == -EDEADLK || last == -ETIMEDOUT || last == -EAGAIN ||
 	    last == -ENOSPC || !tried)

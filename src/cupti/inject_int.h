@@ -18,6 +18,9 @@ struct rcall_range {
 	bool needed;	/* a lock the load itself takes (the loader's, malloc's, fork's): never wait on it */
 };
 
+/* every wait of an injection or a detach: the caller's cupti_inject_on_wait, else usleep */
+void rcall_pause(unsigned us);
+
 /* the trampoline a call returns to (inject_call.c): 34 bytes, in 40 */
 #define RCALL_TRAMP_LEN	40
 

@@ -11,7 +11,8 @@
  * callback enabled, the fake libcuda's launches call it at their enter and
  * exit (fake_cuda_cupti_hook); how many were delivered in all is logged
  * at unsubscribe and when the process exits. $FAKE_CUPTI_SLOW_FINALIZE_MS:
- * cuptiFinalize takes that long. The device-buffer attributes and the
+ * cuptiFinalize takes that long, $FAKE_CUPTI_SLOW_SUBSCRIBE_MS cuptiSubscribe
+ * (CUPTI starting on a GPU). The device-buffer attributes and the
  * flush period set are logged.
  */
 #include <dlfcn.h>
@@ -25,6 +26,19 @@
 #include <unistd.h>
 
 #define API __attribute__((visibility("default")))
+
+/* sleep $NAME milliseconds, if set */
+static void slow(const char *name)
+{
+	const char *v = getenv(name);
+	struct timespec ts;
+
+	if (v && atoi(v) > 0) {
+		ts.tv_sec = atoi(v) / 1000;
+		ts.tv_nsec = (atoi(v) % 1000) * 1000000L;
+		nanosleep(&ts, NULL);
+	}
+}
 enum { OK = 0, INVALID = 1, MAX_LIMIT = 12, MULTIPLE = 39 };
 
 static void logc(const char *name, int arg)
@@ -100,6 +114,7 @@ static void set_hook(void (*h)(int, unsigned))
 
 API int cuptiSubscribe(void **sub, void *cb, void *ud)
 {
+	slow("FAKE_CUPTI_SLOW_SUBSCRIBE_MS");
 	logc("subscribe", 0);
 	if (getenv("FAKE_CUPTI_BUSY"))
 		return MULTIPLE;
@@ -162,14 +177,7 @@ API int cuptiUnsubscribe(void *sub)
 }
 API int cuptiFinalize(void)
 {
-	const char *slow = getenv("FAKE_CUPTI_SLOW_FINALIZE_MS");
-	struct timespec ts;
-
-	if (slow && atoi(slow) > 0) {
-		ts.tv_sec = atoi(slow) / 1000;
-		ts.tv_nsec = (atoi(slow) % 1000) * 1000000L;
-		nanosleep(&ts, NULL);
-	}
+	slow("FAKE_CUPTI_SLOW_FINALIZE_MS");
 	logc("finalize", 0);
 	return OK;
 }
