@@ -4,10 +4,12 @@
 # tests/workloads/inject_work (CPU 1: 4 threads launching through the fake
 # libcuda) with the fake libcupti, which says yes and calls the library's
 # callback inside every launch, so each launch is a host call and an api
-# moment for the CUPTI join to pair (no device records: no GPU). Per row:
-# events a second recorded, and lost to a full ring. Rows: the job as fast as it can go; the same with cuptiFinalize
-# taking 1.5 s (CUPTI handing over its buffers at the end: the recorder
-# reads its ring while it waits). Prints a Markdown section. Needs root.
+# moment for the CUPTI join to pair. Per row: events a second recorded,
+# and lost to a full ring. Rows: the job as fast as it can go; the same with
+# cuptiFinalize taking 1.5 s (CUPTI handing over its buffers at the end:
+# the recorder reads its ring while it waits); the same with a kernel
+# record for every launch ($FAKE_CUPTI_ACTIVITY, in buffers as CUPTI hands
+# them over), each joined to its launch. Prints a Markdown section. Needs root.
 #   SECS=3 bash bench/cupti_collect_bench.sh
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,3 +52,4 @@ echo "| job | events recorded a second (of the trace's span) | lost to a full ri
 echo "|---|---:|---:|---:|"
 row "4 threads at full speed"
 row "4 threads at full speed, cuptiFinalize 1.5 s" FAKE_CUPTI_SLOW_FINALIZE_MS=1500
+row "4 threads at full speed, a kernel record per launch" FAKE_CUPTI_ACTIVITY=1

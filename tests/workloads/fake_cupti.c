@@ -14,10 +14,20 @@
  * cuptiFinalize takes that long, $FAKE_CUPTI_SLOW_SUBSCRIBE_MS cuptiSubscribe
  * (CUPTI starting on a GPU). The device-buffer attributes and the
  * flush period set are logged.
+ *
+ * $FAKE_CUPTI_ACTIVITY=1: while kernel activity is on, each launch callback
+ * also writes a kernel record (its correlation id, start 2 us after the
+ * callback, end 8 us later, CLOCK_MONOTONIC) into a buffer from the
+ * client's request callback, handed over as CUPTI does: when full, when
+ * the flush period has passed, and at cuptiActivityFlushAll -- on the
+ * thread that fills it or flushes. How many were written is logged at
+ * unsubscribe ("activity N"). Layout: fake_cupti_act.c.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 #include <stdio.h>
@@ -83,6 +93,84 @@ static _Atomic int inflight;		/* callbacks being delivered now */
 static __thread int in_dispatch;	/* this thread is inside one */
 static _Atomic uint32_t corr;
 
+/* --- activity ($FAKE_CUPTI_ACTIVITY) --- */
+size_t fake_act_kernel(void *out, size_t room, uint32_t corr, uint64_t start, uint64_t end, const char *name);
+typedef void (*buf_req_fn)(uint8_t **buf, size_t *size, size_t *max_records);
+typedef void (*buf_done_fn)(void *ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid);
+static buf_req_fn act_req;
+static buf_done_fn act_done;
+static pthread_mutex_t act_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *act_buf;
+static size_t act_size, act_used, act_rec_size;
+static uint64_t act_since, act_period_ns;
+static _Atomic int act_on;
+static _Atomic unsigned long act_written;
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* the buffer as it stands to the client (outside the lock: it emits every record) */
+static void act_hand_over(void)
+{
+	uint8_t *buf;
+	size_t size, used;
+
+	pthread_mutex_lock(&act_lock);
+	buf = act_buf;
+	size = act_size;
+	used = act_used;
+	act_buf = NULL;
+	act_size = act_used = 0;
+	pthread_mutex_unlock(&act_lock);
+	if (buf && act_done)
+		act_done(NULL, 0, buf, size, used);
+}
+
+static void act_kernel(uint32_t id)
+{
+	static int want = -1;
+	uint64_t now = mono_now();
+	size_t n = 0, max = 0;
+	bool full, due;
+
+	if (want < 0)
+		want = getenv("FAKE_CUPTI_ACTIVITY") && atoi(getenv("FAKE_CUPTI_ACTIVITY")) > 0;
+	if (!want || !atomic_load(&act_on) || !act_req)
+		return;
+	pthread_mutex_lock(&act_lock);
+	for (int tries = 0; tries < 2 && !n; tries++) {
+		if (!act_buf) {
+			act_req(&act_buf, &act_size, &max);
+			act_used = 0;
+			act_since = now;
+			if (!act_buf)
+				break;
+		}
+		n = fake_act_kernel(act_buf + act_used, act_size - act_used, id, now + 2000, now + 10000,
+				    "fake_kernel");
+		if (!n && act_used) {	/* full: hand it over, then a new one */
+			pthread_mutex_unlock(&act_lock);
+			act_hand_over();
+			pthread_mutex_lock(&act_lock);
+		} else if (!n) {
+			break;		/* no room even empty, or no layout */
+		}
+	}
+	act_used += n;
+	act_rec_size = n ? n : act_rec_size;
+	atomic_fetch_add(&act_written, n ? 1 : 0);
+	full = act_buf && act_size - act_used < n;
+	due = act_period_ns && now - act_since >= act_period_ns;
+	pthread_mutex_unlock(&act_lock);
+	if (full || due)
+		act_hand_over();
+}
+
 static void dispatch(int site, unsigned cbid)
 {
 	struct cb_data d = { .site = site, .function_name = "cuLaunchKernel" };
@@ -96,6 +184,8 @@ static void dispatch(int site, unsigned cbid)
 	atomic_fetch_add(&delivered, 1);
 	in_dispatch = 1;
 	cb_fn(cb_ud, 1, cbid, &d);
+	if (!site)
+		act_kernel(d.corr_id);
 	in_dispatch = 0;
 	atomic_fetch_sub(&inflight, 1);
 }
@@ -156,14 +246,55 @@ API int cuptiActivitySetAttribute(int attr, size_t *size, void *value)
 	logc("attribute", attr);
 	return size && value ? OK : INVALID;
 }
-API int cuptiActivityFlushPeriod(uint32_t ms) { logc("flush_period", (int)ms); return OK; }
+API int cuptiActivityFlushPeriod(uint32_t ms)
+{
+	logc("flush_period", (int)ms);
+	act_period_ns = ms * 1000000ull;
+	return OK;
+}
 API int cuptiActivityRegisterTimestampCallback(void *fn) { return OK; }
 API int cuptiGetTimestamp(uint64_t *t) { *t = 0; return OK; }
-API int cuptiActivityRegisterCallbacks(void *req, void *done) { logc("callbacks", 0); return OK; }
-API int cuptiActivityEnable(int kind) { logc("enable", kind); return OK; }
-API int cuptiActivityDisable(int kind) { logc("disable", kind); return OK; }
-API int cuptiActivityFlushAll(uint32_t flag) { logc("flush", 0); return OK; }
-API int cuptiActivityGetNextRecord(uint8_t *buf, size_t valid, void **rec) { return MAX_LIMIT; }
+API int cuptiActivityRegisterCallbacks(void *req, void *done)
+{
+	logc("callbacks", 0);
+	act_req = (buf_req_fn)req;
+	act_done = (buf_done_fn)done;
+	return OK;
+}
+enum { KIND_KERNEL = 3, KIND_CONCURRENT_KERNEL = 10 };
+API int cuptiActivityEnable(int kind)
+{
+	logc("enable", kind);
+	if (kind == KIND_KERNEL || kind == KIND_CONCURRENT_KERNEL)
+		atomic_store(&act_on, 1);
+	return OK;
+}
+API int cuptiActivityDisable(int kind)
+{
+	logc("disable", kind);
+	if (kind == KIND_KERNEL || kind == KIND_CONCURRENT_KERNEL)
+		atomic_store(&act_on, 0);
+	return OK;
+}
+API int cuptiActivityFlushAll(uint32_t flag)
+{
+	logc("flush", 0);
+	act_hand_over();
+	return OK;
+}
+/* the records of a buffer handed over: all kernel records of one size */
+API int cuptiActivityGetNextRecord(uint8_t *buf, size_t valid, void **rec)
+{
+	uint8_t *p;
+
+	if (!act_rec_size || !buf)
+		return MAX_LIMIT;
+	p = *rec ? (uint8_t *)*rec + act_rec_size : buf;
+	if (p + act_rec_size > buf + valid)
+		return MAX_LIMIT;
+	*rec = p;
+	return OK;
+}
 API int cuptiActivityGetNumDroppedRecords(void *ctx, uint32_t s, size_t *d) { *d = 0; return OK; }
 API int cuptiUnsubscribe(void *sub)
 {
@@ -173,6 +304,8 @@ API int cuptiUnsubscribe(void *sub)
 	while (atomic_load(&inflight) > in_dispatch)
 		;
 	logc("unsubscribe", (int)atomic_load(&delivered));
+	if (atomic_load(&act_written))
+		logc("activity", (int)atomic_load(&act_written));
 	return OK;
 }
 API int cuptiFinalize(void)
