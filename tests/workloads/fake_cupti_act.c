@@ -13,22 +13,14 @@
 
 size_t fake_act_kernel(void *out, size_t room, uint32_t corr, uint64_t start, uint64_t end, const char *name)
 {
-	CUpti_ActivityKernel10 k;
+	CUpti_ActivityKernel10 k = {
+		.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, .correlationId = corr, .name = name,
+		.start = start, .end = end, .gridX = 1, .gridY = 1, .gridZ = 1, .blockX = 32, .blockY = 1,
+		.blockZ = 1, .deviceId = 0, .contextId = 1, .streamId = 7,
+	};
 
 	if (room < sizeof(k))
 		return 0;
-	memset(&k, 0, sizeof(k));
-	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-	k.correlationId = corr;
-	k.start = start;
-	k.end = end;
-	k.name = name;
-	k.gridX = k.gridY = k.gridZ = 1;
-	k.blockX = 32;
-	k.blockY = k.blockZ = 1;
-	k.deviceId = 0;
-	k.contextId = 1;
-	k.streamId = 7;
 	memcpy(out, &k, sizeof(k));
 	return sizeof(k);
 }
