@@ -1015,17 +1015,23 @@ static void wait_events(struct rec_ctx *r, int ms)
 }
 
 /* one bounded pass; true when records were left in the ring */
-static bool drain_pass(struct rec_ctx *r, int timeout_ms)
+/* one pass over the ring, at most budget records; true: it stopped with more to read */
+static bool drain_some(struct rec_ctx *r, int timeout_ms, int budget)
 {
 	int status;
 
-	r->budget = RB_BUDGET;
+	r->budget = budget;
 	status = timeout_ms ? ring_buffer__poll(r->rb, timeout_ms) : ring_buffer__consume(r->rb);
 	if (status == RB_PAUSE)
 		return true;
 	if (status < 0 && !r->write_err)
 		gb_dbg("ring buffer: %s", strerror(-status));
 	return false;
+}
+
+static bool drain_pass(struct rec_ctx *r, int timeout_ms)
+{
+	return drain_some(r, timeout_ms, RB_BUDGET);
 }
 
 /*
@@ -1047,8 +1053,7 @@ static void inject_wait(void *ctx, unsigned us)
 		more = false;
 		if (!r->write_err) {
 			discover_poll(r->disc);
-			r->budget = INJECT_WAIT_BUDGET;
-			more = ring_buffer__consume(r->rb) == RB_PAUSE;
+			more = drain_some(r, 0, INJECT_WAIT_BUDGET);
 		}
 		now = gb_now_mono_ns();
 		if (now >= end)

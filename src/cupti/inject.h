@@ -65,7 +65,8 @@ int cupti_inject_renew(pid_t pid, const char *lib, uint64_t *ctl);
  * off): fn(ctx, us) instead of usleep(us). The recorder reads its ring
  * there: the job goes on calling meanwhile, and at the detach CUPTI hands
  * over what it buffered (a ring left alone for that long overflows). fn
- * may return early; it must not call into this module. NULL: sleep.
+ * takes about us, as the sleep would (a thread may be held meanwhile); it
+ * must not call into this module. NULL: sleep.
  */
 void cupti_inject_on_wait(void (*fn)(void *ctx, unsigned us), void *ctx);
 
