@@ -2,9 +2,11 @@
 # bench/flight_bench.sh [BUILD]: the flight recorder against streaming to
 # disk. gpubpf record of cuda_work at RATE launches/s (default 50,000) for
 # SECS (default 20) seconds, once writing the trace (-o), once with
-# --flight WINDOW (default 10 s) and one dump at the end; per mode the
-# recorder's CPU (utime+stime over the run, % of one core), its peak RSS,
-# events recorded, and for --flight the dump's size and the time it took.
+# --flight WINDOW (default 10 s) and once with a window longer than the run,
+# each with one dump near the end; per mode the recorder's CPU (utime+stime
+# over the run, % of one core), its peak RSS, events recorded, and for
+# --flight the dump's size, the time it took and what it holds (events, the
+# span they cover, those the memory bound pushed out, drops).
 # Prints a Markdown section for BENCHMARKS.md. Needs root (BPF); run it on
 # an otherwise idle machine.
 set -u
@@ -42,7 +44,11 @@ one() {
 			d0=$(date +%s%N)
 			"$B/gpubpf" dump >"$T/dump.out" 2>&1
 			d1=$(date +%s%N)
-			extra="dump of $(( $(stat -c %s "$(cat "$T/dump.out")") / 1024 )) KiB in $(( (d1 - d0) / 1000000 )) ms"
+			extra="$(( $(stat -c %s "$(cat "$T/dump.out")") / 1024 )) KiB in $(( (d1 - d0) / 1000000 )) ms, $("$B/gpubpf" info --json "$(cat "$T/dump.out")" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+ev = (d.get("flight") or {}).get("evicted_by_memory") or 0
+print(str(d["events"]) + " events over %.1f s, " % (d["duration_ns"] / 1e9) + str(ev) + " evicted by the memory bound, " + str(d["drops"]) + " dropped")')"
 		fi
 		c1=$(cpu_s 2>/dev/null || echo "$c1"); t1=$(date +%s%N)
 		sleep 0.2
@@ -53,6 +59,7 @@ one() {
 }
 stream=$(one stream -o "$T/out.sbt")
 flight=$(one flight --flight "$WIN" -o "$T/out.sbt")
+flong=$(one flight --flight "$((2 * SECS))" -o "$T/out.sbt")
 row() { IFS='|' read -r cpu rss ev extra <<<"$2"; echo "| $1 | $cpu | $((rss / 1024)) | $ev | $extra |"; }
 cat <<EOM
 ## Flight recorder: memory instead of disk (bench/flight_bench.sh)
@@ -60,10 +67,12 @@ cat <<EOM
 \`gpubpf record --lib LIB [MODE] -- cuda_work -r $RATE\` for $SECS s, $RATE launches/s
 (default stack mode: frame pointers), the recorder's CPU over the run (% of
 one core, utime+stime) and its peak RSS; \`--flight $WIN\` keeps the last $WIN s
-(default 64 MiB bound) and writes one dump (\`gpubpf dump\`) near the end.
+(default 64 MiB bound) and writes one dump (\`gpubpf dump\`) near the end, while the
+workload runs: its size, how long \`gpubpf dump\` waited for it, and what it holds.
 
-| mode | recorder CPU % | peak RSS MiB | events | dump |
+| mode | recorder CPU % | peak RSS MiB | events | the dump: size, time, contents |
 | --- | ---: | ---: | ---: | --- |
 $(row "-o trace.sbt (streaming)" "$stream")
 $(row "--flight $WIN" "$flight")
+$(row "--flight $((2 * SECS)) (the whole run)" "$flong")
 EOM

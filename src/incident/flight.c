@@ -6,12 +6,15 @@
  * (from the recorder's stack table, which keeps every distinct stack once).
  */
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "core/hmap.h"
+#include "core/varint.h"
 #include "core/util.h"
 #include "core/vec.h"
 #include "incident/flight.h"
@@ -19,21 +22,52 @@
 #include "stacks/stack.h"
 
 /*
- * The events: a ring of fixed-size segments, allocated as the write
- * position reaches them, so holding the bound never needs a second copy of
- * it (a doubling array would briefly take one and a half times the bound);
- * a segment the window has left goes back when trimmed, so memory follows
- * what the window holds, not the bound (the write position goes round the
- * whole ring, and had kept every segment it passed).
+ * The events: a ring of segments of FLIGHT_SEG_BYTES, allocated as the
+ * write position reaches them, so holding the bound never needs a second
+ * copy of it (a doubling array would briefly take one and a half times the
+ * bound); a segment the window has left goes back when trimmed, so memory
+ * follows what the window holds, not the bound.
+ *
+ * An event is kept packed, not as its 184-byte struct: a mask of the
+ * fields that differ from the event before it in its segment, then each
+ * of those as a varint (64-bit fields as the ZigZag of their change, the
+ * strings as ids in the recorder's string table); the start time is always
+ * there, as its change. The demo's launches take ~18 bytes each, so the
+ * default 64 MiB holds ten times the events the structs did (3.6 M
+ * launches; test_flight.test_packed_size). A segment is read from its start.
  */
-#define SEG	4096	/* events per segment */
+#define PK_MAX	(2 * GB_VARINT_MAX + NFIELD * GB_VARINT_MAX)	/* the most one event takes */
+
+struct fdesc {
+	uint16_t off;
+	uint8_t size;	/* 1, 2, 4, 8; 0: a string (a const char * at off) */
+};
+#define FLD(m)	{ offsetof(struct gb_event, m), sizeof(((struct gb_event *)0)->m) }
+#define STR(m)	{ offsetof(struct gb_event, m), 0 }
+/* what changes most between launches first: the mask's first byte holds them */
+static const struct fdesc fields[] = {
+	FLD(dur_ns), FLD(tid), FLD(cpu), FLD(stack_id), FLD(handle), STR(name), FLD(corr_id),
+	FLD(flags), FLD(type), FLD(api), FLD(kind), FLD(pid), STR(comm), FLD(ret),
+	FLD(grid[0]), FLD(grid[1]), FLD(grid[2]), FLD(block[0]), FLD(block[1]), FLD(block[2]),
+	FLD(shmem), FLD(stream), FLD(device), FLD(bytes), FLD(ptr), FLD(src), FLD(arg),
+	FLD(aux[0]), FLD(aux[1]), FLD(ns_pid), FLD(ns_tid), FLD(prov), FLD(_pad), STR(detail),
+};
+#define NFIELD	(sizeof(fields) / sizeof(fields[0]))
+
+struct seg {
+	uint32_t used, n;	/* bytes, events */
+	uint64_t max_end;	/* the latest end of its events */
+	uint64_t last[NFIELD];	/* the encoder's state: the last event's fields, */
+	uint64_t last_ts;	/* strings as id + 1 */
+	uint8_t data[];
+};
+#define SEG_DATA	(FLIGHT_SEG_BYTES - sizeof(struct seg))
 
 struct flight {
 	struct flight_opts o;
 	struct intern *strs;
-	struct gb_event **seg;	/* nseg segments, NULL until first used */
-	size_t nseg, cap;	/* cap = nseg * SEG slots */
-	size_t head, n;		/* oldest slot, events held */
+	struct seg **seg;	/* a ring of nseg: nused from head, the last one filling */
+	size_t nseg, head, nused;
 	size_t allocated;	/* segments allocated */
 	/* the stacks' frames, where they are kept (flight_set_stacks) */
 	unsigned (*frames)(void *ctx, uint32_t id, struct gb_frame *out);
@@ -42,6 +76,13 @@ struct flight {
 	size_t capmark;
 	struct flight_stats st;
 	unsigned next_num;
+	/* while a dump writes: what it calls to keep up, and where events added meanwhile go */
+	void (*wait)(void *ctx);
+	void *wait_ctx;
+	bool dumping;
+	struct seg **side;
+	size_t nside, capside;
+	struct { const char *p; uint64_t id1; } sc[64];	/* a string's id, by its address */
 };
 
 struct flight *flight_new(const struct flight_opts *o, struct intern *strs)
@@ -53,10 +94,9 @@ struct flight *flight_new(const struct flight_opts *o, struct intern *strs)
 	f->o = *o;
 	f->strs = strs;
 	f->next_num = 1;
-	f->nseg = o->mem_bytes / (SEG * sizeof(struct gb_event));
+	f->nseg = o->mem_bytes / FLIGHT_SEG_BYTES;
 	if (f->nseg < 1)
 		f->nseg = 1;
-	f->cap = f->nseg * SEG;
 	f->seg = calloc(f->nseg, sizeof(*f->seg));
 	if (!f->seg) {
 		free(f);
@@ -74,15 +114,11 @@ void flight_free(struct flight *f)
 	free(f->mark);
 	for (i = 0; i < f->nseg; i++)
 		free(f->seg[i]);
+	for (i = 0; i < f->nside; i++)
+		free(f->side[i]);
+	free(f->side);
 	free(f->seg);
 	free(f);
-}
-
-static struct gb_event *slot(const struct flight *f, size_t i)
-{
-	size_t k = (f->head + i) % f->cap;
-
-	return &f->seg[k / SEG][k % SEG];
 }
 
 static uint64_t ev_end(const struct gb_event *e)
@@ -92,46 +128,236 @@ static uint64_t ev_end(const struct gb_event *e)
 
 static void account(struct flight *f)
 {
-	f->st.events = f->n;
-	f->st.bytes = f->allocated * SEG * sizeof(struct gb_event);
+	f->st.bytes = f->allocated * FLIGHT_SEG_BYTES;
 }
 
-/* the next slot, its segment allocated; the oldest goes when the bound is reached */
-static struct gb_event *next_slot(struct flight *f)
+static struct seg *seg_at(const struct flight *f, size_t i)
 {
-	size_t k, sg;
+	return f->seg[(f->head + i) % f->nseg];
+}
 
-	if (f->n == f->cap) {
-		f->head = (f->head + 1) % f->cap;
-		f->n--;
-		f->st.evicted_mem++;
+static void seg_reset(struct seg *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+static uint64_t field_get(const struct gb_event *e, const struct fdesc *d)
+{
+	const char *p = (const char *)e + d->off;
+	uint64_t v8;
+	uint32_t v4;
+	uint16_t v2;
+
+	switch (d->size) {
+	case 1: return *(const uint8_t *)p;
+	case 2: memcpy(&v2, p, 2); return v2;
+	case 4: memcpy(&v4, p, 4); return v4;
+	default: memcpy(&v8, p, 8); return v8;
 	}
-	k = (f->head + f->n) % f->cap;
-	sg = k / SEG;
-	if (!f->seg[sg]) {
-		f->seg[sg] = malloc(SEG * sizeof(struct gb_event));
-		if (!f->seg[sg])
+}
+
+static void field_set(struct gb_event *e, const struct fdesc *d, uint64_t v)
+{
+	char *p = (char *)e + d->off;
+	uint32_t v4 = (uint32_t)v;
+	uint16_t v2 = (uint16_t)v;
+
+	switch (d->size) {
+	case 1: *(uint8_t *)p = (uint8_t)v; break;
+	case 2: memcpy(p, &v2, 2); break;
+	case 4: memcpy(p, &v4, 4); break;
+	default: memcpy(p, &v, 8); break;
+	}
+}
+
+/* the segment the next event goes into, with room for it; the oldest goes at the bound */
+static struct seg *side_seg(struct flight *f);
+
+static struct seg *tail_seg(struct flight *f)
+{
+	struct seg *s = f->nused ? seg_at(f, f->nused - 1) : NULL;
+	size_t k;
+
+	if (f->dumping)
+		return side_seg(f);
+	if (s && s->used + PK_MAX <= SEG_DATA)
+		return s;
+	if (f->nused == f->nseg) {	/* the oldest segment goes, and is the next */
+		s = seg_at(f, 0);
+		f->st.evicted_mem += s->n;
+		f->st.events -= s->n;
+		f->head = (f->head + 1) % f->nseg;
+		f->nused--;
+		seg_reset(s);
+		f->nused++;
+		return s;
+	}
+	k = (f->head + f->nused) % f->nseg;
+	if (!f->seg[k]) {
+		f->seg[k] = malloc(FLIGHT_SEG_BYTES);
+		if (!f->seg[k])
 			return NULL;
 		f->allocated++;
 	}
-	return &f->seg[sg][k % SEG];
+	s = f->seg[k];
+	seg_reset(s);
+	f->nused++;
+	return s;
+}
+
+/*
+ * The id + 1 of s in the string table (0: NULL). An address seen before is
+ * asked again only if its bytes changed (a producer's buffer reused): one
+ * compare instead of a hash and a lookup, three times an event.
+ */
+static uint64_t str_id(struct flight *f, const char *s)
+{
+	size_t h = ((uintptr_t)s >> 4 ^ (uintptr_t)s >> 12) % (sizeof(f->sc) / sizeof(f->sc[0]));
+	const char *in;
+
+	if (!s)
+		return 0;
+	if (f->sc[h].p == s) {
+		in = intern_at(f->strs, (uint32_t)(f->sc[h].id1 - 1));
+		if (in == s || !strcmp(in, s))
+			return f->sc[h].id1;
+	}
+	in = intern_str(f->strs, s);
+	if (!in)
+		return 0;	/* out of memory: kept as none */
+	f->sc[h].p = s;
+	f->sc[h].id1 = (uint64_t)intern_id_of(in) + 1;
+	return f->sc[h].id1;
+}
+
+/*
+ * While a dump writes the ring, events go to segments of their own (the
+ * ring is not touched, however long the dump), joined to it after
+ * (side_join): over the bound for the dump's length, at most.
+ */
+static struct seg *side_seg(struct flight *f)
+{
+	struct seg *s = f->nside ? f->side[f->nside - 1] : NULL, **v;
+
+	if (s && s->used + PK_MAX <= SEG_DATA)
+		return s;
+	if (f->nside == f->capside) {
+		size_t cap = f->capside ? 2 * f->capside : 16;
+
+		v = realloc(f->side, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		f->side = v;
+		f->capside = cap;
+	}
+	s = malloc(FLIGHT_SEG_BYTES);
+	if (!s)
+		return NULL;
+	seg_reset(s);
+	f->side[f->nside++] = s;
+	f->allocated++;
+	return s;
+}
+
+/* the segments filled during a dump, after the ring's, the oldest going at the bound */
+static void side_join(struct flight *f)
+{
+	size_t i, k;
+
+	for (i = 0; i < f->nside; i++) {
+		if (f->nused == f->nseg) {
+			struct seg *old = seg_at(f, 0);
+
+			f->st.evicted_mem += old->n;
+			f->st.events -= old->n;
+			free(old);
+			f->seg[f->head] = NULL;
+			f->allocated--;
+			f->head = (f->head + 1) % f->nseg;
+			f->nused--;
+		}
+		k = (f->head + f->nused) % f->nseg;
+		f->seg[k] = f->side[i];
+		f->nused++;
+	}
+	f->nside = 0;
+	account(f);
 }
 
 int flight_add(struct flight *f, const struct gb_event *ev)
 {
-	struct gb_event *e = next_slot(f);
+	struct seg *s = tail_seg(f);
+	uint64_t v[NFIELD], mask = 0, end;
+	uint8_t *o;
+	unsigned i;
 
-	if (!e)
+	if (!s)
 		return -ENOMEM;
-	*e = *ev;
-	/* producers' strings (the CUPTI join's, the ioctl decoder's) may not
-	 * live as long as the window: interned once, a lookup after */
-	e->comm = intern_str(f->strs, ev->comm);
-	e->name = intern_str(f->strs, ev->name);
-	e->detail = intern_str(f->strs, ev->detail);
-	f->n++;
+	for (i = 0; i < NFIELD; i++) {
+		const struct fdesc *d = &fields[i];
+
+		if (!d->size) {
+			/* producers' strings (the CUPTI join's, the ioctl decoder's) may
+			 * not live as long as the window: kept as the table's */
+			v[i] = str_id(f, *(const char *const *)((const char *)ev + d->off));
+		} else {
+			v[i] = field_get(ev, d);
+		}
+		if (v[i] != s->last[i])
+			mask |= 1ull << i;
+	}
+	o = gb_varint_put(s->data + s->used, mask);
+	o = gb_varint_put(o, gb_zigzag((int64_t)(ev->ts_ns - s->last_ts)));
+	for (i = 0; i < NFIELD; i++)
+		if (mask >> i & 1) {
+			o = gb_varint_put(o, fields[i].size == 8 ? gb_zigzag((int64_t)(v[i] - s->last[i])) : v[i]);
+			s->last[i] = v[i];
+		}
+	s->last_ts = ev->ts_ns;
+	s->used = (uint32_t)(o - s->data);
+	s->n++;
+	end = ev_end(ev);
+	if (end > s->max_end)
+		s->max_end = end;
+	f->st.events++;
 	account(f);
 	return 0;
+}
+
+/* A segment's events in the order added: for (c = {s}; seg_next(f, &c, &ev); ) */
+struct seg_cur {
+	const struct seg *s;
+	uint32_t pos, i;
+	uint64_t v[NFIELD], ts;
+};
+
+static bool seg_next(const struct flight *f, struct seg_cur *c, struct gb_event *ev)
+{
+	const uint8_t *p = c->s->data + c->pos, *end = c->s->data + c->s->used;
+	uint64_t mask = 0, d = 0;
+	unsigned i;
+
+	if (c->i == c->s->n || gb_varint_get(&p, end, &mask) || gb_varint_get(&p, end, &d))
+		return false;
+	c->ts += (uint64_t)gb_unzigzag(d);
+	memset(ev, 0, sizeof(*ev));
+	ev->ts_ns = c->ts;
+	for (i = 0; i < NFIELD; i++) {
+		const struct fdesc *fd = &fields[i];
+
+		if (mask >> i & 1) {
+			if (gb_varint_get(&p, end, &d))
+				return false;
+			c->v[i] = fd->size == 8 ? c->v[i] + (uint64_t)gb_unzigzag(d) : d;
+		}
+		if (fd->size)
+			field_set(ev, fd, c->v[i]);
+		else
+			*(const char **)((char *)ev + fd->off) = c->v[i] ? intern_at(f->strs, (uint32_t)(c->v[i] - 1)) : NULL;
+	}
+	c->pos = (uint32_t)(p - c->s->data);
+	c->i++;
+	return true;
 }
 
 void flight_set_stacks(struct flight *f, unsigned (*frames)(void *ctx, uint32_t id, struct gb_frame *out),
@@ -141,30 +367,29 @@ void flight_set_stacks(struct flight *f, unsigned (*frames)(void *ctx, uint32_t 
 	f->frames_ctx = ctx;
 }
 
-/* segments holding no event of the window, nor the slot the next one goes into, freed */
-static void release_idle(struct flight *f)
-{
-	size_t first = f->head / SEG, live = (f->head % SEG + f->n) / SEG + 1, s;
-
-	for (s = 0; s < f->nseg; s++)
-		if (f->seg[s] && (s + f->nseg - first) % f->nseg >= live) {
-			free(f->seg[s]);
-			f->seg[s] = NULL;
-			f->allocated--;
-		}
-}
-
+/*
+ * Segments whose every event ended before the window are freed; the one
+ * filling is emptied and kept, where the next event goes. A segment that
+ * still holds one event of the window keeps all of its (a dump leaves out
+ * those older).
+ */
 void flight_trim(struct flight *f, uint64_t now_ns)
 {
 	uint64_t cut = now_ns > f->o.window_ns ? now_ns - f->o.window_ns : 0;
-	size_t head = f->head;
+	struct seg *s;
 
-	while (f->n && ev_end(slot(f, 0)) < cut) {
-		f->head = (f->head + 1) % f->cap;
-		f->n--;
+	while (f->nused && (s = seg_at(f, 0))->max_end < cut) {
+		f->st.events -= s->n;
+		if (f->nused == 1) {
+			seg_reset(s);
+			break;
+		}
+		f->seg[f->head] = NULL;
+		free(s);
+		f->allocated--;
+		f->head = (f->head + 1) % f->nseg;
+		f->nused--;
 	}
-	if (f->head / SEG != head / SEG || !f->n)
-		release_idle(f);
 	account(f);
 }
 
@@ -185,13 +410,6 @@ static int next_path(struct flight *f, char *path, size_t len)
 			return (int)f->next_num++;
 	}
 	return -EEXIST;
-}
-
-static int by_ts(const void *a, const void *b)
-{
-	const struct gb_event *x = *(const struct gb_event *const *)a, *y = *(const struct gb_event *const *)b;
-
-	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
 static int put_stack(struct flight *f, struct sbt_writer *w, uint32_t id, unsigned mark)
@@ -221,73 +439,160 @@ static int put_stack(struct flight *f, struct sbt_writer *w, uint32_t id, unsign
 	return n ? sbt_writer_add_stack(w, id, fr, n) : 0;
 }
 
+int flight_each(const struct flight *f, int (*fn)(void *ctx, const struct gb_event *ev), void *ctx)
+{
+	struct gb_event ev;
+	size_t k;
+	int r = 0;
+
+	for (k = 0; k < f->nused && !r; k++) {
+		struct seg_cur c = { .s = seg_at(f, k) };
+
+		while (!r && seg_next(f, &c, &ev))
+			r = fn(ctx, &ev);
+	}
+	return r;
+}
+
+void flight_set_wait(struct flight *f, void (*wait)(void *ctx), void *ctx)
+{
+	f->wait = wait;
+	f->wait_ctx = ctx;
+}
+
+#define WAIT_EVERY	4096	/* events written between two calls of the wait hook */
+
+static void keep_up(struct flight *f, size_t n, unsigned every)
+{
+	if (f->wait && n % every == 0)
+		f->wait(f->wait_ctx);
+}
+
+/* the window's first start: the oldest event kept that ends in it, or a call in flight */
+static uint64_t window_first(struct flight *f, uint64_t cut, const struct gb_event *extra, unsigned nextra)
+{
+	uint64_t first = cut;
+	struct gb_event ev;
+	size_t k, n = 0;
+
+	for (k = 0; k < f->nused; k++) {
+		struct seg_cur c = { .s = seg_at(f, k) };
+
+		if (c.s->max_end < cut)
+			continue;
+		while (seg_next(f, &c, &ev)) {
+			if (ev_end(&ev) >= cut && ev.ts_ns < first)
+				first = ev.ts_ns;
+			keep_up(f, ++n, 4 * WAIT_EVERY);
+		}
+	}
+	for (k = 0; k < nextra; k++)
+		if (((extra[k].flags & GB_EF_INFLIGHT) || ev_end(&extra[k]) >= cut) && extra[k].ts_ns < first)
+			first = extra[k].ts_ns;
+	return first;
+}
+
+static int put_event(struct flight *f, struct sbt_writer *w, const struct gb_event *ev, unsigned num,
+		     uint64_t *drops)
+{
+	int err = put_stack(f, w, ev->stack_id, num);
+
+	if (ev->type == GB_T_drops)
+		*drops += ev->bytes;
+	return err ? err : sbt_writer_add(w, ev);
+}
+
+/*
+ * The calls in flight and the held launches first (their strings are their
+ * producers', which the hook may let go), then the window's events, as
+ * added: the writer puts each block in time order, a reader merges them.
+ */
+static int write_window(struct flight *f, struct sbt_writer *w, uint64_t cut, const struct gb_event *extra,
+			unsigned nextra, unsigned num, uint64_t *drops)
+{
+	struct gb_event ev;
+	size_t k, n = 0;
+	int err = 0;
+
+	for (k = 0; k < nextra && !err; k++)	/* a call in flight is in, however long ago it began */
+		if ((extra[k].flags & GB_EF_INFLIGHT) || ev_end(&extra[k]) >= cut)
+			err = put_event(f, w, &extra[k], num, drops);
+	for (k = 0; k < f->nused && !err; k++) {
+		struct seg_cur c = { .s = seg_at(f, k) };
+
+		if (c.s->max_end < cut)
+			continue;
+		while (!err && seg_next(f, &c, &ev)) {
+			if (ev_end(&ev) < cut)
+				continue;
+			err = put_event(f, w, &ev, num, drops);
+			keep_up(f, ++n, WAIT_EVERY);
+		}
+	}
+	return err;
+}
+
 int flight_dump(struct flight *f, const struct sbt_meta *meta, uint64_t now, uint64_t now_real,
 		const char *trigger, const struct gb_event *extra, unsigned nextra,
 		void (*notes)(void *ctx, struct sbt_writer *w), void *ctx,
 		char *path, size_t pathlen)
 {
-	uint64_t cut = now > f->o.window_ns ? now - f->o.window_ns : 0, first = cut;
-	const struct gb_event **sel = NULL;
+	uint64_t cut = now > f->o.window_ns ? now - f->o.window_ns : 0, first, drops = 0;
 	struct sbt_writer *w = NULL;
 	struct sbt_meta m = *meta;
-	size_t i, nsel = 0;
 	char v[64];
-	int num, err = 0;
+	int num, err;
 
+	if (f->dumping)
+		return -EBUSY;
 	flight_trim(f, now);
 	num = next_path(f, path, pathlen);
 	if (num < 0)
 		return num;
-	sel = malloc((f->n + nextra + 1) * sizeof(*sel));
-	if (!sel)
-		return -ENOMEM;
-	for (i = 0; i < f->n; i++) {
-		const struct gb_event *e = slot(f, i);
-
-		if (ev_end(e) >= cut)
-			sel[nsel++] = e;
-	}
-	for (i = 0; i < nextra; i++)	/* a call in flight is in, however long ago it began */
-		if ((extra[i].flags & GB_EF_INFLIGHT) || ev_end(&extra[i]) >= cut)
-			sel[nsel++] = &extra[i];
-	qsort(sel, nsel, sizeof(*sel), by_ts);
-	/* the window, or earlier when a call in it began earlier */
-	if (nsel && sel[0]->ts_ns < first)
-		first = sel[0]->ts_ns;
+	/* the window, or earlier when a call in it began earlier; the ring read
+	 * meanwhile (flight_set_wait), into segments of its own */
+	f->dumping = true;
+	first = window_first(f, cut, extra, nextra);
 	if (first > m.mono_start_ns) {
 		m.real_start_ns += first - m.mono_start_ns;
 		m.mono_start_ns = first;
 	}
 	err = sbt_writer_open(&w, path, &m);
-	if (err)
-		goto out;
-	sbt_writer_note(w, "flight.trigger", trigger);
-	snprintf(v, sizeof(v), "%d", num);
-	sbt_writer_note(w, "flight.dump", v);
-	snprintf(v, sizeof(v), "%.3f", f->o.window_ns / 1e9);
-	sbt_writer_note(w, "flight.window_s", v);
-	if (f->st.evicted_mem) {
-		snprintf(v, sizeof(v), "%llu", (unsigned long long)f->st.evicted_mem);
-		sbt_writer_note(w, "flight.evicted_by_memory", v);
+	if (!err) {
+		sbt_writer_note(w, "flight.trigger", trigger);
+		snprintf(v, sizeof(v), "%d", num);
+		sbt_writer_note(w, "flight.dump", v);
+		snprintf(v, sizeof(v), "%.3f", f->o.window_ns / 1e9);
+		sbt_writer_note(w, "flight.window_s", v);
+		if (f->st.evicted_mem) {
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)f->st.evicted_mem);
+			sbt_writer_note(w, "flight.evicted_by_memory", v);
+		}
+		if (notes)
+			notes(ctx, w);
+		err = write_window(f, w, cut, extra, nextra, (unsigned)num, &drops);
 	}
-	if (notes)
-		notes(ctx, w);
-	for (i = 0; i < nsel && !err; i++) {
-		err = put_stack(f, w, sel[i]->stack_id, (unsigned)num);
-		if (!err)
-			err = sbt_writer_add(w, sel[i]);
+	if (!err) {
+		/* the frames' names (the first dump of a process reads its modules' symbols) */
+		keep_up(f, 0, 1);
+		sbt_writer_name_frames(w);
+		keep_up(f, 0, 1);
 	}
+	f->dumping = false;
+	side_join(f);
+	/* the calls lost to a full ring in the window, as its drop events count
+	 * them: what `info` and every reader say of the dump (one total, not by CPU) */
+	if (!err && drops)
+		err = sbt_writer_set_drops(w, &drops, 1);
 	if (err) {
 		sbt_writer_abort(w);
-		goto out;
+		return err;
 	}
 	m.mono_end_ns = now;
 	m.real_end_ns = now_real;
 	err = sbt_writer_close(w, &m);
 	if (!err)
 		f->st.dumps++;
-out:
-	free(sel);
 	return err;
 }
 

@@ -18,8 +18,11 @@ struct flight_opts {
 	const char *output;	/* trace.sbt: dumps are trace.1.sbt, trace.2.sbt ... */
 };
 
+/* the unit of the window's memory: taken and given back whole */
+#define FLIGHT_SEG_BYTES	(64u << 10)
+
 struct flight_stats {
-	uint64_t events;	/* held now */
+	uint64_t events;	/* held now (a segment that holds one of the window's keeps all its own) */
 	uint64_t bytes;		/* memory they take */
 	uint64_t evicted_mem;	/* events pushed out by the memory bound before their time */
 	unsigned dumps;		/* dumps written */
@@ -36,6 +39,12 @@ void flight_free(struct flight *f);
 /* Keep a copy of ev; 0 or -ENOMEM */
 int flight_add(struct flight *f, const struct gb_event *ev);
 /*
+ * Every event held, oldest first (in the order added), as given to
+ * flight_add but with its strings the table's copies; stops at fn's first
+ * non-zero return and returns it
+ */
+int flight_each(const struct flight *f, int (*fn)(void *ctx, const struct gb_event *ev), void *ctx);
+/*
  * Where a dump finds the frames of the stacks its events name: frames(ctx,
  * id, out) fills out (GB_STACK_MAX_FRAMES) and returns how many, 0 for
  * none (stack_stored_frames, ctx: the collector's stack table). Unset: no
@@ -43,6 +52,13 @@ int flight_add(struct flight *f, const struct gb_event *ev);
  */
 void flight_set_stacks(struct flight *f, unsigned (*frames)(void *ctx, uint32_t id, struct gb_frame *out),
 		       void *ctx);
+/*
+ * What a dump calls every few thousand events it writes (the recorder
+ * reads its ring there: a dump of a full 64 MiB takes most of a second).
+ * Events added meanwhile are kept apart and join the window after the
+ * dump; they are not in it.
+ */
+void flight_set_wait(struct flight *f, void (*wait)(void *ctx), void *ctx);
 /* Forget events that ended before now_ns - window */
 void flight_trim(struct flight *f, uint64_t now_ns);
 /*
@@ -50,8 +66,10 @@ void flight_trim(struct flight *f, uint64_t now_ns);
  * instant on CLOCK_REALTIME) to the next numbered file: its events, those
  * of extra[] in the window and every one in flight (written, not kept),
  * their stacks, a note
- * naming the trigger, and what notes(ctx, w) adds. The path goes to path.
- * 0, or -errno with nothing left behind but a partial file said in err.
+ * naming the trigger, and what notes(ctx, w) adds; its drops are what the
+ * drop events (GB_T_drops) in it count. The path goes to path.
+ * 0, or -errno with nothing left behind but a partial file said in err
+ * (-EBUSY: called from the wait hook, during a dump).
  */
 int flight_dump(struct flight *f, const struct sbt_meta *meta, uint64_t now, uint64_t now_real,
 		const char *trigger, const struct gb_event *extra, unsigned nextra,
