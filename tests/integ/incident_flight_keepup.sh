@@ -17,7 +17,7 @@ N=600000
 
 start_record -a --flight 120 --ring-size 256K -o "$T/fl.sbt" || { fail "flight recorder started"; exit 0; }
 # a first dump names the frames (reads the workload's symbols): later dumps find them named
-"$WL/cuda_work" -l "$LIB" -n 2000 -t 2 -k warm -P 0.5 >"$T/w0.out" 2>&1
+"$WL/cuda_work" -l "$LIB" -n 2000 -t 2 -r 20000 -k warm -P 0.5 >"$T/w0.out" 2>&1
 kill -USR1 "$REC_PID"
 wait_for_cmd "grep -q 'dump 1 ' '$T/rec.log'" 60 || fail "dump 1 written ($(tail -2 "$T/rec.log"))"
 t0=$(date +%s%N)
