@@ -194,6 +194,19 @@ static struct corr *corr_get(struct cupti_join *j, uint32_t pid, uint64_t id, ui
 	return c;
 }
 
+/* c out of the aging FIFO */
+static void age_unlink(struct cupti_join *j, struct corr *c)
+{
+	if (c->aprev)
+		c->aprev->anext = c->anext;
+	else
+		j->ahead = c->anext;
+	if (c->anext)
+		c->anext->aprev = c->aprev;
+	else
+		j->atail = c->aprev;
+}
+
 static void corr_free(struct cupti_join *j, struct corr *c)
 {
 	struct tidq *q;
@@ -204,14 +217,7 @@ static void corr_free(struct cupti_join *j, struct corr *c)
 			UNLINK(q->apis, c, tprev, tnext);
 		j->st.api_unmatched++;
 	}
-	if (c->aprev)
-		c->aprev->anext = c->anext;
-	else
-		j->ahead = c->anext;
-	if (c->anext)
-		c->anext->aprev = c->aprev;
-	else
-		j->atail = c->aprev;
+	age_unlink(j, c);
 	hmap_del(&j->corrs, c->key);
 	j->ncorr--;
 	free(c);
@@ -222,11 +228,7 @@ static void corr_expire(struct cupti_join *j, struct corr *c)
 {
 	if (j->ahead == c)
 		return;
-	c->aprev->anext = c->anext;
-	if (c->anext)
-		c->anext->aprev = c->aprev;
-	else
-		j->atail = c->aprev;
+	age_unlink(j, c);
 	c->aprev = NULL;
 	c->anext = j->ahead;
 	j->ahead->aprev = c;
