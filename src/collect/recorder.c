@@ -1037,14 +1037,6 @@ static bool drain_pass(struct rec_ctx *r, int timeout_ms)
 	return drain_some(r, timeout_ms, RB_BUDGET);
 }
 
-/*
- * While an injection or a detach waits on its target (a thread to reach a
- * safe moment, dlopen and CUPTI's start, the switch-off): the ring is read,
- * not left to fill. The job calls on meanwhile, and at the detach CUPTI
- * hands over all it buffered; waiting without reading lost 553,565 of a
- * job's calls to a full ring during a 1.5 s switch-off
- * (tests/integ/cupti_inject_drain.sh).
- */
 /* new processes probed, then up to budget records read; true: more were left */
 static bool keep_up(struct rec_ctx *r, int budget)
 {
@@ -1054,6 +1046,14 @@ static bool keep_up(struct rec_ctx *r, int budget)
 	return drain_some(r, 0, budget);
 }
 
+/*
+ * While an injection or a detach waits on its target (a thread to reach a
+ * safe moment, dlopen and CUPTI's start, the switch-off): the ring is read,
+ * not left to fill. The job calls on meanwhile, and at the detach CUPTI
+ * hands over all it buffered; waiting without reading lost 553,565 of a
+ * job's calls to a full ring during a 1.5 s switch-off
+ * (tests/integ/cupti_inject_drain.sh).
+ */
 static void inject_wait(void *ctx, unsigned us)
 {
 	struct rec_ctx *r = ctx;

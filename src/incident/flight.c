@@ -277,6 +277,10 @@ static void side_join(struct flight *f)
 			f->nused--;
 		}
 		k = (f->head + f->nused) % f->nseg;
+		if (f->seg[k]) {	/* none is kept past the used ones; were one, it goes */
+			free(f->seg[k]);
+			f->allocated--;
+		}
 		f->seg[k] = f->side[i];
 		f->nused++;
 	}
