@@ -169,6 +169,103 @@ void hmap_free(struct hmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* --- seqmap --- */
+
+/*
+ * Runs of SEQ_RUN consecutive keys in consecutive slots, each run where the
+ * hash puts it: a run is a few cache lines, and the clusters stay short
+ * (one run of a whole owner's keys would make a delete walk all of them)
+ */
+#define SEQ_RUN	16
+
+static inline size_t seq_home(uint64_t k, size_t cap)
+{
+	return (slot(k / SEQ_RUN, cap) * SEQ_RUN + k % SEQ_RUN) & (cap - 1);
+}
+
+/* key's slot, or the empty one where it would go */
+static size_t seq_find(const struct seqmap *m, uint64_t k)
+{
+	size_t j;
+
+	for (j = seq_home(k, m->cap); m->e[j].v && m->e[j].k != k; j = (j + 1) & (m->cap - 1))
+		;
+	return j;
+}
+
+void *seqmap_get(const struct seqmap *m, uint64_t key)
+{
+	return m->cap ? m->e[seq_find(m, key)].v : NULL;
+}
+
+static int seq_grow(struct seqmap *m)
+{
+	struct seqmap n = { .cap = m->cap ? 2 * m->cap : 64 };
+	size_t i;
+
+	n.e = calloc(n.cap, sizeof(*n.e));
+	if (!n.e)
+		return -ENOMEM;
+	for (i = 0; i < m->cap; i++)
+		if (m->e[i].v) {
+			n.e[seq_find(&n, m->e[i].k)] = m->e[i];
+			n.n++;
+		}
+	free(m->e);
+	*m = n;
+	return 0;
+}
+
+int seqmap_put(struct seqmap *m, uint64_t key, void *val)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap && seq_grow(m))
+		return -ENOMEM;
+	j = seq_find(m, key);
+	if (!m->e[j].v)
+		m->n++;
+	m->e[j].k = key;
+	m->e[j].v = val;
+	return 0;
+}
+
+void *seqmap_del(struct seqmap *m, uint64_t key)
+{
+	size_t i, j, mask = m->cap - 1;
+	void *v;
+
+	if (!m->cap || !(v = m->e[i = seq_find(m, key)].v))
+		return NULL;
+	/* each entry after the hole whose home is not between the hole and it moves into the hole */
+	for (j = (i + 1) & mask; m->e[j].v; j = (j + 1) & mask)
+		if (((j - seq_home(m->e[j].k, m->cap)) & mask) >= ((j - i) & mask)) {
+			m->e[i] = m->e[j];
+			i = j;
+		}
+	m->e[i].v = NULL;
+	m->e[i].k = 0;
+	m->n--;
+	return v;
+}
+
+int seqmap_next(const struct seqmap *m, size_t *i, uint64_t *key, void **val)
+{
+	for (; *i < m->cap; (*i)++)
+		if (m->e[*i].v) {
+			*key = m->e[*i].k;
+			*val = m->e[(*i)++].v;
+			return 1;
+		}
+	return 0;
+}
+
+void seqmap_free(struct seqmap *m)
+{
+	free(m->e);
+	memset(m, 0, sizeof(*m));
+}
+
 struct chunk {
 	struct chunk *next;
 	size_t used, cap;

@@ -141,6 +141,9 @@ static void pidst_free(void *v)
 void cupti_join_free(struct cupti_join *j)
 {
 	struct held *h, *hn;
+	size_t i;
+	uint64_t k;
+	void *v;
 
 	if (!j)
 		return;
@@ -152,7 +155,9 @@ void cupti_join_free(struct cupti_join *j)
 		hn = h->next;
 		free(h);
 	}
-	cj_free_vals(&j->corrs);
+	for (i = 0; seqmap_next(&j->corrs, &i, &k, &v);)
+		free(v);
+	seqmap_free(&j->corrs);
 	cj_free_vals(&j->tids);
 	free_vals_with(&j->pids, pidst_free);
 	cj_free_vals(&j->stacks);
@@ -170,12 +175,12 @@ size_t cupti_join_pending(const struct cupti_join *j) { return j->nheld; }
 static struct corr *corr_get(struct cupti_join *j, uint32_t pid, uint64_t id, uint64_t ts)
 {
 	uint64_t key = cj_key2(pid, id);
-	struct corr *c = hmap_get(&j->corrs, key);
+	struct corr *c = seqmap_get(&j->corrs, key);
 
 	if (c)
 		return c;
 	c = calloc(1, sizeof(*c));
-	if (!c || hmap_put(&j->corrs, key, c)) {
+	if (!c || seqmap_put(&j->corrs, key, c)) {
 		free(c);
 		return NULL;
 	}
@@ -218,7 +223,7 @@ static void corr_free(struct cupti_join *j, struct corr *c)
 		j->st.api_unmatched++;
 	}
 	age_unlink(j, c);
-	hmap_del(&j->corrs, c->key);
+	seqmap_del(&j->corrs, c->key);
 	j->ncorr--;
 	free(c);
 }

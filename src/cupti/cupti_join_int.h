@@ -74,7 +74,8 @@ struct nvtx_stack {
 
 struct cupti_join {
 	struct cupti_join_opts o;
-	struct hmap corrs, tids, pids, stacks, starts;
+	struct seqmap corrs;	/* (pid, correlation id): ids count up */
+	struct hmap tids, pids, stacks, starts;
 	struct intern *strs;
 	struct held *head, *tail;
 	struct held *spare;	/* released, for the next hold: no malloc per launch */

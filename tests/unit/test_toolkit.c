@@ -2,7 +2,8 @@
 /*
  * test_toolkit.c - the core toolkit: GB_GROW (growth and its overflow
  * checks), the LEB128 varint (round trips and bounds), FNV-1a and the
- * mixer (known values), the string table (dense, stable ids), and kernel
+ * mixer (known values), the maps (hmap and seqmap, against models), the
+ * string table (dense, stable ids), and kernel
  * names as outputs show them (demangled once, shortened in the middle).
  */
 #include <stdarg.h>
@@ -207,6 +208,64 @@ static void test_hmap(void **state)
 }
 
 /* the word hash (stack and template tables): order, length and every word count */
+/*
+ * seqmap against hmap as the model: owners counting up (two of them with
+ * neighbouring homes), inserts in order, deletes mostly oldest first and
+ * some anywhere, through growth and round the table's end; every live key
+ * found with its value, every deleted one gone, iteration sees each once
+ */
+static void test_seqmap(void **state)
+{
+	enum { OWNERS = 5, OPS = 200000 };
+	static const uint32_t owner[OWNERS] = { 4242, 4243, 1, 0x7fffffff, 77 };
+	uint64_t next[OWNERS] = { 1, 1, 0xfffffff0u, 1, 1 }, oldest[OWNERS];
+	struct seqmap m = { 0 };
+	struct hmap model = { 0 };
+	uint64_t rng = 12345, k;
+	size_t i, it, seen;
+	void *v;
+
+	(void)state;
+	memcpy(oldest, next, sizeof(oldest));
+	for (i = 0; i < OPS; i++) {
+		unsigned o, r;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		o = (unsigned)(rng >> 33) % OWNERS;
+		r = (unsigned)(rng >> 40) % 100;
+		if (r < 55 || model.n < 8) {	/* the owner's next id */
+			k = (uint64_t)owner[o] << 32 | (uint32_t)next[o]++;
+			assert_int_equal(seqmap_put(&m, k, (void *)(uintptr_t)(k ^ 0x5555)), 0);
+			assert_int_equal(hmap_put(&model, k, (void *)(uintptr_t)(k ^ 0x5555)), 0);
+		} else if (r < 90) {		/* its oldest still there */
+			while (oldest[o] < next[o] && !hmap_get(&model, (uint64_t)owner[o] << 32 | (uint32_t)oldest[o]))
+				oldest[o]++;
+			if (oldest[o] == next[o])
+				continue;
+			k = (uint64_t)owner[o] << 32 | (uint32_t)oldest[o];
+			assert_ptr_equal(seqmap_del(&m, k), hmap_del(&model, k));
+		} else {			/* one anywhere in its range, there or not */
+			k = (uint64_t)owner[o] << 32 | (uint32_t)(oldest[o] + (rng >> 20) % (next[o] - oldest[o] + 1));
+			assert_ptr_equal(seqmap_del(&m, k), hmap_del(&model, k));
+		}
+		assert_int_equal(m.n, model.n);
+		if (i % 5000 == 0) {
+			for (it = 0, seen = 0; hmap_next(&model, &it, &k, &v); seen++)
+				assert_ptr_equal(seqmap_get(&m, k), v);
+			for (o = 0; o < OWNERS; o++)	/* gone: before the oldest, at the next */
+				assert_null(seqmap_get(&m, (uint64_t)owner[o] << 32 | (uint32_t)next[o]));
+			for (it = 0, seen = 0; seqmap_next(&m, &it, &k, &v); seen++)
+				assert_ptr_equal(hmap_get(&model, k), v);
+			assert_int_equal(seen, m.n);
+		}
+	}
+	assert_true(m.cap >= 2 * m.n);
+	assert_null(seqmap_del(&m, 99));
+	seqmap_free(&m);
+	hmap_free(&model);
+	assert_null(seqmap_get(&m, 1));
+}
+
 static void test_hash_words(void **state)
 {
 	uint64_t w[9] = { 0x401000, 0x7f0000123456, 0x7f0000abcdef, 0x55550000, 0, 0, 7, 8, 9 };
@@ -396,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_hash),
 		cmocka_unit_test(test_hash_words),
 		cmocka_unit_test(test_hmap),
+		cmocka_unit_test(test_seqmap),
 		cmocka_unit_test(test_intern),
 		cmocka_unit_test(test_shorten_middle),
 		cmocka_unit_test(test_names_disp),
