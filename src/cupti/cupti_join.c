@@ -38,13 +38,22 @@ uint64_t cj_key2(uint32_t hi, uint64_t lo) { return ((uint64_t)hi << 32) | (lo &
 		(head)->p = (x);		\
 	(head) = (x);				\
 } while (0)
-#define UNLINK(head, x, p, n) do {		\
+/* x out of a list with a head and a tail (a FIFO); its links are left as they were */
+#define UNLINK_FIFO(head, tail, x, p, n) do {	\
 	if ((x)->p)				\
 		(x)->p->n = (x)->n;		\
 	else					\
 		(head) = (x)->n;		\
 	if ((x)->n)				\
 		(x)->n->p = (x)->p;		\
+	else					\
+		(tail) = (x)->p;		\
+} while (0)
+/* x out of a list with a head only; its links cleared */
+#define UNLINK(head, x, p, n) do {		\
+	__typeof__(x) tail_ = NULL;		\
+	UNLINK_FIFO(head, tail_, x, p, n);	\
+	(void)tail_;				\
 	(x)->p = (x)->n = NULL;			\
 } while (0)
 
@@ -199,19 +208,6 @@ static struct corr *corr_get(struct cupti_join *j, uint32_t pid, uint64_t id, ui
 	return c;
 }
 
-/* c out of the aging FIFO */
-static void age_unlink(struct cupti_join *j, struct corr *c)
-{
-	if (c->aprev)
-		c->aprev->anext = c->anext;
-	else
-		j->ahead = c->anext;
-	if (c->anext)
-		c->anext->aprev = c->aprev;
-	else
-		j->atail = c->aprev;
-}
-
 static void corr_free(struct cupti_join *j, struct corr *c)
 {
 	struct tidq *q;
@@ -222,7 +218,7 @@ static void corr_free(struct cupti_join *j, struct corr *c)
 			UNLINK(q->apis, c, tprev, tnext);
 		j->st.api_unmatched++;
 	}
-	age_unlink(j, c);
+	UNLINK_FIFO(j->ahead, j->atail, c, aprev, anext);
 	seqmap_del(&j->corrs, c->key);
 	j->ncorr--;
 	free(c);
@@ -233,7 +229,7 @@ static void corr_expire(struct cupti_join *j, struct corr *c)
 {
 	if (j->ahead == c)
 		return;
-	age_unlink(j, c);
+	UNLINK_FIFO(j->ahead, j->atail, c, aprev, anext);
 	c->aprev = NULL;
 	c->anext = j->ahead;
 	j->ahead->aprev = c;
@@ -272,14 +268,7 @@ static void unhold(struct cupti_join *j, struct held *h)
 		if ((p = hmap_get(&j->pids, h->ev.pid)))
 			p->nunbound--;
 	}
-	if (h->prev)
-		h->prev->next = h->next;
-	else
-		j->head = h->next;
-	if (h->next)
-		h->next->prev = h->prev;
-	else
-		j->tail = h->prev;
+	UNLINK_FIFO(j->head, j->tail, h, prev, next);
 	if (h->c)
 		h->c->host = NULL;
 	j->nheld--;
