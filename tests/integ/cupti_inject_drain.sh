@@ -3,7 +3,9 @@
 # on the job: tests/workloads/inject_work launches steadily through the fake
 # libcuda with the fake libcupti, whose cuptiSubscribe (CUPTI starting on a
 # GPU) or cuptiFinalize (CUPTI handing over what it buffered) takes 1.5 s.
-# The job's other threads launch on meanwhile; with a 1 MiB ring, a
+# The job's other threads launch on meanwhile; with a 4 MiB ring (~28,000
+# records: a fifth of a second of recorder time to spare, which an ASan
+# build under CI load needed; with 1 MiB one run in CI lost 3,642), a
 # recorder that only waited lost most of them (553,565 calls at full speed
 # with the default ring). Each recording: no call lost, and calls recorded
 # from within the wait.
@@ -39,7 +41,7 @@ for slow in SUBSCRIBE FINALIZE; do
 		fail "inject_work started ($slow)"
 		continue
 	fi
-	"$GPUBPF" record -p "$W" --cupti --cupti-lib "$LIB" --ring-size 1M -d 0.5 -o "$T/$slow.sbt" \
+	"$GPUBPF" record -p "$W" --cupti --cupti-lib "$LIB" --ring-size 4M -d 0.5 -o "$T/$slow.sbt" \
 		>"$T/$slow.log" 2>&1
 	check_eq "$slow: record -p --cupti exits 0" 0 "$?"
 	check_true "$slow: the library is in, CUPTI said yes" \
