@@ -59,7 +59,7 @@ void flight_set_stacks(struct flight *f, unsigned (*frames)(void *ctx, uint32_t 
  * dump; they are not in it.
  */
 void flight_set_wait(struct flight *f, void (*wait)(void *ctx), void *ctx);
-/* Forget events that ended before now_ns - window */
+/* Forget the segments whose events all ended before now_ns - window */
 void flight_trim(struct flight *f, uint64_t now_ns);
 /*
  * Write the window ending at now (CLOCK_MONOTONIC; now_real the same
