@@ -170,6 +170,17 @@ static void field_set(struct gb_event *e, const struct fdesc *d, uint64_t v)
 	}
 }
 
+/* the oldest segment out of the ring, its events no longer held (its slot still points at it) */
+static struct seg *pop_oldest(struct flight *f)
+{
+	struct seg *s = seg_at(f, 0);
+
+	f->st.events -= s->n;
+	f->head = (f->head + 1) % f->nseg;
+	f->nused--;
+	return s;
+}
+
 /* the segment the next event goes into, with room for it; the oldest goes at the bound */
 static struct seg *side_seg(struct flight *f);
 
@@ -182,12 +193,9 @@ static struct seg *tail_seg(struct flight *f)
 		return side_seg(f);
 	if (s && s->used + PK_MAX <= SEG_DATA)
 		return s;
-	if (f->nused == f->nseg) {	/* the oldest segment goes, and is the next */
-		s = seg_at(f, 0);
+	if (f->nused == f->nseg) {	/* the oldest segment goes, and is the next (same slot) */
+		s = pop_oldest(f);
 		f->st.evicted_mem += s->n;
-		f->st.events -= s->n;
-		f->head = (f->head + 1) % f->nseg;
-		f->nused--;
 		seg_reset(s);
 		f->nused++;
 		return s;
@@ -265,20 +273,12 @@ static void side_join(struct flight *f)
 	size_t i, k;
 
 	for (i = 0; i < f->nside; i++) {
-		if (f->nused == f->nseg) {
-			struct seg *old = seg_at(f, 0);
+		k = (f->head + f->nused) % f->nseg;
+		if (f->nused == f->nseg) {	/* the oldest goes: its slot is the next */
+			struct seg *old = pop_oldest(f);
 
 			f->st.evicted_mem += old->n;
-			f->st.events -= old->n;
 			free(old);
-			f->seg[f->head] = NULL;
-			f->allocated--;
-			f->head = (f->head + 1) % f->nseg;
-			f->nused--;
-		}
-		k = (f->head + f->nused) % f->nseg;
-		if (f->seg[k]) {	/* none is kept past the used ones; were one, it goes */
-			free(f->seg[k]);
 			f->allocated--;
 		}
 		f->seg[k] = f->side[i];
@@ -381,18 +381,18 @@ void flight_trim(struct flight *f, uint64_t now_ns)
 {
 	uint64_t cut = now_ns > f->o.window_ns ? now_ns - f->o.window_ns : 0;
 	struct seg *s;
+	size_t h;
 
 	while (f->nused && (s = seg_at(f, 0))->max_end < cut) {
-		f->st.events -= s->n;
 		if (f->nused == 1) {
+			f->st.events -= s->n;
 			seg_reset(s);
 			break;
 		}
-		f->seg[f->head] = NULL;
-		free(s);
+		h = f->head;
+		free(pop_oldest(f));
+		f->seg[h] = NULL;
 		f->allocated--;
-		f->head = (f->head + 1) % f->nseg;
-		f->nused--;
 	}
 	account(f);
 }
@@ -443,19 +443,35 @@ static int put_stack(struct flight *f, struct sbt_writer *w, uint32_t id, unsign
 	return n ? sbt_writer_add_stack(w, id, fr, n) : 0;
 }
 
+/* The ring's events in the order added, those that ended before cut left out (whole segments at once) */
+struct ring_cur {
+	size_t k;
+	struct seg_cur c;
+};
+
+static bool ring_next(const struct flight *f, struct ring_cur *r, uint64_t cut, struct gb_event *ev)
+{
+	for (;;) {
+		while (r->c.s && seg_next(f, &r->c, ev))
+			if (ev_end(ev) >= cut)
+				return true;
+		do {
+			if (r->k == f->nused)
+				return false;
+			r->c = (struct seg_cur){ .s = seg_at(f, r->k++) };
+		} while (r->c.s->max_end < cut);
+	}
+}
+
 int flight_each(const struct flight *f, int (*fn)(void *ctx, const struct gb_event *ev), void *ctx)
 {
+	struct ring_cur r = { 0 };
 	struct gb_event ev;
-	size_t k;
-	int r = 0;
+	int ret = 0;
 
-	for (k = 0; k < f->nused && !r; k++) {
-		struct seg_cur c = { .s = seg_at(f, k) };
-
-		while (!r && seg_next(f, &c, &ev))
-			r = fn(ctx, &ev);
-	}
-	return r;
+	while (!ret && ring_next(f, &r, 0, &ev))
+		ret = fn(ctx, &ev);
+	return ret;
 }
 
 void flight_set_wait(struct flight *f, void (*wait)(void *ctx), void *ctx)
@@ -466,29 +482,25 @@ void flight_set_wait(struct flight *f, void (*wait)(void *ctx), void *ctx)
 
 #define WAIT_EVERY	4096	/* events written between two calls of the wait hook */
 
-static void keep_up(struct flight *f, size_t n, unsigned every)
+static void keep_up(struct flight *f)
 {
-	if (f->wait && n % every == 0)
+	if (f->wait)
 		f->wait(f->wait_ctx);
 }
 
 /* the window's first start: the oldest event kept that ends in it, or a call in flight */
 static uint64_t window_first(struct flight *f, uint64_t cut, const struct gb_event *extra, unsigned nextra)
 {
+	struct ring_cur r = { 0 };
 	uint64_t first = cut;
 	struct gb_event ev;
 	size_t k, n = 0;
 
-	for (k = 0; k < f->nused; k++) {
-		struct seg_cur c = { .s = seg_at(f, k) };
-
-		if (c.s->max_end < cut)
-			continue;
-		while (seg_next(f, &c, &ev)) {
-			if (ev_end(&ev) >= cut && ev.ts_ns < first)
-				first = ev.ts_ns;
-			keep_up(f, ++n, 4 * WAIT_EVERY);
-		}
+	while (ring_next(f, &r, cut, &ev)) {
+		if (ev.ts_ns < first)
+			first = ev.ts_ns;
+		if (++n % (4 * WAIT_EVERY) == 0)
+			keep_up(f);
 	}
 	for (k = 0; k < nextra; k++)
 		if (((extra[k].flags & GB_EF_INFLIGHT) || ev_end(&extra[k]) >= cut) && extra[k].ts_ns < first)
@@ -507,13 +519,13 @@ static int put_event(struct flight *f, struct sbt_writer *w, const struct gb_eve
 }
 
 /*
- * The calls in flight and the held launches first (their strings are their
- * producers', which the hook may let go), then the window's events, as
+ * The calls in flight and the held launches, then the window's events, as
  * added: the writer puts each block in time order, a reader merges them.
  */
 static int write_window(struct flight *f, struct sbt_writer *w, uint64_t cut, const struct gb_event *extra,
 			unsigned nextra, unsigned num, uint64_t *drops)
 {
+	struct ring_cur r = { 0 };
 	struct gb_event ev;
 	size_t k, n = 0;
 	int err = 0;
@@ -521,17 +533,10 @@ static int write_window(struct flight *f, struct sbt_writer *w, uint64_t cut, co
 	for (k = 0; k < nextra && !err; k++)	/* a call in flight is in, however long ago it began */
 		if ((extra[k].flags & GB_EF_INFLIGHT) || ev_end(&extra[k]) >= cut)
 			err = put_event(f, w, &extra[k], num, drops);
-	for (k = 0; k < f->nused && !err; k++) {
-		struct seg_cur c = { .s = seg_at(f, k) };
-
-		if (c.s->max_end < cut)
-			continue;
-		while (!err && seg_next(f, &c, &ev)) {
-			if (ev_end(&ev) < cut)
-				continue;
-			err = put_event(f, w, &ev, num, drops);
-			keep_up(f, ++n, WAIT_EVERY);
-		}
+	while (!err && ring_next(f, &r, cut, &ev)) {
+		err = put_event(f, w, &ev, num, drops);
+		if (++n % WAIT_EVERY == 0)
+			keep_up(f);
 	}
 	return err;
 }
@@ -542,8 +547,10 @@ int flight_dump(struct flight *f, const struct sbt_meta *meta, uint64_t now, uin
 		char *path, size_t pathlen)
 {
 	uint64_t cut = now > f->o.window_ns ? now - f->o.window_ns : 0, first, drops = 0;
+	struct gb_event *ex = NULL;
 	struct sbt_writer *w = NULL;
 	struct sbt_meta m = *meta;
+	unsigned i;
 	char v[64];
 	int num, err;
 
@@ -553,10 +560,19 @@ int flight_dump(struct flight *f, const struct sbt_meta *meta, uint64_t now, uin
 	num = next_path(f, path, pathlen);
 	if (num < 0)
 		return num;
+	/* the extras' strings are their producers', which the hook may let go: the table's */
+	if (nextra && !(ex = malloc(nextra * sizeof(*ex))))
+		return -ENOMEM;
+	for (i = 0; i < nextra; i++) {
+		ex[i] = extra[i];
+		ex[i].comm = intern_str(f->strs, extra[i].comm);
+		ex[i].name = intern_str(f->strs, extra[i].name);
+		ex[i].detail = intern_str(f->strs, extra[i].detail);
+	}
 	/* the window, or earlier when a call in it began earlier; the ring read
 	 * meanwhile (flight_set_wait), into segments of its own */
 	f->dumping = true;
-	first = window_first(f, cut, extra, nextra);
+	first = window_first(f, cut, ex, nextra);
 	if (first > m.mono_start_ns) {
 		m.real_start_ns += first - m.mono_start_ns;
 		m.mono_start_ns = first;
@@ -574,16 +590,17 @@ int flight_dump(struct flight *f, const struct sbt_meta *meta, uint64_t now, uin
 		}
 		if (notes)
 			notes(ctx, w);
-		err = write_window(f, w, cut, extra, nextra, (unsigned)num, &drops);
+		err = write_window(f, w, cut, ex, nextra, (unsigned)num, &drops);
 	}
 	if (!err) {
 		/* the frames' names (the first dump of a process reads its modules' symbols) */
-		keep_up(f, 0, 1);
+		keep_up(f);
 		sbt_writer_name_frames(w);
-		keep_up(f, 0, 1);
+		keep_up(f);
 	}
 	f->dumping = false;
 	side_join(f);
+	free(ex);
 	/* the calls lost to a full ring in the window, as its drop events count
 	 * them: what `info` and every reader say of the dump (one total, not by CPU) */
 	if (!err && drops)
