@@ -11,6 +11,7 @@
 #include <string.h>
 #include "cmds.h"
 #include "sbt/sbt.h"
+#include "sbt/sbt_quality.h"
 #include "core/util.h"
 #include "exporters/export.h"
 #include "xray_import/xray.h"
@@ -186,6 +187,10 @@ static struct sbt_reader *open_into(struct import_args *a, struct xray_import_op
 	ret = sbt_reader_open(&r, a->into, err, sizeof(err));
 	if (ret) {
 		gb_err("import: --into %s: %s", a->into, err);
+		return NULL;
+	}
+	if (sbt_refuse_uncertain(r, a->into)) {
+		sbt_reader_close(r);
 		return NULL;
 	}
 	info = sbt_reader_info(r);

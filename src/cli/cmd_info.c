@@ -344,8 +344,8 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 		printf(", %" PRIu64 " unreadable blocks skipped", in->blocks_bad);
 	printf("\n");
 	if (in->types_from && strncmp(in->types_from, "v0 ", 3) == 0)
-		printf("types:      written before traces named their types: read with the '%s' table of those builds\n",
-		       in->types_from + 3);
+		printf("types:      written before traces named their types: read with the '%s' table of those builds%s%s\n",
+		       in->types_from + 3, in->types_doubt ? "; " : "", in->types_doubt ? in->types_doubt : "");
 	if (in->meta.host[0])
 		printf("recorded:   %s on %s (kernel %s, gpubpf %s)\n", when, in->meta.host, in->meta.kernel,
 		       in->meta.version);
@@ -571,6 +571,8 @@ static int print_json(const struct sbt_info *in, struct info_acc *a, struct proc
 	gb_json_uint_field(j, "blocks_bad", in->blocks_bad);
 	if (in->types_from)
 		gb_json_string_field(j, "types_from", in->types_from);
+	if (in->types_doubt)
+		gb_json_string_field(j, "types_doubt", in->types_doubt);
 	{
 		struct sbt_quality q;
 

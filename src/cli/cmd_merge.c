@@ -52,6 +52,8 @@ static int open_all(struct sbt_merge_trace *t, unsigned n, char **paths)
 			gb_err("%s", err);
 			return -1;
 		}
+		if (sbt_refuse_uncertain(t[i].r, paths[i]))
+			return -1;
 		t[i].info = sbt_reader_info(t[i].r);
 		if (!t[i].info->meta.real_start_ns || !t[i].info->meta.mono_start_ns) {
 			gb_err("%s has no stored clock pair (real/mono start); it cannot be aligned",

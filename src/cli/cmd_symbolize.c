@@ -122,6 +122,10 @@ int cmd_symbolize(int argc, char **argv)
 		gb_err("%s", err);
 		return 1;
 	}
+	if (sbt_refuse_uncertain(r, in)) {
+		sbt_reader_close(r);
+		return 1;
+	}
 	sy = symbolizer_new(symfs);
 	if (!sy) {
 		gb_err("out of memory");

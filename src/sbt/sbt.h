@@ -114,6 +114,8 @@ struct sbt_info {
 	 * trace names them), "v0 main", "v0 graphs"... (a trace from before
 	 * that, read with that table of older builds); NULL: TraceSmith */
 	const char *types_from;
+	/* v0 only: NULL, or why another old table might have written it */
+	const char *types_doubt;
 };
 
 /*

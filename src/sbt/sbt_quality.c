@@ -59,6 +59,21 @@ void sbt_quality_get(struct sbt_reader *r, struct sbt_quality *q)
 	for (n = 0; sbt_late_note(r, n, &pid, &ns, &after); n++)
 		;
 	q->late = n + note_u64(r, "late.more");
+	/* a table the user chose is no doubt */
+	if (in->types_doubt && strncmp(in->types_doubt, "chosen by", 9))
+		snprintf(q->types_doubt, sizeof(q->types_doubt), "%s", in->types_doubt);
+}
+
+int sbt_refuse_uncertain(struct sbt_reader *r, const char *path)
+{
+	struct sbt_quality q;
+
+	sbt_quality_get(r, &q);
+	if (!q.types_doubt[0])
+		return 0;
+	fprintf(stderr, "gpubpf: error: %s: not copied, its call names are uncertain: written before "
+		"traces named their types, %s (a copy would keep one guess for good)\n", path, q.types_doubt);
+	return -1;
 }
 
 bool sbt_quality_damaged(const struct sbt_quality *q)
@@ -102,6 +117,9 @@ void sbt_quality_line(const struct sbt_quality *q, char *buf, size_t n)
 		gb_buf_puts(&b, "; the recording did not finish (recovered by scanning)");
 	if (b.len)
 		gb_buf_puts(&b, ": counts are lower bounds");
+	if (q->types_doubt[0])
+		gb_buf_printf(&b, "%scall names uncertain (written before traces named their types; %s)",
+			      b.len ? "; " : "data quality: ", q->types_doubt);
 	snprintf(buf, n, "%.*s", (int)b.len, b.len ? (const char *)b.p : "");
 	gb_buf_free(&b);
 }
@@ -126,6 +144,8 @@ void sbt_quality_json(const struct sbt_quality *q, struct gb_json *j)
 	gb_json_uint_field(j, "calls_without_stack", q->stacks_missing);
 	gb_json_uint_field(j, "processes_probed_late", q->late);
 	gb_json_uint_field(j, "names_cut", q->names_cut);
+	if (q->types_doubt[0])
+		gb_json_string_field(j, "types_doubt", q->types_doubt);
 	gb_json_end_object(j);
 }
 

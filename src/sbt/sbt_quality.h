@@ -36,6 +36,8 @@ struct sbt_quality {
 	uint64_t stacks_expected, stacks_missing;	/* calls that should have a stack; without one */
 	uint64_t late;			/* processes whose probes went live after they could call
 					 * (notes late.N, late.more): their first calls may be missing */
+	char types_doubt[160];		/* a trace from before "sbt.types" whose calls another old
+					 * table would name otherwise (sbt_info.types_doubt), or "" */
 };
 
 /*
@@ -44,6 +46,10 @@ struct sbt_quality {
  * fork), or 0 when there is no i-th
  */
 int sbt_late_note(struct sbt_reader *r, unsigned i, int *pid, unsigned long long *late_ns, const char **after);
+/* A trace whose call names are a guess (types_doubt) must not be copied
+ * under this build's names (merge, symbolize, import --into): -1 and a
+ * one-line error naming path and the fix, else 0 */
+int sbt_refuse_uncertain(struct sbt_reader *r, const char *path);
 /* What r lost; the stack counts are final once its events were read to the end */
 void sbt_quality_get(struct sbt_reader *r, struct sbt_quality *q);
 bool sbt_quality_damaged(const struct sbt_quality *q);

@@ -477,9 +477,10 @@ static const char *note(struct sbt_reader *r, const char *key)
 }
 
 /* A trace from before "sbt.types": which old table wrote it (sbt_schema_v0_count) */
-static const struct sbt_schema_v0 *pick_v0(struct sbt_reader *r)
+static const struct sbt_schema_v0 *pick_v0(struct sbt_reader *r, char *doubt, size_t len)
 {
-	uint64_t bad[SBT_SCHEMA_V0_MAX] = { 0 };
+	struct sbt_schema_vote *v = calloc(1, sizeof(*v));
+	const struct sbt_schema_v0 *best;
 	struct gb_event *ev = NULL;
 	uint32_t cap = 0, i;
 	const char *why;
@@ -495,11 +496,15 @@ static const struct sbt_schema_v0 *pick_v0(struct sbt_reader *r)
 			ev = nev;
 			cap = b->count;
 		}
-		if (!sbt_gb_load(r, b, ev, &why))	/* damage is reported when the events are read */
-			sbt_schema_v0_count(bad, ev, b->count);
+		if (v && !sbt_gb_load(r, b, ev, &why))	/* damage is reported when the events are read */
+			sbt_schema_v0_count(v, ev, b->count);
 	}
 	free(ev);
-	return sbt_schema_v0_best(bad);
+	if (!v)
+		return NULL;	/* main's */
+	best = sbt_schema_v0_best(v, doubt, len);
+	free(v);
+	return best;
 }
 
 /* which types the recording gave a stack (note "stack.mode"), to count the ones that lack it */
@@ -523,12 +528,15 @@ static int stack_rule(struct sbt_reader *r)
 static int load_schema(struct sbt_reader *r)
 {
 	const char *types = note(r, NOTE_TYPES);
-	int e = sbt_schema_init(&r->schema, types, types ? NULL : pick_v0(r), note(r, NOTE_APIS),
-				note(r, NOTE_KINDS), note(r, NOTE_PROV));
+	char doubt[sizeof(r->schema.doubt)] = "";
+	int e = sbt_schema_init(&r->schema, types, types ? NULL : pick_v0(r, doubt, sizeof(doubt)),
+				note(r, NOTE_APIS), note(r, NOTE_KINDS), note(r, NOTE_PROV));
 
 	if (e)
 		return e;
 	r->info.types_from = r->schema.source;
+	memcpy(r->schema.doubt, doubt, sizeof(doubt));
+	r->info.types_doubt = r->schema.doubt[0] ? r->schema.doubt : NULL;
 	return stack_rule(r);
 }
 

@@ -9,6 +9,7 @@
  * event.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,33 +162,152 @@ static int from_v0(struct sbt_schema *s, const struct sbt_schema_v0 *t)
 }
 
 /*
- * A trace from before the notes: its records still say which API each call
- * belongs to. Count, for each old table, the records whose type it would
- * name with another API; the table with the fewest wrote the trace (the
- * tables diverge where one branch put NCCL or cuBLAS rows and another CUDA
- * rows); ties go to main's.
+ * What a row's records look like once decoded: the field flags every record
+ * of it has (must) and those some may have (may), and whether it names a
+ * copy kind. Found by decoding two made-up records of the row, one with
+ * every argument 0 and one with every argument set, with this build's
+ * decoder, which decodes a row as the builds of the frozen tables did.
  */
-void sbt_schema_v0_count(uint64_t *bad, const struct gb_event *ev, uint32_t n)
+#define SHAPE_FLAGS	(GB_EF_GRID | GB_EF_STREAM | GB_EF_BYTES | GB_EF_PTR | GB_EF_ARG)
+
+struct row_shape {
+	uint32_t must, may;
+	uint8_t kind_must, kind_may;
+};
+
+static void decode_made_up(struct gb_event *ev, unsigned type, bool set)
+{
+	struct gb_rec r;
+	unsigned i;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = GB_REC_CALL;
+	r.type = (__u16)type;
+	r.flags = GB_RF_RET;
+	for (i = 0; set && i < GB_NARGS; i++)
+		r.a[i] = 0x10 + i;
+	for (i = 0; set && i < GB_NX; i++)
+		r.x[i] = 0x20 + i;
+	if (set) {	/* an ELF header for module loads (their size comes from it) */
+		r.x[1] = 0x464c457fULL | 2ULL << 32;
+		r.x[4] = 64ULL << 16 | 8ULL << 32;
+	}
+	if (gb_event_from_rec(ev, &r))
+		memset(ev, 0, sizeof(*ev));
+}
+
+static struct row_shape rows[GB_T__COUNT];
+
+static void fill_rows(void)
+{
+	struct gb_event a, b;
+	unsigned t;
+
+	for (t = 0; t < GB_T__COUNT; t++) {
+		struct row_shape *rs = &rows[t];
+
+		decode_made_up(&a, t, false);
+		decode_made_up(&b, t, true);
+		rs->must = a.flags & b.flags & SHAPE_FLAGS;
+		rs->may = (a.flags | b.flags) & SHAPE_FLAGS;
+		rs->kind_must = a.kind && b.kind;
+		rs->kind_may = a.kind || b.kind || gb_type_info(t)->cat == GB_CAT_COPY;
+	}
+}
+
+static const struct row_shape *row_shape(unsigned type)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, fill_rows);
+	return &rows[type];
+}
+
+/* does a decoded call (ev) contradict row t: another API, or fields its records never have */
+static bool contradicts(const struct gb_event *ev, int t)
+{
+	const struct row_shape *rs;
+	uint32_t f = ev->flags & SHAPE_FLAGS;
+
+	if (t < 0 || gb_type_info((unsigned)t)->api != ev->api)
+		return true;
+	/* --lean records, unread arguments and points in time say less than their row */
+	if (ev->flags & (GB_EF_REGS | GB_EF_XFAULT | GB_EF_INSTANT))
+		return false;
+	rs = row_shape((unsigned)t);
+	return (f & ~rs->may) || (rs->must & ~f) || (ev->kind && !rs->kind_may) ||
+	       (!ev->kind && rs->kind_must);
+}
+
+/*
+ * A trace from before the notes: its records still say which API each call
+ * belongs to, and their fields what shape of call made them. Count, for each
+ * old table, the records its type would contradict (another API, or fields
+ * such a call never has: the tables diverge where one branch put NCCL or
+ * cuBLAS rows and another CUDA rows, or CUDA rows of other families); the
+ * table with the fewest wrote the trace.
+ */
+void sbt_schema_v0_count(struct sbt_schema_vote *v, const struct gb_event *ev, uint32_t n)
 {
 	uint32_t j, k;
 
 	for (j = 0; j < n; j++) {
+		if (ev[j].type < SBT_SCHEMA_SEEN)
+			v->seen[ev[j].type / 8] |= (uint8_t)(1u << (ev[j].type % 8));
 		for (k = 0; k < sbt_schema_v0_n && k < SBT_SCHEMA_V0_MAX; k++) {
 			const char *nm = sbt_schema_v0_name(&sbt_schema_v0[k], ev[j].type);
-			int t = nm ? gb_type_by_name(nm) : -1;
 
-			bad[k] += t < 0 || gb_type_info((unsigned)t)->api != ev[j].api;
+			v->bad[k] += contradicts(&ev[j], nm ? gb_type_by_name(nm) : -1);
 		}
 	}
 }
 
-const struct sbt_schema_v0 *sbt_schema_v0_best(const uint64_t *bad)
+/* the types the trace holds that tables a and b name otherwise */
+static unsigned differ(const struct sbt_schema_vote *v, unsigned a, unsigned b)
 {
-	unsigned k, best = 0;
+	unsigned t, n = 0;
+
+	for (t = 0; t < SBT_SCHEMA_SEEN; t++) {
+		const char *x, *y;
+
+		if (!(v->seen[t / 8] & (1u << (t % 8))))
+			continue;
+		x = sbt_schema_v0_name(&sbt_schema_v0[a], t);
+		y = sbt_schema_v0_name(&sbt_schema_v0[b], t);
+		n += !x || !y || strcmp(x, y);
+	}
+	return n;
+}
+
+/*
+ * The table with the fewest contradictions; ties go to main's (the first).
+ * GPUBPF_V0_TABLE names one to use instead. A table that ties with it and
+ * names some of the trace's types otherwise is said in *doubt.
+ */
+const struct sbt_schema_v0 *sbt_schema_v0_best(const struct sbt_schema_vote *v, char *doubt, size_t len)
+{
+	const char *want = getenv("GPUBPF_V0_TABLE");
+	unsigned k, best = 0, n;
 
 	for (k = 1; k < sbt_schema_v0_n && k < SBT_SCHEMA_V0_MAX; k++)
-		if (bad[k] < bad[best])
+		if (v->bad[k] < v->bad[best])
 			best = k;
+	if (doubt && len)
+		doubt[0] = 0;
+	for (k = 0; want && *want && k < sbt_schema_v0_n && k < SBT_SCHEMA_V0_MAX; k++)
+		if (!strcmp(want, sbt_schema_v0[k].label)) {
+			if (doubt && len)
+				snprintf(doubt, len, "chosen by GPUBPF_V0_TABLE=%s", want);
+			return &sbt_schema_v0[k];
+		}
+	for (k = 0; doubt && k < sbt_schema_v0_n && k < SBT_SCHEMA_V0_MAX; k++) {
+		if (k == best || v->bad[k] != v->bad[best] || !(n = differ(v, best, k)))
+			continue;
+		snprintf(doubt, len, "the '%s' table fits its records as well and names %u of its "
+			 "types otherwise; if that build wrote it, read it with GPUBPF_V0_TABLE=%s",
+			 sbt_schema_v0[k].label, n, sbt_schema_v0[k].label);
+		break;
+	}
 	return &sbt_schema_v0[best];
 }
 

@@ -33,6 +33,7 @@ struct sbt_schema {
 	char **unknown;		/* file type -> "unknown type 'x' (from a newer gpubpf)", or NULL */
 	uint8_t api[256], kind[256], prov[256];
 	char source[64];	/* "sbt.types", "v0 main", "v0 graphs", ... */
+	char doubt[160];	/* v0: "" or another table that fits as well (sbt_schema_v0_best) */
 };
 
 /* the notes that name a trace's numbers */
@@ -52,10 +53,18 @@ char *sbt_schema_note(unsigned i, const char **key);
  */
 int sbt_schema_init(struct sbt_schema *s, const char *types, const struct sbt_schema_v0 *v0,
 		    const char *apis, const char *kinds, const char *prov);
-/* For a trace without "sbt.types": add up, per old table (bad[SBT_SCHEMA_V0_MAX]),
- * the records whose stored API that table's type contradicts; then the best table */
-void sbt_schema_v0_count(uint64_t *bad, const struct gb_event *ev, uint32_t n);
-const struct sbt_schema_v0 *sbt_schema_v0_best(const uint64_t *bad);
+/* For a trace without "sbt.types": per old table, the records its types
+ * contradict (another API, fields such a call never has), and the type
+ * numbers the trace holds (those below SBT_SCHEMA_SEEN) */
+#define SBT_SCHEMA_SEEN	1024
+struct sbt_schema_vote {
+	uint64_t bad[SBT_SCHEMA_V0_MAX];
+	uint8_t seen[SBT_SCHEMA_SEEN / 8];
+};
+void sbt_schema_v0_count(struct sbt_schema_vote *v, const struct gb_event *ev, uint32_t n);
+/* the table that wrote it; doubt (len bytes): "" or why another might have
+ * (GPUBPF_V0_TABLE=LABEL chooses one) */
+const struct sbt_schema_v0 *sbt_schema_v0_best(const struct sbt_schema_vote *v, char *doubt, size_t len);
 /* Map the static fields of n decoded events (a block's templates) */
 void sbt_schema_apply(const struct sbt_schema *s, struct gb_event *ev, uint32_t n);
 void sbt_schema_free(struct sbt_schema *s);

@@ -479,6 +479,71 @@ static void test_v0_tables_named(void **state)
 	assert_int_equal(sbt_schema_v0[0].nbase + sbt_schema_v0[0].ntail, 321);
 }
 
+/* a call of old table t's row i as that build stored it (its number i, fields as decoded) */
+static void v0_call(struct gb_event *ev, const struct sbt_schema_v0 *t, unsigned i)
+{
+	struct gb_rec r;
+	unsigned k;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = GB_REC_CALL;
+	r.type = (__u16)gb_type_by_name(sbt_schema_v0_name(t, i));
+	r.flags = GB_RF_RET;
+	for (k = 0; k < GB_NARGS; k++)
+		r.a[k] = 0x7f0000001000 + k * 0x100;
+	r.x[0] = 0x7f0000100000;
+	assert_int_equal(gb_event_from_rec(ev, &r), 0);
+	ev->type = (uint16_t)i;
+}
+
+/*
+ * Which old table wrote a trace from before "sbt.types": for each row where
+ * a branch's table names another call than main's, a trace of that call
+ * alone is never read with main's table when the fields tell them apart,
+ * and otherwise says it could be the branch's (the doubt names it); a trace
+ * of all of them is read with the branch's table, without a doubt.
+ */
+static void test_v0_vote(void **state)
+{
+	unsigned t, i, alone, tied;
+	struct sbt_schema_vote all, one;
+	struct gb_event ev;
+	char doubt[160];
+
+	for (t = 1; t < sbt_schema_v0_n; t++) {
+		const struct sbt_schema_v0 *br = &sbt_schema_v0[t];
+
+		memset(&all, 0, sizeof(all));
+		alone = tied = 0;
+		for (i = 0; sbt_schema_v0_name(br, i); i++) {
+			const char *m = sbt_schema_v0_name(&sbt_schema_v0[0], i);
+
+			if (m && !strcmp(m, sbt_schema_v0_name(br, i)))
+				continue;
+			v0_call(&ev, br, i);
+			memset(&one, 0, sizeof(one));
+			sbt_schema_v0_count(&one, &ev, 1);
+			sbt_schema_v0_count(&all, &ev, 1);
+			if (one.bad[0] < one.bad[t])
+				fail_msg("%s row %u (%s): main's %s fits it better", br->label, i,
+					 sbt_schema_v0_name(br, i), m ? m : "(none)");
+			if (sbt_schema_v0_best(&one, doubt, sizeof(doubt)) == br) {
+				alone++;
+				continue;
+			}
+			tied++;
+			if (!strstr(doubt, br->label))
+				fail_msg("%s row %u (%s) read as main's %s without a doubt ('%s')", br->label,
+					 i, sbt_schema_v0_name(br, i), m ? m : "(none)", doubt);
+		}
+		assert_ptr_equal(sbt_schema_v0_best(&all, doubt, sizeof(doubt)), br);
+		assert_string_equal(doubt, "");
+		print_message("v0 %s: %u rows told from main's by their fields alone, %u only with a doubt\n",
+			      br->label, alone, tied);
+		assert_true(alone > 0);
+	}
+}
+
 /* Thousands of notes (one per containerised process): each found, last value wins, in order */
 static void test_many_notes(void **state)
 {
@@ -824,6 +889,7 @@ int main(void)
 		cmocka_unit_test(test_notes_incremental),
 		cmocka_unit_test(test_types_by_name),
 		cmocka_unit_test(test_v0_tables_named),
+		cmocka_unit_test(test_v0_vote),
 		cmocka_unit_test(test_merge_sources),
 		cmocka_unit_test(test_frame_names),
 	};
