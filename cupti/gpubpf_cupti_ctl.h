@@ -4,7 +4,8 @@
  * `gpubpf_cupti_ctl` (in .data), which gpubpf reads and writes in a
  * running process with process_vm_readv/writev, never stopping a thread:
  *
- *   lease_ns  gpubpf's lease (CLOCK_MONOTONIC): renewed every second while
+ *   lease_ns  gpubpf's lease (CLOCK_MONOTONIC as the job reads it: gpubpf
+ *             adds the job's time namespace offset): renewed every second while
  *             it records; when it runs out (gpubpf killed, stopped, gone)
  *             the library switches CUPTI off by itself. 0: no lease (the
  *             library came with CUDA_INJECTION64_PATH and stays on).

@@ -461,6 +461,7 @@ static int open_in_root(int root, const char *rel, int flags, mode_t mode)
 /* copy the open file in to a new file out; 0 or -errno */
 static int copy_fd(int in, int out, off_t size)
 {
+	const char *kill_at = getenv("GPUBPF_TEST_STAGE_KILL");	/* tests: die mid-copy */
 	char buf[65536];
 	off_t done = 0;
 	ssize_t n;
@@ -469,8 +470,55 @@ static int copy_fd(int in, int out, off_t size)
 		if (write(out, buf, (size_t)n) != n)
 			return -EIO;
 		done += n;
+		if (kill_at && *kill_at == '1' && done >= size / 2)
+			raise(SIGKILL);
 	}
 	return done == size ? 0 : -EIO;
+}
+
+/*
+ * A copy of in (size bytes) at dir/name inside root, whole or not at all:
+ * written to an unnamed file (O_TMPFILE) in dir, linked in once complete,
+ * so a gpubpf killed mid-copy leaves nothing behind (a half-written file
+ * under the name would have been refused by every later recording).
+ * -EEXIST: the name is taken; -EOPNOTSUPP: dir's file system has no
+ * O_TMPFILE (the caller writes the file in place).
+ */
+static int place_copy(int root, const char *dir, const char *name, int in, off_t size)
+{
+	char self[64];
+	int d, fd, err;
+
+	fd = open_in_root(root, dir, O_TMPFILE | O_WRONLY, 0644);
+	if (fd < 0)
+		return errno == EISDIR || errno == EOPNOTSUPP || errno == EINVAL ? -EOPNOTSUPP : -errno;
+	d = open_in_root(root, dir, O_PATH | O_DIRECTORY, 0);
+	err = d < 0 ? -errno : fchmod(fd, 0644) ? -errno : copy_fd(in, fd, size);
+	if (!err && linkat(fd, "", d, name, AT_EMPTY_PATH)) {
+		/* without CAP_DAC_READ_SEARCH: the same link through /proc */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		err = linkat(AT_FDCWD, self, d, name, AT_SYMLINK_FOLLOW) ? -errno : 0;
+	}
+	if (d >= 0)
+		close(d);
+	if (close(fd) && !err)
+		err = -EIO;
+	return err;
+}
+
+/* the old way, where O_TMPFILE is not to be had: created in place, removed if it fails */
+static int write_copy(int root, const char *path, int in, off_t size)
+{
+	int fd = open_in_root(root, path, O_WRONLY | O_CREAT | O_EXCL, 0644), err;
+
+	if (fd < 0)
+		return -errno;
+	err = copy_fd(in, fd, size);
+	if (close(fd) && !err)
+		err = -EIO;
+	if (err)
+		unlinkat(root, path, 0);	/* a file in the root's directory: no link followed */
+	return err;
 }
 
 int cupti_inject_stage(pid_t pid, const char *lib, char *host, size_t hostlen, char *ns, size_t nslen,
@@ -500,16 +548,10 @@ int cupti_inject_stage(pid_t pid, const char *lib, char *host, size_t hostlen, c
 	in = open(lib, O_RDONLY | O_CLOEXEC);
 	for (i = 0; root >= 0 && in >= 0 && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dirs[i], name);
-		fd = open_in_root(root, path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-		if (fd >= 0) {
-			err = copy_fd(in, fd, b.st_size);
-			if (close(fd) && !err)
-				err = -EIO;
-			if (err) {
-				unlinkat(root, path, 0);	/* a file in the root's directory: no link followed */
-				continue;
-			}
-		} else if (errno == EEXIST) {
+		err = place_copy(root, dirs[i], name, in, b.st_size);
+		if (err == -EOPNOTSUPP)
+			err = write_copy(root, path, in, b.st_size);
+		if (err == -EEXIST) {
 			struct stat c;
 
 			fd = open_in_root(root, path, O_RDONLY, 0);
@@ -521,8 +563,7 @@ int cupti_inject_stage(pid_t pid, const char *lib, char *host, size_t hostlen, c
 				err = -EEXIST;
 				continue;
 			}
-		} else {
-			err = -errno;
+		} else if (err) {
 			continue;
 		}
 		snprintf(host, hostlen, "/proc/%d/root/%s", (int)pid, path);
@@ -761,10 +802,32 @@ static int ctl_write(pid_t pid, uint64_t addr, size_t field, const void *v, size
 	return process_vm_writev(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -errno;
 }
 
-/* the lease: until now + lease_ms(), held by us */
+/*
+ * CLOCK_MONOTONIC as the job reads it: ours plus its time namespace's
+ * offset (/proc/PID/timens_offsets; none without time namespaces). The
+ * library checks the lease against its own clock: a job restored by CRIU
+ * or started by `unshare -T --monotonic` runs ahead of us or behind.
+ */
+static uint64_t job_now_ns(pid_t pid)
+{
+	long long sec = 0, nsec = 0;
+	char path[64], line[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/timens_offsets", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "monotonic %lld %lld", &sec, &nsec) == 2)
+			break;
+	if (f)
+		fclose(f);
+	return gb_now_mono_ns() + (uint64_t)(sec * 1000000000LL + nsec);
+}
+
+/* the lease: until now + lease_ms() on the job's clock, held by us */
 static int ctl_lease(pid_t pid, uint64_t addr)
 {
-	uint64_t until = gb_now_mono_ns() + lease_ms() * 1000000ull;
+	uint64_t until = job_now_ns(pid) + lease_ms() * 1000000ull;
 	int32_t me = (int32_t)getpid();
 
 	if (ctl_write(pid, addr, offsetof(struct gb_cupti_ctl, holder), &me, sizeof(me)))
@@ -824,7 +887,7 @@ static int ctl_before_attach(pid_t pid, uint64_t addr, enum inject_result *res, 
 		*res = INJECT_ALREADY;
 		return 1;
 	}
-	if (!ctl.want_off && gb_now_mono_ns() < ctl.lease_ns && ctl.holder != getpid() && alive(ctl.holder)) {
+	if (!ctl.want_off && job_now_ns(pid) < ctl.lease_ns && ctl.holder != getpid() && alive(ctl.holder)) {
 		snprintf(msg, len, "device timing in it is held by another gpubpf recording (pid %d) until it ends",
 			 (int)ctl.holder);
 		*res = INJECT_REFUSED;

@@ -100,6 +100,14 @@ if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
 	_bg_pids+=($J3)
 	if wait_for "$T/ready3" 10; then
 		check_true "the job does not see the library at its path" bash -c "! test -e /proc/$J3/root$LIB"
+		# three recordings killed while they copy the library in: each copy is
+		# whole or absent (a half file at the name refused every later one)
+		for k in 1 2 3; do
+			GPUBPF_TEST_STAGE_KILL=1 "$GPUBPF" record -p "$J3" --cupti --cupti-lib "$LIB" -d 0.5 -o "$T/k$k.sbt" >/dev/null 2>&1
+		done
+		rc=$?
+		n=$(ls "$COPY"* "/dev/shm/${COPY#/tmp/}"* "/run/${COPY#/tmp/}"* 2>/dev/null | wc -l)
+		check_eq "three recordings killed mid-copy (exit 137) left no copy in the job's /tmp, /dev/shm or /run" "137 0" "$rc $n"
 		"$GPUBPF" record -v -p "$J3" --cupti --cupti-lib "$LIB" -d 0.5 -o "$T/r3.sbt" >"$T/rec3.log" 2>&1
 		check_eq "another mount namespace: the recording exits 0" 0 "$?"
 		check_true "another mount namespace: injected from a copy ($(grep -o "pid $J3: .*" "$T/rec3.log" | head -1 | cut -c1-150))" \
