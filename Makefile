@@ -47,7 +47,7 @@ DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libzst
 	systemtap-sdt-dev libclang-rt-14-dev llvm-14 python3 tmux libcap2-bin \
 	util-linux iproute2 valgrind prometheus libamdhip64-dev bpftrace gcc g++ make pkg-config curl \
 	golang-go help2man man-db bash-completion debhelper dpkg-dev fakeroot lintian libcap-dev \
-	chromium libslurm-dev slurmctld slurmd slurm-client munge
+	chromium libslurm-dev slurmctld slurmd slurm-client munge binutils file time procps
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BPFBUILD)/%.bpf.o,$(BPF_SRCS))
@@ -73,7 +73,8 @@ deps:
 	if [ -z "$$missing" ]; then echo "deps: all Debian packages present"; \
 	elif [ "$$(id -u)" = 0 ]; then \
 		echo "deps: installing$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing && \
+		apt-get clean; \
 	else echo "deps: missing$$missing; run: sudo apt-get install$$missing"; exit 1; fi
 
 vmlinux:
