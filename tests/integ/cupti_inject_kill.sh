@@ -64,10 +64,10 @@ kill_run() {
 
 start=$(date +%s)
 dead=0 traced=0 held=0
-# at most KILL_SECONDS (600) of them: a host whose recordings start slower
+# at most KILL_SECONDS (300) of them: a host whose recordings start slower
 # runs fewer (at least 20), not past the script's time limit
 for ((n = 0; n < RUNS; n++)); do
-	[ "$n" -ge 20 ] && [ $(( $(date +%s) - start )) -ge "${KILL_SECONDS:-600}" ] && break
+	[ "$n" -ge 20 ] && [ $(( $(date +%s) - start )) -ge "${KILL_SECONDS:-300}" ] && break
 	when=attach
 	[ $((n % 2)) = 1 ] && when=end
 	kill_run "$n" KILL "$when" || traced=$((traced + 1))
