@@ -1060,8 +1060,10 @@ static void inject_wait(void *ctx, unsigned us)
 	uint64_t end = gb_now_mono_ns() + us * 1000ull, now;
 	bool more;
 
-	/* a wait as long as asked, not longer (the target may be held): read in small passes */
+	/* a wait as long as asked, not longer (the target may be held): read in
+	 * small passes, and the other targets' leases kept */
 	for (;;) {
+		inject_rec_keep(r->inj);
 		more = keep_up(r, INJECT_WAIT_BUDGET);
 		now = gb_now_mono_ns();
 		if (now >= end)
@@ -1246,7 +1248,8 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	recorder_blocked_at_attach(r.col, o->pids, o->npids);
 	if (o->cupti_inject && !o->cmd) {
 		cupti_inject_on_wait(inject_wait, &r);
-		r.inj = inject_rec_start(o->cupti_lib, r.cupti, o->pids, o->npids, o->all);
+		r.inj = inject_rec_new(o->cupti_lib, r.cupti);
+		inject_rec_attach(r.inj, o->pids, o->npids, o->all);
 	}
 	/*
 	 * The collector ahead of CPU-bound threads: one that waits for a CPU

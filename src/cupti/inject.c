@@ -808,20 +808,41 @@ static int ctl_write(pid_t pid, uint64_t addr, size_t field, const void *v, size
  * library checks the lease against its own clock: a job restored by CRIU
  * or started by `unshare -T --monotonic` runs ahead of us or behind.
  */
+int64_t inject_timens_mono(const char *text, size_t n)
+{
+	const int64_t max_sec = INT64_MAX / 1000000000LL - 1;
+	long long sec, nsec;
+	char line[128];
+	size_t i = 0, k;
+
+	while (text && i < n) {
+		for (k = 0; i < n && text[i] != '\n'; i++)
+			if (k < sizeof(line) - 1)
+				line[k++] = text[i];
+		line[k] = 0;
+		i++;
+		if (sscanf(line, "monotonic %lld %lld", &sec, &nsec) != 2)
+			continue;
+		if (sec < -max_sec || sec > max_sec || nsec < 0 || nsec >= 1000000000LL)
+			return 0;
+		return (int64_t)sec * 1000000000LL + nsec;
+	}
+	return 0;
+}
+
 static uint64_t job_now_ns(pid_t pid)
 {
-	long long sec = 0, nsec = 0;
-	char path[64], line[128];
+	char path[64], text[512];
+	size_t n = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/timens_offsets", (int)pid);
 	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "monotonic %lld %lld", &sec, &nsec) == 2)
-			break;
-	if (f)
+	if (f) {
+		n = fread(text, 1, sizeof(text), f);
 		fclose(f);
-	return gb_now_mono_ns() + (uint64_t)(sec * 1000000000LL + nsec);
+	}
+	return gb_now_mono_ns() + (uint64_t)inject_timens_mono(text, n);
 }
 
 /* the lease: until now + lease_ms() on the job's clock, held by us */
@@ -952,6 +973,16 @@ static void block_stops(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &s, old);
 }
 
+/* the process whose attach call is under way, and its control block */
+static pid_t cur_pid;
+static uint64_t cur_ctl;
+
+void cupti_inject_renew_current(void)
+{
+	if (cur_pid && ctl_lease(cur_pid, cur_ctl))
+		gb_dbg("cupti: pid %d: lease not renewed during its attach", (int)cur_pid);
+}
+
 static enum inject_result run(pid_t pid, const char *lib, bool attach, inject_copy_cb on_copy, void *ctx,
 			      char *msg, size_t len)
 {
@@ -961,7 +992,7 @@ static enum inject_result run(pid_t pid, const char *lib, bool attach, inject_co
 	struct rcall_opts ro = { .timeout_ms = SAFE_WAIT_MS };
 	enum inject_result res = INJECT_FAILED;
 	uint64_t t0, ctl = 0;
-	int answer = 0;
+	int answer = 0, err;
 	bool held = false;
 
 	if (inspect(&t, lib, attach, msg, len)) {
@@ -1022,7 +1053,14 @@ static enum inject_result run(pid_t pid, const char *lib, bool attach, inject_co
 		snprintf(msg, len, "cannot write the library's control block");
 		goto out;
 	}
-	if (call_lib(&t, &c, lib, attach ? "gpubpf_cupti_attach" : "gpubpf_cupti_detach", &answer, msg, len))
+	/* the waits for its answer renew it (cupti_inject_renew_current) */
+	if (attach && ctl) {
+		cur_pid = pid;
+		cur_ctl = ctl;
+	}
+	err = call_lib(&t, &c, lib, attach ? "gpubpf_cupti_attach" : "gpubpf_cupti_detach", &answer, msg, len);
+	cur_pid = 0;
+	if (err)
 		goto out;
 	res = answer ? INJECT_CUPTI_OFF : INJECT_ON;
 	if (!answer && !strncmp(msg, "already subscribed", 18))

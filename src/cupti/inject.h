@@ -58,6 +58,12 @@ int cupti_inject_stage(pid_t pid, const char *lib, char *host, size_t hostlen, c
  * in pid, found on the first call (0) and kept by the caller. 0 or -errno.
  */
 int cupti_inject_renew(pid_t pid, const char *lib, uint64_t *ctl);
+/*
+ * The same for the process whose attach is under way, once its lease is
+ * written (CUPTI's start in it can take longer than the lease: it then
+ * switched off at its first driver call). Nothing when there is none.
+ */
+void cupti_inject_renew_current(void);
 
 /*
  * What the caller does while an attach or a detach waits for the target
@@ -66,7 +72,9 @@ int cupti_inject_renew(pid_t pid, const char *lib, uint64_t *ctl);
  * there: the job goes on calling meanwhile, and at the detach CUPTI hands
  * over what it buffered (a ring left alone for that long overflows). fn
  * takes about us, as the sleep would (a thread may be held meanwhile); it
- * must not call into this module. NULL: sleep.
+ * must not call into this module, except cupti_inject_renew with a known
+ * *ctl and cupti_inject_renew_current (a lease written, nothing else
+ * touched). NULL: sleep.
  */
 void cupti_inject_on_wait(void (*fn)(void *ctx, unsigned us), void *ctx);
 

@@ -118,4 +118,11 @@ int inject_seccomp_check(pid_t tid, char *why, size_t len);
 int inject_exe_check(const void *buf, size_t n, char *why, size_t len);
 /* the value of KEY=value in a NUL-separated environment block (/proc/PID/environ), or NULL */
 const char *inject_env_find(const char *buf, size_t n, const char *key);
+
+/*
+ * CLOCK_MONOTONIC's offset in ns in the text of /proc/PID/timens_offsets
+ * (n bytes, not NUL-terminated; lines "monotonic SEC NSEC"): 0 where it
+ * names none, or one out of range (|SEC| past 2^63 ns, NSEC not below 1e9).
+ */
+int64_t inject_timens_mono(const char *text, size_t n);
 #endif

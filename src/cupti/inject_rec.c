@@ -27,6 +27,7 @@ struct inject_rec {
 	pid_t pids[MAX_INJ];
 	bool loaded[MAX_INJ];	/* the library is in it: detach at the end */
 	uint64_t ctl[MAX_INJ];	/* its control block, for the lease (0: not found yet) */
+	uint64_t renewed_ns;	/* the leases' last renewal (gb_now_mono_ns) */
 	unsigned n;
 	char *inject, *detach, *cycles;	/* the notes, "pid N: ...; pid M: ..." */
 };
@@ -124,7 +125,12 @@ static void attach_one(struct inject_rec *ir, pid_t pid)
 	r = cupti_inject_attach_cb(pid, ir->lib, on_copy, ir, msg, sizeof(msg));
 	ir->pids[ir->n] = pid;
 	/* on before we came (CUDA_INJECTION64_PATH at its start): left on at the end */
-	ir->loaded[ir->n++] = r <= INJECT_CUPTI_OFF;
+	ir->loaded[ir->n] = r <= INJECT_CUPTI_OFF;
+	/* its control block found now, not inside another target's injection
+	 * (inject_rec_keep renews only those it knows) */
+	if (ir->loaded[ir->n] && cupti_inject_renew(pid, ir->lib, &ir->ctl[ir->n]))
+		gb_dbg("cupti: pid %d: no control block for the lease", (int)pid);
+	ir->n++;
 	switch (r) {
 	case INJECT_ON:
 	case INJECT_ALREADY:
@@ -148,22 +154,30 @@ static void attach_one(struct inject_rec *ir, pid_t pid)
 	}
 }
 
-struct inject_rec *inject_rec_start(const char *lib, struct cupti_attach *usdt, const pid_t *pids,
-				    unsigned npids, bool all)
+struct inject_rec *inject_rec_new(const char *lib, struct cupti_attach *usdt)
 {
 	struct inject_rec *ir = calloc(1, sizeof(*ir));
-	struct dirent *d;
-	unsigned i;
-	DIR *dir;
 
 	if (!ir)
 		return NULL;
 	ir->lib = lib;
 	ir->usdt = usdt;
+	ir->renewed_ns = gb_now_mono_ns();
+	return ir;
+}
+
+void inject_rec_attach(struct inject_rec *ir, const pid_t *pids, unsigned npids, bool all)
+{
+	struct dirent *d;
+	unsigned i;
+	DIR *dir;
+
+	if (!ir)
+		return;
 	for (i = 0; i < npids; i++)
 		attach_one(ir, pids[i]);
 	if (!all || !(dir = opendir("/proc")))
-		return ir;
+		return;
 	/* -a: the processes that have a CUDA library mapped now */
 	while ((d = readdir(dir))) {
 		pid_t pid = (pid_t)atoi(d->d_name);
@@ -174,16 +188,31 @@ struct inject_rec *inject_rec_start(const char *lib, struct cupti_attach *usdt, 
 	closedir(dir);
 	if (!ir->n && !ir->inject)
 		ir->inject = strdup("-a: no running process maps a CUDA library");
-	return ir;
+}
+
+static void renew(struct inject_rec *ir, bool known_only)
+{
+	unsigned i;
+
+	ir->renewed_ns = gb_now_mono_ns();
+	for (i = 0; i < ir->n; i++)
+		if (ir->loaded[i] && (ir->ctl[i] || !known_only) &&
+		    cupti_inject_renew(ir->pids[i], ir->lib, &ir->ctl[i]))
+			gb_dbg("cupti: pid %d: lease not renewed", (int)ir->pids[i]);
 }
 
 void inject_rec_renew(struct inject_rec *ir)
 {
-	unsigned i;
+	if (ir)
+		renew(ir, false);
+}
 
-	for (i = 0; ir && i < ir->n; i++)
-		if (ir->loaded[i] && cupti_inject_renew(ir->pids[i], ir->lib, &ir->ctl[i]))
-			gb_dbg("cupti: pid %d: lease not renewed", (int)ir->pids[i]);
+void inject_rec_keep(struct inject_rec *ir)
+{
+	if (ir && gb_now_mono_ns() - ir->renewed_ns >= INJECT_REC_RENEW_NS) {
+		renew(ir, true);
+		cupti_inject_renew_current();	/* the one being attached, if its CUPTI start is slow */
+	}
 }
 
 void inject_rec_stop(struct inject_rec *ir)

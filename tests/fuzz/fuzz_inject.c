@@ -2,7 +2,7 @@
 /*
  * fuzz_inject.c - the bytes src/cupti/inject*.c reads from a process: its
  * executable's head, its environment, a mapped file's program headers (the
- * trampoline's place), its seccomp filters
+ * trampoline's place), its seccomp filters, its time namespace's offsets
  */
 // FUZZ_SRCS: src/cupti/inject.c src/cupti/inject_call.c src/cupti/inject_seccomp.c src/host/elfsym.c src/host/procmaps.c src/core/util.c
 #include <stddef.h>
@@ -21,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t ret;
 	char why[256];
 	const char *v;
+	int64_t mono;
 
 	inject_exe_check(data, size, why, sizeof(why));
 	v = inject_env_find((const char *)data, size, "CUDA_INJECTION64_PATH");
@@ -32,6 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!inject_slack(data, size, off & ~0xfffull, len, RCALL_TRAMP_LEN, &at) &&
 	    (at >= len || len - at < RCALL_TRAMP_LEN || (at & 15)))
+		__builtin_trap();
+	/* as /proc/PID/timens_offsets: an offset within the range it promises */
+	mono = inject_timens_mono((const char *)data, size);
+	if (mono < -INT64_MAX + 1000000000LL || mono > INT64_MAX - 1000000000LL)
 		__builtin_trap();
 	/* the bytes as a filter program, run on one syscall */
 	f = malloc(size / sizeof(*f) * sizeof(*f) + 1);

@@ -94,6 +94,30 @@ static void test_env_find(void **state)
 	assert_null(inject_env_find("", 0, "A"));
 }
 
+/* /proc/PID/timens_offsets as the kernel prints it ("%-10s %10lld %9ld") */
+static void test_timens_mono(void **state)
+{
+	static const char ahead[] = "monotonic      100000         0\nboottime           0         0\n";
+	static const char behind[] = "boottime          -5         0\nmonotonic          -3 500000000\n";
+	static const char huge[] = "monotonic 99999999999999 0\n";
+	static const char bad_ns[] = "monotonic 1 1000000000\n";
+	const char *s;
+
+	(void)state;
+	assert_int_equal(100000000000000LL, inject_timens_mono(ahead, strlen(ahead)));
+	assert_int_equal(-2500000000LL, inject_timens_mono(behind, strlen(behind)));
+	/* no time namespace: none, or only boottime */
+	assert_int_equal(0, inject_timens_mono(NULL, 0));
+	s = "boottime 7 0\n";
+	assert_int_equal(0, inject_timens_mono(s, strlen(s)));
+	/* out of range: 0, never a wrapped clock */
+	assert_int_equal(0, inject_timens_mono(huge, strlen(huge)));
+	assert_int_equal(0, inject_timens_mono(bad_ns, strlen(bad_ns)));
+	/* read as far as n, not to a NUL */
+	assert_int_equal(0, inject_timens_mono(ahead, 12));
+	assert_int_equal(100000000000000LL, inject_timens_mono(ahead, 31));
+}
+
 /* wait until the child sits in syscall nr (or runs: nr -2) */
 static bool child_in(pid_t pid, long nr)
 {
@@ -519,6 +543,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exe_check),
 		cmocka_unit_test(test_env_find),
+		cmocka_unit_test(test_timens_mono),
 #ifdef __x86_64__
 		cmocka_unit_test_teardown(test_call_blocked_read, kill_kid),
 		cmocka_unit_test_teardown(test_call_running, kill_kid),
