@@ -802,12 +802,6 @@ static int ctl_write(pid_t pid, uint64_t addr, size_t field, const void *v, size
 	return process_vm_writev(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -errno;
 }
 
-/*
- * CLOCK_MONOTONIC as the job reads it: ours plus its time namespace's
- * offset (/proc/PID/timens_offsets; none without time namespaces). The
- * library checks the lease against its own clock: a job restored by CRIU
- * or started by `unshare -T --monotonic` runs ahead of us or behind.
- */
 int64_t inject_timens_mono(const char *text, size_t n)
 {
 	const int64_t max_sec = INT64_MAX / 1000000000LL - 1;
@@ -830,6 +824,12 @@ int64_t inject_timens_mono(const char *text, size_t n)
 	return 0;
 }
 
+/*
+ * CLOCK_MONOTONIC as the job reads it: ours plus its time namespace's
+ * offset (/proc/PID/timens_offsets; none without time namespaces). The
+ * library checks the lease against its own clock: a job restored by CRIU
+ * or started by `unshare -T --monotonic` runs ahead of us or behind.
+ */
 static uint64_t job_now_ns(pid_t pid)
 {
 	char path[64], text[512];

@@ -8,8 +8,8 @@
 source "$(dirname "$0")/../lib.sh"
 LIB=$ROOT/build/cupti/libgpubpf_cupti.so
 need_inject "record -p A -p B --cupti, leases kept through waits" "$LIB" "$WL/inject_work" "$WL/fakecupti/libcupti.so.13"
-export GPUBPF_TEST_LEASE_MS=1500
-SLOW=3000	# twice the lease
+export GPUBPF_TEST_LEASE_MS=2500	# renewed every second: 1.5 s to spare on a slow host
+SLOW=4000	# past the lease, within the 5 s a detach waits
 
 # A: switches off slowly at the end; B: starts slowly
 job() {	# NAME ENV=VALUE
