@@ -19,12 +19,16 @@
  * infer   -n requests cycling batch sizes 1, 4, 16 (per batch item an
  *         attention and a GEMM kernel), 8 ms apart
  * random  600 launches of 20 kernels in a random order, random gaps
- * Prints "produced steps=N pid=P" (train: steps after the warm-up).
+ * Prints "produced steps=N pid=P" (train: steps after the warm-up); train
+ * also "starts NS..." the CLOCK_MONOTONIC time of each step's first
+ * launch, warm-up included, so a test can tell a step slow by the host's
+ * own clock (a busy host's scheduling) from one gpubpf made up.
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "fake_cuda.h"
 #include "fake_nccl.h"
@@ -44,6 +48,8 @@ static struct {
 } api;
 static ncclComm_t comm;
 static char sb[4096], rb[4096];
+static unsigned long long starts[1024];	/* each train step's first launch (monotonic ns) */
+static int nstarts;
 
 static void *sym(void *h, const char *name)
 {
@@ -124,6 +130,12 @@ static void train_step(int step, int warm, int jit, int alloc, int gap, int late
 	int i, dyn = rand() % 5;
 
 	ms(20);	/* data loading */
+	if (nstarts < (int)(sizeof(starts) / sizeof(starts[0]))) {
+		struct timespec t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		starts[nstarts++] = (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+	}
 	for (i = 0; i < 5; i++)
 		run(fwd[i]);
 	if (warm) {
@@ -232,6 +244,12 @@ int main(int argc, char **argv)
 		}
 	} else {
 		return 2;
+	}
+	if (nstarts) {
+		printf("starts");
+		for (i = 0; i < nstarts; i++)
+			printf(" %llu", starts[i]);
+		printf("\n");
 	}
 	printf("produced steps=%d pid=%d\n", n, (int)getpid());
 	return 0;
