@@ -29,6 +29,7 @@
  * when the trampoline's rt_sigreturn enters; a call that does not return
  * within its deadline is left to finish on its own.
  */
+#include <cpuid.h>
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
@@ -732,6 +733,45 @@ static struct user_regs_struct resume_regs(const struct rcall *c)
 	return r;
 }
 
+size_t rcall_xframe_size(const uint8_t *x, size_t len, const uint32_t comp_end[64], uint64_t *xfeat)
+{
+	uint64_t xcr0, bv, keep;
+	size_t end = 576;	/* the legacy area and the XSAVE header */
+	unsigned i;
+
+	memcpy(&xcr0, x + 464, 8);
+	memcpy(&bv, x + 512, 8);
+	*xfeat = xcr0;
+	keep = bv & RCALL_XFEATURE_DYNAMIC ? xcr0 : xcr0 & ~RCALL_XFEATURE_DYNAMIC;
+	if (keep == xcr0)
+		return len;
+	for (i = 2; i < 64; i++)
+		if ((keep >> i & 1) && comp_end[i] > end)
+			end = comp_end[i];
+	if (end > len)
+		return len;
+	*xfeat = keep;
+	return end;
+}
+
+/* where each user XSAVE component ends in the standard format, from CPUID 0xD */
+static const uint32_t *xsave_layout(void)
+{
+	static uint32_t end[64];
+	static bool done;
+	unsigned i, a, b, c, d;
+
+	if (done)
+		return end;
+	for (i = 2; i < 64 && __get_cpuid_max(0, NULL) >= 0xd; i++) {
+		__cpuid_count(0xd, i, a, b, c, d);
+		if (a && b && !(c & 1))	/* a user component (supervisor ones have no offset) */
+			end[i] = a + b;
+	}
+	done = true;
+	return end;
+}
+
 /*
  * The FP state as a signal frame holds it: ptrace's XSAVE image, whose
  * software-reserved bytes carry the enabled-feature mask (XCR0), with the
@@ -741,7 +781,7 @@ static struct user_regs_struct resume_regs(const struct rcall *c)
 static void *fp_image(const struct rcall *c, size_t *len)
 {
 	uint32_t magic1 = FP_MAGIC1, magic2 = FP_MAGIC2, ext, size;
-	uint64_t xcr0;
+	uint64_t xcr0, bv;
 	uint8_t *b;
 
 	if (!c->xstate || c->xlen < 576) {
@@ -751,12 +791,14 @@ static void *fp_image(const struct rcall *c, size_t *len)
 		*len = sizeof(c->fp);
 		return b;
 	}
-	b = calloc(1, c->xlen + 4);
+	size = (uint32_t)rcall_xframe_size(c->xstate, c->xlen, xsave_layout(), &xcr0);
+	b = calloc(1, size + 4);
 	if (!b)
 		return NULL;
-	memcpy(b, c->xstate, c->xlen);
-	memcpy(&xcr0, b + 464, 8);
-	size = (uint32_t)c->xlen;
+	memcpy(b, c->xstate, size);
+	memcpy(&bv, b + 512, 8);
+	bv &= xcr0;	/* nothing of what the frame leaves out */
+	memcpy(b + 512, &bv, 8);
 	ext = size + 4;
 	memset(b + 464, 0, 48);
 	memcpy(b + 464, &magic1, 4);
@@ -764,7 +806,7 @@ static void *fp_image(const struct rcall *c, size_t *len)
 	memcpy(b + 472, &xcr0, 8);
 	memcpy(b + 480, &size, 4);
 	memcpy(b + size, &magic2, 4);
-	*len = c->xlen + 4;
+	*len = size + 4;
 	return b;
 }
 

@@ -88,6 +88,18 @@ int rcall_end(struct rcall *c);
 #define RCALL_FRAME_LEN	456
 void rcall_frame(uint8_t frame[RCALL_FRAME_LEN], uint64_t tramp, const struct user_regs_struct *resume,
 		 uint64_t sigmask, uint64_t fp_addr, uint64_t errno_addr, int errno_val);
+/*
+ * How much of ptrace's XSAVE image (standard format, len bytes) a signal
+ * frame of the thread may hold, and *xfeat, the features it says it holds:
+ * without the dynamic ones (AMX tile data) unless the image has them in
+ * use. ptrace gives the host's whole size (11008 bytes with AMX), a thread
+ * without AMX permission has 2816-byte frames, and the kernel takes a
+ * bigger frame for a bad one: it restores only the legacy state (the upper
+ * halves of ymm/zmm and the opmasks lost in the job). comp_end[i]: where
+ * component i ends in the standard format (CPUID 0xD), 0 if not a user one.
+ */
+#define RCALL_XFEATURE_DYNAMIC	(1ull << 18)
+size_t rcall_xframe_size(const uint8_t *x, size_t len, const uint32_t comp_end[64], uint64_t *xfeat);
 /* rcall_tramp in the first padding of the target's libc, loader or other code that has room */
 int inject_tramp(struct rcall *c, char *why, size_t len);
 /* The trampoline's bytes */

@@ -502,6 +502,41 @@ static void test_slack(void **state)
 	assert_int_equal(-ENOENT, inject_slack("\x7f" "ELF", 4, 0x1000, 0x2000, RCALL_TRAMP_LEN, &at));
 }
 
+/*
+ * A host with AMX (a Sapphire Rapids server's): ptrace's image is 11008
+ * bytes with tile data, a thread that never asked for AMX has 2816-byte
+ * signal frames. Its frame leaves the tile data out (the kernel took the
+ * bigger one for a bad frame and restored only the legacy state: the
+ * kill test's zmm8 came back zeroed); a thread using AMX keeps it all.
+ */
+static void test_xframe_size(void **state)
+{
+	uint32_t end[64] = { 0 };
+	uint8_t x[11008] = { 0 };
+	uint64_t xcr0 = 0x602e7, bv = 0x2a3, got;
+
+	end[2] = 576 + 256, end[5] = 1088 + 64, end[6] = 1152 + 512, end[7] = 1664 + 1024;
+	end[9] = 2688 + 8, end[17] = 2752 + 64, end[18] = 2816 + 8192;
+	memcpy(x + 464, &xcr0, 8);
+	memcpy(x + 512, &bv, 8);
+	assert_int_equal(2816, rcall_xframe_size(x, sizeof(x), end, &got));
+	assert_int_equal(0x202e7, got);
+	bv |= RCALL_XFEATURE_DYNAMIC;	/* tiles in use: it has permission, and frames that hold them */
+	memcpy(x + 512, &bv, 8);
+	assert_int_equal(11008, rcall_xframe_size(x, sizeof(x), end, &got));
+	assert_int_equal(0x602e7, got);
+	xcr0 = 0x2e7;			/* an AVX-512 host without AMX: as ptrace gave it */
+	bv = 0xe7;
+	memcpy(x + 464, &xcr0, 8);
+	memcpy(x + 512, &bv, 8);
+	assert_int_equal(2696, rcall_xframe_size(x, 2696, end, &got));
+	assert_int_equal(0x2e7, got);
+	xcr0 = 0x602e7;			/* a layout that says more than ptrace gave: as given */
+	memcpy(x + 464, &xcr0, 8);
+	assert_int_equal(2000, rcall_xframe_size(x, 2000, end, &got));
+	assert_int_equal(0x602e7, got);
+}
+
 /* the frame is the kernel's: the resume context where rt_sigreturn reads it */
 static void test_frame_layout(void **state)
 {
@@ -550,6 +585,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_refuse_no_cuda, kill_kid),
 		cmocka_unit_test_teardown(test_kill_tracer_anywhere, kill_kid),
 		cmocka_unit_test(test_frame_layout),
+		cmocka_unit_test(test_xframe_size),
 #endif
 		cmocka_unit_test(test_seccomp_judge),
 		cmocka_unit_test(test_slack),
