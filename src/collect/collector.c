@@ -21,7 +21,7 @@
 
 struct proc {
 	pid_t pid;
-	char container[24];	/* procmaps_container, read while it maps GPU code; "-": host */
+	char container[40];	/* procmaps_container (+ procmaps_pidns_unique), read while it maps GPU code; "-": host */
 	char *rank;		/* procmaps_rank, read then too; "" none, NULL not read */
 	struct hmap names;	/* name_key(handle or stub address) -> interned name */
 	struct hmap nostub;	/* name_key(stub address) -> 1: no name found for it (asked once) */
@@ -77,6 +77,7 @@ struct collector {
 	struct hmap procs;	/* pid -> struct proc */
 	struct proc *last;	/* the last record's process (records come in runs) */
 	struct hmap elfs;	/* hash(dev, ino) -> struct elf_entry */
+	struct hmap pidns;	/* pid namespace inode -> the id of the first seen (procmaps_pidns_unique) */
 	struct collector_stats st;
 	struct stack_table *stk;	/* NULL: no stacks */
 	int stack_mode;
@@ -295,6 +296,25 @@ static void read_rank(struct proc *p)
 		p->rank = strdup(procmaps_rank(p->pid, r, sizeof(r)) ? "" : r);
 }
 
+/*
+ * Its container, once: "-" for the host's. A pid namespace's inode number
+ * comes back once the namespace is gone, so two containers run one after
+ * the other could share "pidns-INODE": the later gets the kernel's id too.
+ */
+static void read_container(struct collector *c, struct proc *p)
+{
+	uint64_t id;
+
+	if (p->container[0])
+		return;
+	if (procmaps_container(p->pid, p->container, sizeof(p->container))) {
+		strcpy(p->container, "-");
+		return;
+	}
+	if (!procmaps_pidns_id(p->pid, &id))
+		procmaps_pidns_unique(&c->pidns, p->container, sizeof(p->container), id);
+}
+
 void collector_pin_files(struct collector *c, pid_t pid)
 {
 	struct proc *p = hmap_get(&c->procs, (uint64_t)pid);
@@ -302,8 +322,7 @@ void collector_pin_files(struct collector *c, pid_t pid)
 
 	if (!p)
 		return;
-	if (!p->container[0] && procmaps_container(pid, p->container, sizeof(p->container)))
-		strcpy(p->container, "-");
+	read_container(c, p);
 	read_rank(p);
 	for (i = 0; i < p->maps.n; i++)
 		if (p->maps.v[i].path && !procmaps_same_file(p->maps.v[i].path, &p->maps.v[i]))
@@ -1025,8 +1044,7 @@ static int handle_call(struct collector *c, const struct gb_rec *r, const char *
 	if (!p->has_events) {
 		p->has_events = true;
 		c->st.procs_seen++;
-		if (!p->container[0] && procmaps_container(p->pid, p->container, sizeof(p->container)))
-			strcpy(p->container, "-");
+		read_container(c, p);
 		read_rank(p);
 		if (c->ops.seen)
 			c->ops.seen(c->ops.ctx, (pid_t)r->pid, strcmp(p->container, "-") ? p->container : NULL,
@@ -1422,6 +1440,7 @@ void collector_free(struct collector *c)
 		free(e);
 	}
 	hmap_free(&c->elfs);
+	hmap_free(&c->pidns);
 	i = 0;
 	while (hmap_next(&c->open, &i, &k, &v))
 		free(v);

@@ -2,15 +2,18 @@
 /* procmaps.c - /proc/PID/maps parsing */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include "procmaps.h"
+#include "core/hmap.h"
 #include "core/vec.h"
 
 static const char *hex_field(const char *p, uint64_t *v, char end)
@@ -401,6 +404,48 @@ int procmaps_container(pid_t pid, char *out, size_t outlen)
 	/* "pid:[4026532845]" */
 	snprintf(out, outlen, "pidns-%.*s", (int)strspn(theirs + 5, "0123456789"), theirs + 5);
 	return 0;
+}
+
+int procmaps_pidns_id(pid_t pid, uint64_t *id)
+{
+	char path[64];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* NS_GET_ID: _IOR(NSIO, 13, __u64); older kernels answer ENOTTY */
+	errno = 0;
+	*id = 0;
+	if (ioctl(fd, _IOR(0xb7, 13, uint64_t), id) || !*id)
+		rc = errno ? -errno : -ENOENT;
+	close(fd);
+	return rc;
+}
+
+void procmaps_pidns_unique(struct hmap *first, char *key, size_t keylen, uint64_t id)
+{
+	char *end, suffix[24];
+	uint64_t ino;
+	size_t len;
+	void *seen;
+
+	if (strncmp(key, "pidns-", 6) || !id)
+		return;
+	errno = 0;
+	ino = strtoull(key + 6, &end, 10);
+	if (errno || *end || end == key + 6)
+		return;
+	seen = hmap_get(first, ino);
+	if (!seen) {
+		if (first->n < 4096)
+			hmap_put(first, ino, (void *)(uintptr_t)id);
+		return;
+	}
+	len = strlen(key);
+	if ((uint64_t)(uintptr_t)seen != id && len + (size_t)snprintf(suffix, sizeof(suffix), ".%" PRIu64, id) < keylen)
+		strcpy(key + len, suffix);
 }
 
 /* the value of NAME in NUL-separated NAME=VALUE text, if it is a plain token */

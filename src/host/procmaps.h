@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/types.h>
 
+struct hmap;
+
 struct gb_map {
 	uint64_t start, end, offset;
 	uint64_t inode;
@@ -83,6 +85,20 @@ int procmaps_container_id(const char *cgroup, size_t len, char *out, size_t outl
  * set, -ENOENT for a process of the host, -errno when /proc cannot be read.
  */
 int procmaps_container(pid_t pid, char *out, size_t outlen);
+/*
+ * The kernel's id of a live process's pid namespace (NS_GET_ID, Linux 6.18
+ * on): unique for the host's uptime, where the namespace's inode number is
+ * reused once the namespace is gone. 0 with *id set, -errno otherwise.
+ */
+int procmaps_pidns_id(pid_t pid, uint64_t *id);
+/*
+ * Tell apart pid namespaces that had one inode: KEY is "pidns-INODE"
+ * (procmaps_container) of a namespace with kernel id ID; FIRST maps each
+ * inode to the id of the first namespace seen with it (up to 4096 inodes).
+ * The first keeps its key; a later one with the inode gets "pidns-INODE.ID"
+ * (where KEYLEN has room). Other keys are left alone.
+ */
+void procmaps_pidns_unique(struct hmap *first, char *key, size_t keylen, uint64_t id);
 /*
  * A process's place in a distributed job, from its environment (the text
  * of /proc/PID/environ: NUL-separated NAME=VALUE): the first launcher that

@@ -245,6 +245,40 @@ static void test_container_id(void **state)
 	assert_int_equal(procmaps_container(-1, id, sizeof(id)), -ENOENT);
 }
 
+/* two pid namespaces one after the other at one inode: the later gets its kernel id */
+static void test_pidns_unique(void **state)
+{
+	struct hmap first = { 0 };
+	char k[40];
+	uint64_t own;
+
+	strcpy(k, "pidns-4026532179");
+	procmaps_pidns_unique(&first, k, sizeof(k), 24);
+	assert_string_equal(k, "pidns-4026532179");	/* the first keeps its key */
+	strcpy(k, "pidns-4026532179");
+	procmaps_pidns_unique(&first, k, sizeof(k), 24);
+	assert_string_equal(k, "pidns-4026532179");	/* and keeps it for its other processes */
+	procmaps_pidns_unique(&first, k, sizeof(k), 31);
+	assert_string_equal(k, "pidns-4026532179.31");	/* the inode reused */
+	strcpy(k, "pidns-4026532180");
+	procmaps_pidns_unique(&first, k, sizeof(k), 31);
+	assert_string_equal(k, "pidns-4026532180");	/* another inode is another namespace */
+	strcpy(k, "0123456789ab");
+	procmaps_pidns_unique(&first, k, sizeof(k), 99);
+	assert_string_equal(k, "0123456789ab");		/* a cgroup's container id is unique already */
+	strcpy(k, "pidns-12x");
+	procmaps_pidns_unique(&first, k, sizeof(k), 99);
+	assert_string_equal(k, "pidns-12x");		/* not a number: left alone */
+	strcpy(k, "pidns-4026532179");
+	procmaps_pidns_unique(&first, k, 20, 12345);	/* no room for the id: the key as it was, not cut */
+	assert_string_equal(k, "pidns-4026532179");
+	hmap_free(&first);
+	/* this process's own namespace has an id where the kernel gives one (6.18 on) */
+	int rc = procmaps_pidns_id(getpid(), &own);
+	assert_true(rc == 0 ? own != 0 : rc == -ENOTTY || rc == -EINVAL);
+	assert_int_equal(procmaps_pidns_id(-1, &own), -ENOENT);
+}
+
 static void test_dedup(void **state)
 {
 	struct sink k = { 0 };
@@ -842,6 +876,7 @@ int main(void)
 		cmocka_unit_test(test_dedup_packed),
 		cmocka_unit_test(test_stack_every_family),
 		cmocka_unit_test(test_container_id),
+		cmocka_unit_test(test_pidns_unique),
 		cmocka_unit_test(test_rank_env),
 		cmocka_unit_test(test_children_many),
 		cmocka_unit_test(test_read_str),
