@@ -24,7 +24,8 @@ struct proc {
 	char container[40];	/* procmaps_container (+ procmaps_pidns_unique), read while it maps GPU code; "-": host */
 	char *rank;		/* procmaps_rank, read then too; "" none, NULL not read */
 	struct hmap names;	/* name_key(handle or stub address) -> interned name */
-	struct hmap nostub;	/* name_key(stub address) -> 1: no name found for it (asked once) */
+	struct hmap nostub;	/* name_key(stub address) -> no name found for it: NOSTUB_FOR_GOOD,
+				 * else maps.gen + 1 of then (in no mapping: asked again once they change) */
 	uint64_t reread_ns;	/* when /proc/PID/maps was last read for an address in no mapping */
 	struct hmap rt_launch;	/* tid -> 1: an entry-only runtime launch awaits its driver launch */
 	struct hmap comms;	/* tid -> interned thread name (side-band, else /proc); "" unknown */
@@ -610,8 +611,13 @@ static struct elf_syms *elf_for(struct collector *c, pid_t pid, const struct gb_
 	return e->syms;
 }
 
-/* The kernel a runtime launch names by its host-stub address, in the image mapped at ts */
-static const char *stub_name(struct collector *c, struct proc *p, uint64_t addr, uint64_t ts)
+#define NOSTUB_FOR_GOOD ((void *)UINTPTR_MAX)	/* its mapping known, no symbol there */
+
+/*
+ * The kernel a runtime launch names by its host-stub address, in the image
+ * mapped at ts; *mapped: the address was in a file mapping we know
+ */
+static const char *stub_name(struct collector *c, struct proc *p, uint64_t addr, uint64_t ts, bool *mapped)
 {
 	const struct gb_map *m;
 	struct elf_syms *s;
@@ -633,6 +639,7 @@ static const char *stub_name(struct collector *c, struct proc *p, uint64_t addr,
 		p->maps.at_ns = ts;
 		m = procmaps_find(&p->maps, addr);
 	}
+	*mapped = m != NULL;
 	if (!m || !(s = elf_for(c, p->pid, m)))
 		return NULL;
 	sym = elf_syms_at(s, addr - m->start + m->offset, &delta);
@@ -649,6 +656,8 @@ static const char *kernel_name(struct collector *c, struct proc *p, const struct
 	const struct gb_type_info *ti = gb_type_info(ev->type);
 	uint64_t key = name_key(p, ev->handle, ev->ts_ns);
 	const char *name;
+	bool mapped = false;
+	void *miss;
 
 	if (!ev->handle)
 		return NULL;
@@ -657,14 +666,20 @@ static const char *kernel_name(struct collector *c, struct proc *p, const struct
 		return name;
 	if (ti->shape != GB_SH_LAUNCH_RT && ti->shape != GB_SH_LAUNCH_RT_EX)
 		return NULL;
-	/* asked before, in vain (no symbol, or in no file mapping): not again per launch */
-	if (hmap_get(&p->nostub, key))
+	/*
+	 * asked before, in vain: not again per launch; an address in no
+	 * mapping again once the mappings changed (the side band's event of
+	 * the image came after the launch was read: one miss named none of
+	 * a short-lived process's launches)
+	 */
+	miss = hmap_get(&p->nostub, key);
+	if (miss == NOSTUB_FOR_GOOD || (miss && (uintptr_t)miss == p->maps.gen + 1))
 		return NULL;
-	name = stub_name(c, p, ev->handle, ev->ts_ns);
+	name = stub_name(c, p, ev->handle, ev->ts_ns, &mapped);
 	if (name)
 		hmap_put(&p->names, key, (void *)name);
 	else
-		hmap_put(&p->nostub, key, (void *)1);
+		hmap_put(&p->nostub, key, mapped ? NOSTUB_FOR_GOOD : (void *)(uintptr_t)(p->maps.gen + 1));
 	return name;
 }
 

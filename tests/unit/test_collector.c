@@ -624,6 +624,33 @@ static void test_sideband_timeline(void **state)
 }
 
 /*
+ * A launch read before the side band told its process's program mapping
+ * (a short-lived process, gone before /proc could be read): unnamed; the
+ * launches of that stub after the mapping arrived are named, not all
+ * unnamed for that one miss. A stub whose file has no symbol there is not
+ * looked up again while the mappings stay as they are.
+ */
+static void test_stub_mapped_late(void **state)
+{
+	struct collector *c = *state;
+	const uint32_t pid = 4190003;	/* no such process: /proc cannot help */
+	const uint64_t base = 0x10000000;
+	char self[4096];
+	uint64_t off = self_symbol(self, sizeof(self));
+
+	sb_exec(c, pid, 100);
+	assert_string_equal(launch_name(c, pid, 200, base + off), "");
+	assert_string_equal(launch_name(c, pid, 210, base + off), "");	/* nothing new: no name */
+	sb_map(c, pid, 110, base, self);	/* mapped before the launches, read after */
+	assert_string_equal(launch_name(c, pid, 220, base + off), "test_bad_records");
+	assert_string_equal(launch_name(c, pid, 230, base + off), "test_bad_records");
+	/* in the file, at no symbol (its first bytes: the ELF header) */
+	assert_string_equal(launch_name(c, pid, 240, base + 1), "");
+	assert_string_equal(launch_name(c, pid, 250, base + 1), "");
+	assert_int_equal(collector_stats(c)->bad, 0);
+}
+
+/*
  * The side band is merged by time within one read of the per-CPU buffers,
  * not across reads: a child that ran on another CPU can have its exec and
  * mappings read before its fork. That fork is late, not the pid's reuse:
@@ -1148,6 +1175,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ioctl_through_decoder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sideband_timeline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stub_unmapped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stub_mapped_late, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_unmapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dwarf_call_stack_args, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_read_late, setup, teardown),
