@@ -4,7 +4,7 @@
  * executable's head, its environment, a mapped file's program headers (the
  * trampoline's place), its seccomp filters, its time namespace's offsets
  */
-// FUZZ_SRCS: src/cupti/inject.c src/cupti/inject_call.c src/cupti/inject_seccomp.c src/host/elfsym.c src/host/procmaps.c src/core/util.c
+// FUZZ_SRCS: src/cupti/inject.c src/cupti/inject_call.c src/cupti/inject_seccomp.c src/host/elfsym.c src/host/procmaps.c src/core/hmap.c src/core/util.c
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * /proc/PID/environ (procmaps_rank_env) and as a thread's children list
  * (procmaps_parse_pids).
  */
-// FUZZ_SRCS: src/host/procmaps.c src/core/util.c
+// FUZZ_SRCS: src/host/procmaps.c src/core/hmap.c src/core/util.c
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * build a timeline (src/host/procmaps.c) that is then asked about
  * addresses at several times, merged, copied and pruned.
  */
-// FUZZ_SRCS: src/host/sideband.c src/host/procmaps.c src/core/util.c
+// FUZZ_SRCS: src/host/sideband.c src/host/procmaps.c src/core/hmap.c src/core/util.c
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdlib.h>
