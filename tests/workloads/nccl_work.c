@@ -11,7 +11,10 @@
  * $NCCL_WORK_INITALL=D: then ncclCommInitAll of D communicators (one process,
  * D devices) and one AllReduce(64 float32) on each, rank order.
  * $NCCL_WORK_ALLREDUCE=1: every collective is the AllReduce (benchmarks).
- * Prints elapsed_ns: the time of the N collectives (bench/launch_bench.sh).
+ * Prints elapsed_ns: the time of the N collectives (bench/launch_bench.sh),
+ * and the planted waits as this process's clock saw them (late_waits,
+ * late_ns their sum, late_max_ns the longest): a sleep on a busy host runs
+ * past LATE_US, and a straggler's skew is judged against what it slept.
  * $NCCL_WORK_HOLD=FILE: after the work, stay until FILE exists (live views).
  */
 #include <stdint.h>
@@ -28,7 +31,9 @@ int main(int argc, char **argv)
 	int rank, nranks, n, late = -1, late_us = 0, i, ret, errs = 0;
 	ncclUniqueId id;
 	ncclComm_t comm;
-	struct timespec t0, t1;
+	struct timespec t0, t1, s0, s1;
+	unsigned long long late_ns = 0, late_max_ns = 0, w;
+	int late_waits = 0;
 	int allreduce = getenv("NCCL_WORK_ALLREDUCE") != NULL;
 	char tmp[512];
 	FILE *f;
@@ -64,8 +69,15 @@ int main(int argc, char **argv)
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < n; i++) {
-		if (rank == late && (i + 1) % 5 == 0)
+		if (rank == late && (i + 1) % 5 == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &s0);
 			usleep(late_us);
+			clock_gettime(CLOCK_MONOTONIC, &s1);
+			w = (unsigned long long)((s1.tv_sec - s0.tv_sec) * 1000000000ll + s1.tv_nsec - s0.tv_nsec);
+			late_waits++;
+			late_ns += w;
+			late_max_ns = w > late_max_ns ? w : late_max_ns;
+		}
 		switch (allreduce ? 0 : i % 4) {
 		case 0: ret = ncclAllReduce(sb, rb, 4096, ncclFloat32, ncclSum, comm, NULL); break;
 		case 1: ret = ncclAllGather(sb, rb, 1024, ncclInt8, comm, NULL); break;
@@ -94,8 +106,10 @@ int main(int argc, char **argv)
 			ncclCommDestroy(all[d]);
 	}
 	ncclCommDestroy(comm);
-	printf("produced rank=%d nranks=%d n=%d errors=%d pid=%d elapsed_ns=%llu\n", rank, nranks, n, errs, getpid(),
-	       (unsigned long long)((t1.tv_sec - t0.tv_sec) * 1000000000ll + t1.tv_nsec - t0.tv_nsec));
+	printf("produced rank=%d nranks=%d n=%d errors=%d pid=%d elapsed_ns=%llu late_waits=%d late_ns=%llu late_max_ns=%llu\n",
+	       rank, nranks, n, errs, getpid(),
+	       (unsigned long long)((t1.tv_sec - t0.tv_sec) * 1000000000ll + t1.tv_nsec - t0.tv_nsec), late_waits, late_ns,
+	       late_max_ns);
 	fflush(stdout);
 	usleep(300000);	/* mappings are read while the process lives */
 	while (getenv("NCCL_WORK_HOLD") && access(getenv("NCCL_WORK_HOLD"), F_OK))
