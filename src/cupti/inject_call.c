@@ -528,8 +528,10 @@ static pid_t lock_holder(pid_t pid, const pid_t *tids, unsigned n, const struct 
 int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_opts *o, char *why, size_t len)
 {
 	static pid_t tids[MAX_THREADS];
+	static unsigned char judged[MAX_THREADS];
 	uint64_t deadline = now_ms() + (uint64_t)o->timeout_ms, sp = 0, pc = 0;
 	unsigned n, i, pass, tried = 0, locked = 0, eintr = 0, other = 0;
+	bool running_only;
 	int err = -ESRCH, last = 0;
 	struct cleared *cleared;
 	pid_t holder = 0;
@@ -558,21 +560,33 @@ int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_opts *o, char *wh
 		tids[0] = (pid_t)atoi(getenv("GPUBPF_TEST_INJECT_TID"));
 		n = 1;
 	}
-	/* first threads blocked in a syscall away from locks, then running ones
-	 * until the deadline (GPUBPF_TEST_INJECT_RUNNING: running ones only, for the tests) */
-	for (pass = getenv("GPUBPF_TEST_INJECT_RUNNING") ? 1 : 0; now_ms() < deadline; pass = 1) {
+	/*
+	 * first threads blocked in a syscall away from locks, then running ones
+	 * until the deadline (GPUBPF_TEST_INJECT_RUNNING: running ones only, for
+	 * the tests). A blocked thread is judged once, in whichever pass first
+	 * sees it blocked: one running or faulting at the first look is judged
+	 * (and may be the one used) when it blocks later.
+	 */
+	running_only = getenv("GPUBPF_TEST_INJECT_RUNNING") != NULL;
+	memset(judged, 0, n);
+	for (pass = running_only; now_ms() < deadline; pass = 1) {
 		for (i = 0; i < n && now_ms() < deadline; i++) {
 			nr = thread_syscall(pid, tids[i], &sp, &pc);
-			if (nr >= 0 && eintr_prone(nr)) {
-				eintr += pass == 0;
+			if (nr >= 0) {
+				if (judged[i] || running_only)
+					continue;
+				judged[i] = 1;
+				if (eintr_prone(nr)) {
+					eintr++;
+					continue;
+				}
+				if (in_locked(pid, sp, pc, o->avoid, o->navoid)) {
+					locked++;
+					continue;
+				}
+			} else if (pass == 0 || nr != -2 || o->no_entry) {
 				continue;
 			}
-			if (pass == 0 && (nr < 0 || in_locked(pid, sp, pc, o->avoid, o->navoid))) {
-				locked += nr >= 0;
-				continue;
-			}
-			if (pass == 1 && (nr != -2 || o->no_entry))
-				continue;
 			tried++;
 			err = try_thread(c, tids[i], deadline, o);
 			gb_dbg("cupti: thread %d (syscall %ld): %s", (int)tids[i], nr, err ? strerror(-err) : "chosen");

@@ -4,7 +4,8 @@
  * and environment checks on crafted bytes, and the remote call engine on a
  * forked child (libc is at the same address in it, so the child can be
  * made to call getpid and close): blocked in read (restarted, no EINTR) and
- * running (caught at a syscall entry, the syscall run afresh), errno and
+ * running (caught at a syscall entry, the syscall run afresh), blocked in
+ * a page fault at the first look and in a read later (used then), errno and
  * result of its own calls unchanged, and a process without CUDA refused.
  */
 #include <stdarg.h>
@@ -21,7 +22,10 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -118,7 +122,7 @@ static void test_timens_mono(void **state)
 	assert_int_equal(100000000000000LL, inject_timens_mono(ahead, 31));
 }
 
-/* wait until the child sits in syscall nr (or runs: nr -2) */
+/* wait until the child sits in syscall nr (or runs: nr -2; blocked in no syscall: -1) */
 static bool child_in(pid_t pid, long nr)
 {
 	char path[64], line[64];
@@ -135,7 +139,7 @@ static bool child_in(pid_t pid, long nr)
 			fclose(f);
 		}
 		if (nr == -2 ? strstr(line, "running") == line || (line[0] >= '0' && line[0] <= '9' && atol(line) == SYS_getppid) :
-		    line[0] >= '0' && line[0] <= '9' && atol(line) == nr)
+		    nr == -1 ? !strncmp(line, "-1 ", 3) : line[0] >= '0' && line[0] <= '9' && atol(line) == nr)
 			return true;
 		usleep(5000);
 	}
@@ -189,6 +193,81 @@ static void test_call_blocked_read(void **state)
 	assert_int_equal(0, WEXITSTATUS(st));	/* read got 'x', no EINTR, errno kept */
 	close(p[0]);
 	close(p[1]);
+}
+
+/*
+ * A thread seen blocked but in no syscall (a page fault, here on a
+ * userfaultfd page) at the first look, then in a read: judged when it
+ * blocks there, and used (it was left out for good before)
+ */
+static void test_call_blocked_later(void **state)
+{
+	struct rcall c;
+	char why[256];
+	int p[2], q[2], st, uffd, pidfd;
+	uint64_t got[2];
+	pid_t child, helper;
+
+	assert_int_equal(0, pipe(p));
+	assert_int_equal(0, pipe(q));
+	child = fork();
+	if (child == 0) {
+		struct uffdio_api api = { .api = UFFD_API };
+		struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+		volatile char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		uint64_t say[2];
+		char ch;
+		ssize_t n;
+
+		uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+		reg.range = (struct uffdio_range){ (uint64_t)(uintptr_t)page, 4096 };
+		if (page == MAP_FAILED || uffd < 0 || ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg))
+			_exit(6);
+		say[0] = (uint64_t)uffd;
+		say[1] = (uint64_t)(uintptr_t)page;
+		if (write(q[1], say, sizeof(say)) != sizeof(say))
+			_exit(7);
+		if (page[0])	/* blocks until the page is filled in */
+			_exit(8);
+		errno = 4242;
+		n = read(p[0], &ch, 1);
+		_exit(n == 1 && ch == 'x' && errno == 4242 ? 0 : 4);
+	}
+	kid = child;
+	assert_int_equal(sizeof(got), read(q[0], got, sizeof(got)));
+	assert_true(child_in(child, -1));	/* in the fault: "-1 sp pc" */
+	pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+	uffd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, (int)got[0], 0);
+	if (uffd < 0) {
+		close(pidfd);
+		skip();	/* no pidfd_getfd (Linux 5.6 on) */
+	}
+	/* the fault filled in a moment after the look: the child then sits in its read */
+	helper = fork();
+	if (helper == 0) {
+		struct uffdio_zeropage z = { .range = { got[1], 4096 } };
+
+		usleep(200000);
+		_exit(ioctl(uffd, UFFDIO_ZEROPAGE, &z) ? 1 : 0);
+	}
+	assert_int_equal(0, rcall_begin(&c, child, &(struct rcall_opts){ .timeout_ms = 2000 }, why, sizeof(why)));
+	assert_int_equal(helper, waitpid(helper, &st, 0));
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(0, inject_tramp(&c, why, sizeof(why)));
+	assert_non_null(strstr(c.where, "blocked in syscall 0 (restarted)"));
+	remote_calls(&c, child);
+	assert_int_equal(0, rcall_end(&c));
+	assert_int_equal(1, write(p[1], "x", 1));
+	assert_int_equal(child, waitpid(child, &st, 0));
+	kid = 0;
+	assert_true(WIFEXITED(st));
+	assert_int_equal(0, WEXITSTATUS(st));
+	close(uffd);
+	close(pidfd);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
 }
 
 static void test_call_running(void **state)
@@ -582,6 +661,7 @@ int main(void)
 #ifdef __x86_64__
 		cmocka_unit_test_teardown(test_call_blocked_read, kill_kid),
 		cmocka_unit_test_teardown(test_call_running, kill_kid),
+		cmocka_unit_test_teardown(test_call_blocked_later, kill_kid),
 		cmocka_unit_test_teardown(test_refuse_no_cuda, kill_kid),
 		cmocka_unit_test_teardown(test_kill_tracer_anywhere, kill_kid),
 		cmocka_unit_test(test_frame_layout),
