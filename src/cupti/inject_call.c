@@ -530,7 +530,7 @@ int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_opts *o, char *wh
 	static pid_t tids[MAX_THREADS];
 	static unsigned char judged[MAX_THREADS];
 	uint64_t deadline = now_ms() + (uint64_t)o->timeout_ms, sp = 0, pc = 0;
-	unsigned n, i, pass, tried = 0, locked = 0, eintr = 0, other = 0;
+	unsigned n, i, pass, tried = 0, locked = 0, eintr = 0, other = 0, unjudged;
 	bool running_only;
 	int err = -ESRCH, last = 0;
 	struct cleared *cleared;
@@ -570,8 +570,10 @@ int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_opts *o, char *wh
 	running_only = getenv("GPUBPF_TEST_INJECT_RUNNING") != NULL;
 	memset(judged, 0, n);
 	for (pass = running_only; now_ms() < deadline; pass = 1) {
+		unjudged = 0;
 		for (i = 0; i < n && now_ms() < deadline; i++) {
 			nr = thread_syscall(pid, tids[i], &sp, &pc);
+			unjudged += nr < 0 && !judged[i];
 			if (nr >= 0) {
 				if (judged[i] || running_only)
 					continue;
@@ -598,8 +600,8 @@ int rcall_begin(struct rcall *c, pid_t pid, const struct rcall_opts *o, char *wh
 			else if (err == -EAGAIN || err == -ENOSPC)
 				other++;
 		}
-		if (pass == 1 && o->no_entry)
-			break;
+		if (pass == 1 && o->no_entry && !unjudged)
+			break;	/* every thread judged and none at an entry to wait for */
 		if (pass == 1)
 			rcall_pause(1000);	/* none running now: look again */
 	}
