@@ -58,9 +58,13 @@ for name in ("train", "rank0", "rank1"):
     c.true(f"{name}: top found its steps from its syncs and collectives", t.get("found"), t)
     c.true(f"{name}: top's median step time within 5% of the recorded steps' "
            f"({t.get('median_ns')} ns vs {med} ns)", med and abs(t.get("median_ns", 0) - med) <= med * 0.05, "")
-    # one step, not a median: a step the scheduler delayed may be longer
-    c.true(f"{name}: top's last step time near the recorded median (within 25%: {t.get('last_ns')} ns)",
-           med and abs(t.get("last_ns", 0) - med) <= med * 0.25, "")
+    # one step, not a median: the same step in the recording (one of its last
+    # three counted ones: top sees only the syncs and collectives, and may end
+    # a step's count one earlier), so a step the scheduler delayed agrees too
+    tail = [s["dur_ns"] for s in r.get("all", []) if not (s["warmup"] or s["partial"] or s["open"])][-3:]
+    ln = t.get("last_ns", 0)
+    c.true(f"{name}: top's last step time is one of the recording's last steps "
+           f"({ln} ns; recorded {tail})", any(abs(ln - d) <= max(d * 0.01, 200000) for d in tail), "")
     m = re.search(r'^gpubpf_step_seconds_count\{pid="%d",[^}]*\} (\d+)$' % pid, metrics, re.M)
     c.true(f"{name}: /metrics serves its steps in gpubpf_step_seconds", m and int(m.group(1)) >= 3, m)
     c.true(f"{name}: its histogram has le buckets up to +Inf",
