@@ -226,8 +226,8 @@ static void add_during(void *ctx)
 	char path[256];
 	unsigned i;
 
-	d->calls++;
-	for (i = 0; i < 3000; i++) {
+	/* the first 40 calls add (more come when the dump writes slowly: by time) */
+	for (i = 0, d->calls++; i < 3000 && d->calls <= 40; i++) {
 		struct gb_event e = launch(d->ts, 0);
 
 		e.tid = 99;	/* told apart from the window's */
@@ -278,7 +278,7 @@ static void test_dump_keeps_up(void **state)
 	d.ts = 2 * S + t * 1000;
 	flight_set_wait(f, add_during, &d);
 	assert_int_equal(flight_dump(f, &meta, d.ts, 1000 * S + d.ts, "x", NULL, 0, NULL, NULL, path, sizeof(path)), 0);
-	assert_true(d.calls >= 40);		/* every 4,096 events written */
+	assert_true(d.calls >= 40);		/* every 4,096 events written, at least */
 	assert_int_equal(d.busy, d.calls);
 	n = read_back(path, &first, &last, &infl, &trig, &stk);
 	assert_int_equal(n, held);		/* the window as it was, none of the hook's */
