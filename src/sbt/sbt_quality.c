@@ -87,32 +87,37 @@ bool sbt_quality_lossy(const struct sbt_quality *q)
 	       q->drops_sideband || q->drops_stacks || q->stacks_missing || q->names_cut;
 }
 
-/* one count of the line, when it is not 0 */
-static void part(struct gb_buf *b, uint64_t n, const char *what)
+/* one count of the line, when it is not 0: "1 ONE" or "N MANY" */
+static void part(struct gb_buf *b, uint64_t n, const char *one, const char *many)
 {
 	if (!n)
 		return;
 	gb_buf_puts(b, b->len ? "; " : "data quality: ");
-	gb_buf_printf(b, "%" PRIu64 " %s", n, what);
+	gb_buf_printf(b, "%" PRIu64 " %s", n, n == 1 ? one : many);
 }
 
 void sbt_quality_line(const struct sbt_quality *q, char *buf, size_t n)
 {
 	struct gb_buf b = { 0 };
-	char bad[64], nostack[64];
+	char bad[80], nostack[64];
+	const char *evs = q->events_bad == 1 ? "event" : "events";
 
-	snprintf(bad, sizeof(bad), "damaged blocks skipped (%" PRIu64 " events lost)", q->events_bad);
+	snprintf(bad, sizeof(bad), "damaged block%s skipped (%" PRIu64 " %s lost)", q->blocks_bad == 1 ? "" : "s",
+		 q->events_bad, evs);
 	snprintf(nostack, sizeof(nostack), "of %" PRIu64 " calls without the stack they should have",
 		 q->stacks_expected);
-	part(&b, q->blocks_bad, bad);
-	part(&b, q->drops_calls, "calls dropped while recording (ring buffer full)");
-	part(&b, q->drops_notices, "loader/exit notices dropped");
-	part(&b, q->drops_targets, "child processes not traced");
-	part(&b, q->drops_sideband, "process events lost (discovery)");
-	part(&b, q->drops_stacks, "stacks could not be taken");
-	part(&b, q->stacks_missing, nostack);
-	part(&b, q->names_cut, "kernel names cut at 255 bytes (gone from the process before the rest was read)");
-	part(&b, q->late, "processes probed late (their first calls may be missing; gpubpf info lists them)");
+	part(&b, q->blocks_bad, bad, bad);
+	part(&b, q->drops_calls, "call dropped while recording (ring buffer full)",
+	     "calls dropped while recording (ring buffer full)");
+	part(&b, q->drops_notices, "loader/exit notice dropped", "loader/exit notices dropped");
+	part(&b, q->drops_targets, "child process not traced", "child processes not traced");
+	part(&b, q->drops_sideband, "process event lost (discovery)", "process events lost (discovery)");
+	part(&b, q->drops_stacks, "stack could not be taken", "stacks could not be taken");
+	part(&b, q->stacks_missing, nostack, nostack);
+	part(&b, q->names_cut, "kernel name cut at 255 bytes (gone from the process before the rest was read)",
+	     "kernel names cut at 255 bytes (gone from the process before the rest was read)");
+	part(&b, q->late, "process probed late (its first calls may be missing; gpubpf info lists it)",
+	     "processes probed late (their first calls may be missing; gpubpf info lists them)");
 	if (b.len && !q->finalized)
 		gb_buf_puts(&b, "; the recording did not finish (recovered by scanning)");
 	if (b.len)

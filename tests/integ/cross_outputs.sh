@@ -70,7 +70,7 @@ run pprof "$GPUBPF" export -q -f pprof -o "$T/x.pb.gz" "$T/t.sbt"
 for n in info view report json perfetto pprof; do
 	check_eq "$n: exit 3, made from a damaged trace" 3 "$(cat "$T/$n.rc")"
 	check_true "$n: says what was lost in the same words ($(grep 'data quality' "$T/$n.err" | head -c 160))" \
-		grep -q '^gpubpf: data quality: 1 damaged blocks skipped ([0-9]* events lost); [0-9]* calls dropped while recording (ring buffer full)' "$T/$n.err"
+		grep -q '^gpubpf: data quality: 1 damaged block skipped ([0-9]* events lost); [0-9]* calls dropped while recording (ring buffer full)' "$T/$n.err"
 done
 check_eq "the same data-quality line from every reader" 1 \
 	"$(cat "$T"/{info,view,report,json,perfetto,pprof}.err | grep '^gpubpf: data quality' | sort -u | wc -l)"
@@ -78,9 +78,9 @@ check_eq "the same data-quality line from every reader" 1 \
 run base "$GPUBPF" report "$T/t.sbt" --baseline "$T/t.sbt"
 run basej "$GPUBPF" report --json "$T/t.sbt" --baseline "$T/t.sbt"
 check_true "report --baseline: the stderr lines name the trace and the baseline ($(grep -c 'data quality' "$T/base.err") lines)" \
-	bash -c "grep -q '^gpubpf: $T/t.sbt: data quality: 1 damaged blocks' '$T/base.err' &&
-		 grep -q '^gpubpf: baseline: data quality: 1 damaged blocks' '$T/base.err'"
-check_true "report --baseline: the text states the baseline's losses" grep -q '^baseline: data quality: 1 damaged blocks' "$T/base.out"
+	bash -c "grep -q '^gpubpf: $T/t.sbt: data quality: 1 damaged block skipped' '$T/base.err' &&
+		 grep -q '^gpubpf: baseline: data quality: 1 damaged block skipped' '$T/base.err'"
+check_true "report --baseline: the text states the baseline's losses" grep -q '^baseline: data quality: 1 damaged block skipped' "$T/base.out"
 check_eq "report --json --baseline: baseline.data_quality = the trace's (the same file)" 0 \
 	"$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["baseline"]["data_quality"] != d["data_quality"])' "$T/basej.out"; echo $?)"
 S=$ROOT/tests/tools/json_strict.py

@@ -31,7 +31,7 @@ check_true "info's text lists it under 'probes late'" \
 "$GPUBPF" report "$T/a.sbt" >/dev/null 2>"$T/r.err"
 for f in a.err r.err; do
 	check_true "${f%.err}: the data-quality line says one process may miss its first calls" \
-		grep -q '^gpubpf: data quality: 1 processes probed late (their first calls may be missing' "$T/$f"
+		grep -q '^gpubpf: data quality: 1 process probed late (its first calls may be missing' "$T/$f"
 done
 
 # -p --children: a GPU process's child forked after the recorder started

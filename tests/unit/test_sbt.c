@@ -18,6 +18,7 @@
 #include "sbt/sbt_merge.h"
 #include "sbt/sbt_schema.h"
 #include "sbt/sbt_codec.h"
+#include "sbt/sbt_quality.h"
 #include "core/util.h"
 #include "test_sbt_gen.h"
 #include "test_tmpdir.h"
@@ -873,6 +874,35 @@ static void test_sort_wide(void **state)
 	free(o);
 }
 
+/* the data-quality line counts in words that agree with the number: "1 call", "2 calls" */
+static void test_quality_line_counts(void **state)
+{
+	struct sbt_quality q = { .finalized = true };
+	char line[512];
+
+	(void)state;
+	sbt_quality_line(&q, line, sizeof(line));
+	assert_string_equal(line, "");
+	q.blocks_bad = 1;
+	q.events_bad = 1;
+	q.drops_calls = 1;
+	q.late = 1;
+	sbt_quality_line(&q, line, sizeof(line));
+	assert_string_equal(line, "data quality: 1 damaged block skipped (1 event lost); "
+			    "1 call dropped while recording (ring buffer full); 1 process probed late "
+			    "(its first calls may be missing; gpubpf info lists it): counts are lower bounds");
+	q.blocks_bad = 2;
+	q.events_bad = 30;
+	q.drops_calls = 5;
+	q.late = 3;
+	q.finalized = false;
+	sbt_quality_line(&q, line, sizeof(line));
+	assert_string_equal(line, "data quality: 2 damaged blocks skipped (30 events lost); "
+			    "5 calls dropped while recording (ring buffer full); 3 processes probed late "
+			    "(their first calls may be missing; gpubpf info lists them); the recording did not "
+			    "finish (recovered by scanning): counts are lower bounds");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -892,6 +922,7 @@ int main(void)
 		cmocka_unit_test(test_v0_vote),
 		cmocka_unit_test(test_merge_sources),
 		cmocka_unit_test(test_frame_names),
+		cmocka_unit_test(test_quality_line_counts),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
