@@ -453,8 +453,9 @@ void report_html(struct gb_buf *b, const struct report *r)
 		esc(b, q);
 		gb_buf_puts(b, "</p>\n");
 	}
-	gb_buf_printf(b, "<p>%" PRIu64 " events over %.6f s from %zu processes.</p>\n", r->events,
-		      r->last > r->first ? (r->last - r->first) / 1e9 : 0, r->np);
+	gb_buf_printf(b, "<p>%" PRIu64 " event%s over %.6f s from %zu process%s.</p>\n", r->events,
+		      r->events == 1 ? "" : "s", r->last > r->first ? (r->last - r->first) / 1e9 : 0, r->np,
+		      r->np == 1 ? "" : "es");
 	findings(b, r);
 	gb_buf_puts(b, "<h2>Charts</h2>\n");
 	chart_api(b, r);

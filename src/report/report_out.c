@@ -419,14 +419,43 @@ static void proc_cells(char c[11][40], const char **cells, const struct rep_cont
 	cells[10] = rep_cell_u64(c[10], 40, p->errors);
 }
 
+/* a process's name in its table: "PID COMM @CONTAINER rank R/S" */
+static void proc_name(char *name, size_t len, const struct rep_proc *p)
+{
+	unsigned rk, sz;
+
+	snprintf(name, len, "%u %s%s%s", p->pid, p->comm ? p->comm : "?", p->container ? " @" : "",
+		 p->container ? p->container : "");
+	if (p->rank && sscanf(p->rank, "rank=%u size=%u", &rk, &sz) == 2)
+		snprintf(name + strlen(name), len - strlen(name), " rank %u/%u", rk, sz);
+	else if (p->rank && sscanf(p->rank, "rank=%u", &rk) == 1)
+		snprintf(name + strlen(name), len - strlen(name), " rank %u", rk);
+}
+
+/* the first column as wide as its longest name, from its usual width up to NAME_MAX_W */
+#define NAME_MAX_W	48
+static void name_width(struct rep_col *col, unsigned longest)
+{
+	if (longest > col->w)
+		col->w = longest < NAME_MAX_W ? longest : NAME_MAX_W;
+}
+
 static void proc_table(struct gb_buf *b, const struct report *r)
 {
-	struct rep_table t = { proc_cols, 11, { 0 }, 0 };
+	struct rep_col cols[11];
+	struct rep_table t = { cols, 11, { 0 }, 0 };
 	struct rep_cont *c;
 	char cell[11][40], name[160];
+	unsigned longest = 0;
 	bool any;
 	size_t i, n;
 
+	memcpy(cols, proc_cols, sizeof(cols));
+	for (i = 0; i < r->np; i++) {
+		proc_name(name, sizeof(name), r->plist[i]);
+		longest = gb_columns(name) > longest ? gb_columns(name) : longest;
+	}
+	name_width(&cols[0], longest);
 	rep_table_fit(&t, r->o.width);
 	gb_buf_puts(b, "\nPROCESSES\n");
 	rep_table_head(b, &t);
@@ -436,25 +465,22 @@ static void proc_table(struct gb_buf *b, const struct report *r)
 					     p->copy_bytes, p->allocs, p->alloc_bytes, p->peak_bytes, p->errors };
 		const char *cells[11] = { name };
 
-		unsigned rk, sz;
-
-		snprintf(name, sizeof(name), "%u %s%s%s", p->pid, p->comm ? p->comm : "?",
-			 p->container ? " @" : "", p->container ? p->container : "");
-		if (p->rank && sscanf(p->rank, "rank=%u size=%u", &rk, &sz) == 2)
-			snprintf(name + strlen(name), sizeof(name) - strlen(name), " rank %u/%u", rk, sz);
-		else if (p->rank && sscanf(p->rank, "rank=%u", &rk) == 1)
-			snprintf(name + strlen(name), sizeof(name) - strlen(name), " rank %u", rk);
+		proc_name(name, sizeof(name), p);
 		proc_cells(cell, cells, &pc);
 		rep_table_row(b, &t, cells);
 	}
 	n = containers(r, &c, &any);
 	if (any) {
-		static const struct rep_col head = { "CONTAINER (PROCESSES)", 24, 0, true, 16 };
-		struct rep_col cols[11];
-
+		/* the same columns, named by the container's key (what the trace's notes and the JSON say), whole */
 		memcpy(cols, proc_cols, sizeof(cols));
-		cols[0] = head;
-		t.col = cols;
+		cols[0].head = "CONTAINER (PROCESSES)";
+		for (i = 0, longest = 0; i < n; i++)
+			if (c[i].procs) {
+				snprintf(name, sizeof(name), "%s (%llu)", c[i].name, (unsigned long long)c[i].procs);
+				longest = gb_columns(name) > longest ? gb_columns(name) : longest;
+			}
+		name_width(&cols[0], longest);
+		rep_table_fit(&t, r->o.width);
 		gb_buf_puts(b, "\nCONTAINERS (totals of their processes; peak: sum of the processes' peaks)\n");
 		rep_table_head(b, &t);
 		for (i = 0; i < n; i++)
@@ -484,10 +510,13 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 		gb_buf_wrap(b, s, 0, 2, r->o.width);
 		gb_buf_putc(b, '\n');
 	}
-	gb_buf_printf(b, "%" PRIu64 " events over %.6f s from %zu processes\n", r->events, dur, r->np);
+	gb_buf_printf(b, "%" PRIu64 " event%s over %.6f s from %zu process%s\n", r->events, r->events == 1 ? "" : "s",
+		      dur, r->np, r->np == 1 ? "" : "es");
 	if (base) {
-		gb_buf_printf(b, "baseline: %" PRIu64 " events over %.3f s from %zu processes; tables show the change\n",
-			      base->events, base->last > base->first ? (base->last - base->first) / 1e9 : 0, base->np);
+		gb_buf_printf(b, "baseline: %" PRIu64 " event%s over %.3f s from %zu process%s; tables show the change\n",
+			      base->events, base->events == 1 ? "" : "s",
+			      base->last > base->first ? (base->last - base->first) / 1e9 : 0, base->np,
+			      base->np == 1 ? "" : "es");
 		sbt_quality_line(&base->quality, s, sizeof(s));
 		if (s[0]) {	/* its losses too: a change may be the baseline's loss */
 			char bl[600];

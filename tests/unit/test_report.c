@@ -303,6 +303,36 @@ static void test_width(void **state)
 }
 
 /*
+ * A container's key, however long (a reused pid namespace's "pidns-INODE.ID"),
+ * whole in both tables: the first column widens to it (it was cut to 24)
+ */
+static void test_container_names_whole(void **state)
+{
+	const char *key = "pidns-4026532845.4294967301";
+	struct report *r = fresh();
+	struct gb_buf b = { 0 };
+	struct gb_event e;
+	char want[80];
+
+	(void)state;
+	e = call(4242424, GB_T_cuLaunchKernel, 100);
+	e.comm = "python3";
+	report_add(r, &e);
+	report_finish(r, NULL);
+	assert_int_equal(r->np, 1);
+	r->plist[0]->container = key;
+	report_print(&b, r, NULL, REPORT_TEXT);
+	snprintf(want, sizeof(want), "\n  4242424 python3 @%s ", key);
+	assert_non_null(strstr(b.p, want));
+	snprintf(want, sizeof(want), "\n  %s (1) ", key);
+	assert_non_null(strstr(b.p, want));
+	assert_null(strstr(b.p, "\u2026"));
+	assert_non_null(strstr(b.p, "1 event over 0.000000 s from 1 process\n"));
+	gb_buf_free(&b);
+	report_free(r);
+}
+
+/*
  * Every rule is one complete entry of the table (id, what, a way to make
  * its findings, its sentence), ids unique, and each is in the README's
  * table of rules.
@@ -345,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_quantiles_and_json),
 		cmocka_unit_test(test_ranked_and_worded),
 		cmocka_unit_test(test_width),
+		cmocka_unit_test(test_container_names_whole),
 		cmocka_unit_test(test_rule_table),
 	};
 
