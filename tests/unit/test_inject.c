@@ -161,11 +161,32 @@ static void remote_calls(struct rcall *c, pid_t child)
 	assert_int_equal(-1, (int)ret);
 }
 
+/*
+ * c was taken in child's blocked read (begun): calls made there, the read
+ * restarted; then the byte it waits for on wfd, and it exits 0 (read got
+ * 'x', no EINTR, errno kept)
+ */
+static void used_in_read(struct rcall *c, pid_t child, int wfd, char *why, size_t whylen)
+{
+	int st;
+
+	assert_int_equal(0, inject_tramp(c, why, whylen));
+	assert_false(c->at_enter);
+	assert_non_null(strstr(c->where, "blocked in syscall 0 (restarted)"));
+	remote_calls(c, child);
+	assert_int_equal(0, rcall_end(c));
+	assert_int_equal(1, write(wfd, "x", 1));
+	assert_int_equal(child, waitpid(child, &st, 0));
+	kid = 0;
+	assert_true(WIFEXITED(st));
+	assert_int_equal(0, WEXITSTATUS(st));
+}
+
 static void test_call_blocked_read(void **state)
 {
 	struct rcall c;
 	char why[256];
-	int p[2], st;
+	int p[2];
 	pid_t child;
 
 	assert_int_equal(0, pipe(p));
@@ -181,16 +202,7 @@ static void test_call_blocked_read(void **state)
 	kid = child;
 	assert_true(child_in(child, SYS_read));
 	assert_int_equal(0, rcall_begin(&c, child, &(struct rcall_opts){ .timeout_ms = 2000 }, why, sizeof(why)));
-	assert_int_equal(0, inject_tramp(&c, why, sizeof(why)));
-	assert_false(c.at_enter);
-	assert_non_null(strstr(c.where, "blocked in syscall 0 (restarted)"));
-	remote_calls(&c, child);
-	assert_int_equal(0, rcall_end(&c));
-	assert_int_equal(1, write(p[1], "x", 1));
-	assert_int_equal(child, waitpid(child, &st, 0));
-	kid = 0;
-	assert_true(WIFEXITED(st));
-	assert_int_equal(0, WEXITSTATUS(st));	/* read got 'x', no EINTR, errno kept */
+	used_in_read(&c, child, p[1], why, sizeof(why));
 	close(p[0]);
 	close(p[1]);
 }
@@ -262,15 +274,7 @@ static void test_call_blocked_later(void **state)
 					why, sizeof(why)));
 	assert_int_equal(helper, waitpid(helper, &st, 0));
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	assert_int_equal(0, inject_tramp(&c, why, sizeof(why)));
-	assert_non_null(strstr(c.where, "blocked in syscall 0 (restarted)"));
-	remote_calls(&c, child);
-	assert_int_equal(0, rcall_end(&c));
-	assert_int_equal(1, write(p[1], "x", 1));
-	assert_int_equal(child, waitpid(child, &st, 0));
-	kid = 0;
-	assert_true(WIFEXITED(st));
-	assert_int_equal(0, WEXITSTATUS(st));
+	used_in_read(&c, child, p[1], why, sizeof(why));
 	close(uffd);
 	close(pidfd);
 	close(p[0]);
