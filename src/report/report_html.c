@@ -437,7 +437,7 @@ static void tables(struct gb_buf *b, const struct report *r)
 
 void report_html(struct gb_buf *b, const struct report *r)
 {
-	char q[512];
+	char q[512], ne[48], np[48];
 
 	gb_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 		    "<title>gpubpf report</title>\n<style>\n"
@@ -453,9 +453,9 @@ void report_html(struct gb_buf *b, const struct report *r)
 		esc(b, q);
 		gb_buf_puts(b, "</p>\n");
 	}
-	gb_buf_printf(b, "<p>%" PRIu64 " event%s over %.6f s from %zu process%s.</p>\n", r->events,
-		      r->events == 1 ? "" : "s", r->last > r->first ? (r->last - r->first) / 1e9 : 0, r->np,
-		      r->np == 1 ? "" : "es");
+	gb_buf_printf(b, "<p>%s over %.6f s from %s.</p>\n", gb_plural(ne, sizeof(ne), r->events, "event", "events"),
+		      r->last > r->first ? (r->last - r->first) / 1e9 : 0,
+		      gb_plural(np, sizeof(np), r->np, "process", "processes"));
 	findings(b, r);
 	gb_buf_puts(b, "<h2>Charts</h2>\n");
 	chart_api(b, r);

@@ -503,20 +503,20 @@ static void text(struct gb_buf *b, const struct report *r, const struct report *
 	struct gb_opstat **ops;
 	double dur = r->last > r->first ? (r->last - r->first) / 1e9 : 0;
 	bool sampled = false;
-	char s[512];
+	char s[512], ne[48], np[48];
 
 	sbt_quality_line(&r->quality, s, sizeof(s));
 	if (s[0]) {	/* first: every number below is from what survived */
 		gb_buf_wrap(b, s, 0, 2, r->o.width);
 		gb_buf_putc(b, '\n');
 	}
-	gb_buf_printf(b, "%" PRIu64 " event%s over %.6f s from %zu process%s\n", r->events, r->events == 1 ? "" : "s",
-		      dur, r->np, r->np == 1 ? "" : "es");
+	gb_buf_printf(b, "%s over %.6f s from %s\n", gb_plural(ne, sizeof(ne), r->events, "event", "events"), dur,
+		      gb_plural(np, sizeof(np), r->np, "process", "processes"));
 	if (base) {
-		gb_buf_printf(b, "baseline: %" PRIu64 " event%s over %.3f s from %zu process%s; tables show the change\n",
-			      base->events, base->events == 1 ? "" : "s",
-			      base->last > base->first ? (base->last - base->first) / 1e9 : 0, base->np,
-			      base->np == 1 ? "" : "es");
+		gb_buf_printf(b, "baseline: %s over %.3f s from %s; tables show the change\n",
+			      gb_plural(ne, sizeof(ne), base->events, "event", "events"),
+			      base->last > base->first ? (base->last - base->first) / 1e9 : 0,
+			      gb_plural(np, sizeof(np), base->np, "process", "processes"));
 		sbt_quality_line(&base->quality, s, sizeof(s));
 		if (s[0]) {	/* its losses too: a change may be the baseline's loss */
 			char bl[600];

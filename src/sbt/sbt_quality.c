@@ -90,20 +90,21 @@ bool sbt_quality_lossy(const struct sbt_quality *q)
 /* one count of the line, when it is not 0: "1 ONE" or "N MANY" */
 static void part(struct gb_buf *b, uint64_t n, const char *one, const char *many)
 {
+	char s[160];
+
 	if (!n)
 		return;
 	gb_buf_puts(b, b->len ? "; " : "data quality: ");
-	gb_buf_printf(b, "%" PRIu64 " %s", n, n == 1 ? one : many);
+	gb_buf_puts(b, gb_plural(s, sizeof(s), n, one, many));
 }
 
 void sbt_quality_line(const struct sbt_quality *q, char *buf, size_t n)
 {
 	struct gb_buf b = { 0 };
-	char bad[80], nostack[64];
-	const char *evs = q->events_bad == 1 ? "event" : "events";
+	char bad[80], nostack[64], evs[32];
 
-	snprintf(bad, sizeof(bad), "damaged block%s skipped (%" PRIu64 " %s lost)", q->blocks_bad == 1 ? "" : "s",
-		 q->events_bad, evs);
+	snprintf(bad, sizeof(bad), "damaged block%s skipped (%s lost)", q->blocks_bad == 1 ? "" : "s",
+		 gb_plural(evs, sizeof(evs), q->events_bad, "event", "events"));
 	snprintf(nostack, sizeof(nostack), "of %" PRIu64 " calls without the stack they should have",
 		 q->stacks_expected);
 	part(&b, q->blocks_bad, bad, bad);
