@@ -100,6 +100,15 @@ unsigned gb_shorten_middle(char *out, size_t len, const char *s, unsigned max);
 /* human units for text: "812 ns", "12.3 \u00b5s", "4.52 ms", "1.23 s"; "1.8 MiB"; sep between number and unit */
 const char *gb_fmt_ns(char *buf, size_t n, uint64_t ns, const char *sep);
 const char *gb_fmt_bytes(char *buf, size_t n, double bytes, const char *sep);
+/*
+ * which of n sorted values (0-based) every output prints as the pct-th
+ * percentile: the median n / 2, any other the nearest rank (ceil(pct% of n)),
+ * so the p99 of fewer than 100 values is their largest; n > 0
+ */
+static inline uint64_t gb_pct_index(uint64_t n, unsigned pct)
+{
+	return pct == 50 ? n / 2 : (n * pct + 99) / 100 - 1;
+}
 /* "1 call" / "12 calls": n, then the word as one or the other */
 const char *gb_plural(char *buf, size_t n, uint64_t count, const char *one, const char *many);
 /*

@@ -37,21 +37,30 @@ static uint64_t hlow(unsigned b)
 	return (8ull + (b & 7)) << (e - 3);
 }
 
-uint64_t rep_quantile(const uint64_t *h, uint64_t n, double q)
+/*
+ * the pct-th percentile of a function's timed calls, at the rank every output
+ * uses (gb_pct_index): the smallest and the largest exact, one between them
+ * from the histogram (within a bucket, ~6%), never outside the two
+ */
+uint64_t rep_quantile(const struct rep_stat *st, unsigned pct)
 {
-	uint64_t want = (uint64_t)(q * (double)n), acc = 0;
+	uint64_t want, acc = 0, v;
 	unsigned b;
 
-	if (!n)
+	if (!st->timed)
 		return 0;
-	if (want >= n)
-		want = n - 1;
+	want = gb_pct_index(st->timed, pct);
+	if (want + 1 >= st->timed)
+		return st->max_ns;
+	if (!want)
+		return st->min_ns;
 	for (b = 0; b < REP_HBUCKETS; b++) {
-		acc += h[b];
+		acc += st->h[b];
 		if (acc > want)
-			return b + 1 < REP_HBUCKETS ? (hlow(b) + hlow(b + 1)) / 2 : hlow(b);
+			break;
 	}
-	return 0;
+	v = b + 1 < REP_HBUCKETS ? (hlow(b) + hlow(b + 1)) / 2 : hlow(b);
+	return v < st->min_ns ? st->min_ns : v > st->max_ns ? st->max_ns : v;
 }
 
 static void stat_add(struct rep_stat *s, uint64_t ns, bool timed)
@@ -61,6 +70,8 @@ static void stat_add(struct rep_stat *s, uint64_t ns, bool timed)
 		return;
 	s->timed++;
 	s->sum_ns += ns;
+	if (s->timed == 1 || ns < s->min_ns)
+		s->min_ns = ns;
 	if (ns > s->max_ns)
 		s->max_ns = ns;
 	s->h[hbucket(ns)]++;

@@ -17,7 +17,7 @@ struct symbolizer;
 #define REP_MAX_CORR	65536	/* launches waiting for their kernel, per process */
 
 struct rep_stat {		/* one API function */
-	uint64_t n, timed, errors, sum_ns, max_ns;
+	uint64_t n, timed, errors, sum_ns, min_ns, max_ns;	/* min, max: of the timed */
 	uint64_t h[REP_HBUCKETS];
 };
 
@@ -137,7 +137,7 @@ struct report {
 	struct steps *steps;		/* training/inference steps per process (steps.h) */
 };
 
-uint64_t rep_quantile(const uint64_t *h, uint64_t n, double q);
+uint64_t rep_quantile(const struct rep_stat *st, unsigned pct);
 
 /* report_out.c: rows in the order printed */
 unsigned rep_api_rows(const struct report *r, unsigned *rows);	/* rows: GB_T__COUNT */

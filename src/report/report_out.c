@@ -161,13 +161,6 @@ static int64_t d64(uint64_t now, uint64_t then)
 }
 
 /* a quantile of a function's host times: within its bucket, never past the largest seen */
-static uint64_t qtl(const struct rep_stat *st, double q)
-{
-	uint64_t v = rep_quantile(st->h, st->timed, q);
-
-	return v > st->max_ns ? st->max_ns : v;
-}
-
 /* one sentence per finding: text (human units) or JSON (exact numbers), the rule's own */
 void rep_summary(char *b, size_t n, const struct rep_finding *f, bool human)
 {
@@ -298,8 +291,8 @@ static void api_table(struct gb_buf *b, const struct report *r, const struct rep
 		cells[3] = rep_cell_u64(c[3], 40, st->errors);
 		cells[4] = rep_cell_total(c[4], 40, st->n, st->timed, st->sum_ns);
 		cells[5] = rep_cell_ns(c[5], 40, st->timed, st->timed ? st->sum_ns / st->timed : 0);
-		cells[6] = rep_cell_ns(c[6], 40, st->timed, qtl(st, 0.5));
-		cells[7] = rep_cell_ns(c[7], 40, st->timed, qtl(st, 0.99));
+		cells[6] = rep_cell_ns(c[6], 40, st->timed, rep_quantile(st, 50));
+		cells[7] = rep_cell_ns(c[7], 40, st->timed, rep_quantile(st, 99));
 		cells[8] = rep_cell_ns(c[8], 40, st->timed, st->max_ns);
 		if (base && !base->api[rows[i]].n) {
 			cells[9] = "NEW";
@@ -733,8 +726,8 @@ static void json(struct gb_buf *b, const struct report *r, const struct report *
 		jtimed(&j, st->n, st->timed, st->sum_ns);
 		if (st->timed) {
 			gb_json_uint_field(&j, "mean_ns", st->sum_ns / st->timed);
-			gb_json_uint_field(&j, "median_ns", qtl(st, 0.5));
-			gb_json_uint_field(&j, "p99_ns", qtl(st, 0.99));
+			gb_json_uint_field(&j, "median_ns", rep_quantile(st, 50));
+			gb_json_uint_field(&j, "p99_ns", rep_quantile(st, 99));
 			gb_json_uint_field(&j, "max_ns", st->max_ns);
 		} else {
 			gb_json_null_field(&j, "mean_ns");
@@ -964,7 +957,7 @@ static void csv(struct gb_buf *b, const struct report *r)
 			      st->timed, st->errors, st->sum_ns);
 		if (st->timed)
 			gb_buf_printf(b, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", rep_api_total(st),
-				      st->sum_ns / st->timed, qtl(st, 0.5), qtl(st, 0.99), st->max_ns);
+				      st->sum_ns / st->timed, rep_quantile(st, 50), rep_quantile(st, 99), st->max_ns);
 		else
 			gb_buf_puts(b, ",,,,\n");
 	}

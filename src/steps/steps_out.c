@@ -76,8 +76,8 @@ void steps_summary(const struct step *st, unsigned n, struct steps_sum *out)
 	if (k) {
 		qsort(v, k, sizeof(*v), cmp_u64);
 		out->mean_ns = sum / k;
-		out->median_ns = v[k / 2];
-		out->p99_ns = v[(k * 99 - 1) / 100];
+		out->median_ns = v[gb_pct_index(k, 50)];
+		out->p99_ns = v[gb_pct_index(k, 99)];
 		out->max_ns = v[k - 1];
 		out->med.kernels = (uint32_t)MED(kernels);
 		out->med.allocs = (uint32_t)MED(allocs);

@@ -181,13 +181,48 @@ static void test_quantiles_and_json(void **state)
 		report_add(r, &e);
 	}
 	report_finish(r, NULL);
-	med = rep_quantile(r->api[GB_T_cuCtxSynchronize].h, 1000, 0.5);
-	p99 = rep_quantile(r->api[GB_T_cuCtxSynchronize].h, 1000, 0.99);
+	med = rep_quantile(&r->api[GB_T_cuCtxSynchronize], 50);
+	p99 = rep_quantile(&r->api[GB_T_cuCtxSynchronize], 99);
 	assert_in_range(med, 470000, 530000);	/* 500 us, within a bucket (6%) */
 	assert_in_range(p99, 930000, 1060000);
 	report_print(&b, r, NULL, REPORT_JSON);
 	assert_non_null(strstr(b.p, "\"findings\":[]"));
 	assert_non_null(strstr(b.p, "\"name\":\"cuCtxSynchronize\""));
+	gb_buf_free(&b);
+	report_free(r);
+}
+
+/*
+ * the ends of a function's calls are exact, and the rank is the one steps
+ * uses: one call's median and p99 are that call; under 100 calls the p99 is
+ * the largest; a quantile between them is never below the smallest
+ */
+static void test_quantiles_exact_ends(void **state)
+{
+	struct report *r = fresh();
+	struct gb_buf b = { 0 };
+	struct gb_event e;
+	int i;
+
+	e = call(1, GB_T_hipModuleGetFunction, 24042);
+	report_add(r, &e);
+	for (i = 1; i <= 4; i++) {
+		e = call(1, GB_T_cuModuleGetFunction, i == 1 ? 34217 : 600 + (uint64_t)i);
+		report_add(r, &e);
+	}
+	for (i = 0; i < 3; i++) {	/* the median of 3 equal calls is their time */
+		e = call(1, GB_T_cuCtxSynchronize, 1003);
+		report_add(r, &e);
+	}
+	report_finish(r, NULL);
+	assert_int_equal(rep_quantile(&r->api[GB_T_hipModuleGetFunction], 50), 24042);
+	assert_int_equal(rep_quantile(&r->api[GB_T_hipModuleGetFunction], 99), 24042);
+	assert_int_equal(rep_quantile(&r->api[GB_T_cuModuleGetFunction], 99), 34217);
+	assert_int_equal(rep_quantile(&r->api[GB_T_cuCtxSynchronize], 50), 1003);
+	assert_int_equal(rep_quantile(&r->api[GB_T_cuCtxSynchronize], 99), 1003);
+	report_print(&b, r, NULL, REPORT_JSON);
+	assert_non_null(strstr(b.p, "\"name\":\"hipModuleGetFunction\",\"api\":\"hip\",\"calls\":1,"));
+	assert_non_null(strstr(b.p, "\"median_ns\":24042,\"p99_ns\":24042,\"max_ns\":24042"));
 	gb_buf_free(&b);
 	report_free(r);
 }
@@ -373,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_alloc_and_leak),
 		cmocka_unit_test(test_device_rules),
 		cmocka_unit_test(test_quantiles_and_json),
+		cmocka_unit_test(test_quantiles_exact_ends),
 		cmocka_unit_test(test_ranked_and_worded),
 		cmocka_unit_test(test_width),
 		cmocka_unit_test(test_container_names_whole),
