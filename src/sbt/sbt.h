@@ -17,7 +17,7 @@ struct sbt_meta {
 	char kernel[128];	/* uname -r */
 	char version[32];	/* gpubpf version */
 	char boot_id[40];
-	char cmdline[256];	/* how the trace was made */
+	char cmdline[4096];	/* how the trace was made; "…" ends one cut */
 	uint64_t real_start_ns, mono_start_ns;	/* taken together */
 	uint64_t real_end_ns, mono_end_ns;
 };

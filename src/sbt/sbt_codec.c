@@ -161,11 +161,15 @@ void sbt_meta_init(struct sbt_meta *m, int argc, char **argv)
 		fclose(f);
 	}
 	for (i = 0; i < argc && argv && argv[i]; i++) {
-		int k = snprintf(m->cmdline + off, sizeof(m->cmdline) - off, "%s%s",
-				 i ? " " : "", argv[i]);
+		/* room kept for " …" (4 bytes) and the NUL after it */
+		size_t room = sizeof(m->cmdline) - 5 - off;
+		int k = snprintf(m->cmdline + off, room, "%s%s", i ? " " : "", argv[i]);
 
-		if (k < 0 || (size_t)k >= sizeof(m->cmdline) - off)
-			break;	/* cut: the rest does not fit */
+		if (k < 0 || (size_t)k >= room) {
+			/* cut: the whole arguments that fit, then says so */
+			snprintf(m->cmdline + off, sizeof(m->cmdline) - off, " \u2026");
+			break;
+		}
 		off += k;
 	}
 	/* the pair maps one clock onto the other (XRay's emulated clock, merge) */

@@ -276,6 +276,47 @@ static void test_template_front(void **state)
 	sbt_reader_close(r);
 }
 
+/*
+ * a long command line (a launcher's, with its paths) is kept whole through
+ * the file; one past what a trace keeps ends in " …" after its last whole
+ * argument, never mid-argument
+ */
+static void test_meta_cmdline_long(void **state)
+{
+	const char *p = tpath("cmdline.sbt");
+	static char arg[3][1500];
+	char *argv[6] = { "gpubpf", "record", "--", arg[0], arg[1], arg[2] };
+	struct sbt_writer *w;
+	struct sbt_reader *r;
+	struct sbt_meta m, end = { 0 };
+	char err[256];
+	size_t n;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		memset(arg[i], 'a' + i, sizeof(arg[i]) - 1);
+		arg[i][sizeof(arg[i]) - 1] = 0;
+	}
+	sbt_meta_init(&m, 5, argv);	/* 3,016 bytes: whole */
+	n = strlen(m.cmdline);
+	assert_int_equal(n, strlen("gpubpf record -- ") + 1499 + 1 + 1499);
+	assert_int_equal(m.cmdline[n - 1], 'b');
+	assert_int_equal(sbt_writer_open(&w, p, &m), 0);
+	end.mono_end_ns = m.mono_start_ns + 1;
+	assert_int_equal(sbt_writer_close(w, &end), 0);
+	assert_int_equal(sbt_reader_open(&r, p, err, sizeof(err)), 0);
+	assert_string_equal(sbt_reader_info(r)->meta.cmdline, m.cmdline);
+	sbt_reader_close(r);
+
+	sbt_meta_init(&m, 6, argv);	/* 4,516: the third does not fit */
+	n = strlen(m.cmdline);
+	assert_true(n < sizeof(m.cmdline));
+	assert_string_equal(m.cmdline + n - strlen(" \u2026"), " \u2026");
+	assert_int_equal(m.cmdline[n - strlen(" \u2026") - 1], 'b');
+	assert_null(strstr(m.cmdline, "cc"));
+}
+
 /* meta, notes (last wins), drops, stacks with NULL module/build id */
 static void test_meta_notes_drops_stacks(void **state)
 {
@@ -911,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_null_vs_empty),
 		cmocka_unit_test(test_reused_buffer),
 		cmocka_unit_test(test_fixed_strings),
+		cmocka_unit_test(test_meta_cmdline_long),
 		cmocka_unit_test(test_template_front),
 		cmocka_unit_test(test_meta_notes_drops_stacks),
 		cmocka_unit_test(test_seek),
