@@ -58,12 +58,13 @@ static void add_lib(void *ctx, const struct libs_entry *e)
 const char *check_lib_how(const struct check_lib *l, char *buf, size_t len)
 {
 	struct gb_buf b = { 0 };
+	char n[48];
 
 	if (!l->funcs) {
 		snprintf(buf, len, "no entry point gpubpf knows: not traced");
 		return buf;
 	}
-	gb_buf_printf(&b, "%u entry points", l->funcs);
+	gb_buf_puts(&b, gb_plural(n, sizeof(n), l->funcs, "entry point", "entry points"));
 	if (l->endbr64)
 		gb_buf_printf(&b, ", %u start with endbr64 (skipped: probed after it)", l->endbr64);
 	if (l->push_rbp)
