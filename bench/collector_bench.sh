@@ -55,8 +55,8 @@ for rate in $RATES; do
 	wait $RP
 	RP=
 	calls=$(cat "$T"/wl.? | awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] ~ /^(launches|copies|memsets|allocs|frees|syncs)$/) s += kv[2] } } END { print s + 0 }')
-	lost=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events dropped.*/\1/p' "$T/rec.log" | tail -1)
-	got=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events in .*/\1/p' "$T/rec.log" | tail -1)
+	lost=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events\? dropped.*/\1/p' "$T/rec.log" | tail -1)
+	got=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events\? in .*/\1/p' "$T/rec.log" | tail -1)
 	rows+=$(awk -v r="$rate" -v c="$calls" -v ns=$((t1 - t0)) -v ct=$((c1 - c0)) -v hz="$HZ" -v l="${lost:-0}" -v g="${got:-?}" 'BEGIN {
 		s = ns / 1e9; printf "| %s | %.0f | %.1f | %s | %s |\n", (r == 0 ? "as fast as they can" : sprintf("%d launches/s", r)),
 			c / s, 100 * ct / hz / s, g, l }')$'\n'
@@ -79,7 +79,7 @@ for rate in $FEED_RATES; do
 	RP=
 	fed=$(sed -n 's/.*fed=\([0-9]*\).*/\1/p' "$T/feed.out")
 	flost=$(sed -n 's/.*lost=\([0-9]*\).*/\1/p' "$T/feed.out")
-	got=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events in .*/\1/p' "$T/rec.log" | tail -1)
+	got=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events\? in .*/\1/p' "$T/rec.log" | tail -1)
 	feed_rows+=$(awk -v r="$rate" -v f="${fed:-0}" -v ns=$((t1 - t0)) -v ct=$((c1 - c0)) -v hz="$HZ" -v l="${flost:-?}" -v g="${got:-?}" 'BEGIN {
 		s = ns / 1e9; printf "| %d | %.0f | %.1f | %s | %s |\n", r, f / s, 100 * ct / hz / s, g, l }')$'\n'
 done

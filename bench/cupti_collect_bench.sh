@@ -40,8 +40,8 @@ row() {	# LABEL ENV...: one recording of SECS seconds
 	touch "$T/stop" "$T/release"
 	wait "$W"
 	W=
-	got=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events in .*/\1/p' "$T/rec.log" | tail -1)
-	lost=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events dropped.*/\1/p' "$T/rec.log" | tail -1)
+	got=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events\? in .*/\1/p' "$T/rec.log" | tail -1)
+	lost=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events\? dropped.*/\1/p' "$T/rec.log" | tail -1)
 	ns=$("$B/gpubpf" info --json "$T/o.sbt" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["duration_ns"])')
 	read -r us sy <"$T/cpu"
 	awk -v l="$label" -v g="${got:-0}" -v d="${lost:-0}" -v ns="${ns:-1}" -v u="${us:-0}" -v s="${sy:-0}" 'BEGIN {

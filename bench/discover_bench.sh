@@ -73,7 +73,7 @@ for i in $(seq 100); do "$WL/rtdl_work" -d -l "$T/c$i/libcuda.so.1" -n 1 >/dev/n
 sleep 0.5
 stop
 lat=$(grep -o 'mapping to probes live: median [0-9]* us, max [0-9]* us' "$T/rec.log" | head -1)
-nfiles=$(grep -o '[0-9]* files attached while recording' "$T/rec.log" | head -1)
+nfiles=$(grep -o '[0-9]* files\? attached while recording' "$T/rec.log" | head -1)
 
 cat <<MD
 ## Discovery: process start cost and time to attach (bench/discover_bench.sh)

@@ -129,7 +129,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 		echo "$(one_run "$N")" >>"$T/t.$m"
 		stop_mode
 		if [ "$m" = dwarf ] || [ "$m" = default ]; then
-			d=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events dropped.*/\1/p' "$T/log" | tail -1)
+			d=$(sed -n 's/^gpubpf: \([0-9][0-9]*\) events\? dropped.*/\1/p' "$T/log" | tail -1)
 			k=$(sed -n 's/.* \([0-9][0-9]*\) call stacks could not be taken.*/\1/p' "$T/log" | tail -1)
 			echo "${d:-0} ${k:-0}" >>"$T/d.$m"
 		fi

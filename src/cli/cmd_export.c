@@ -140,32 +140,43 @@ static bool keep_event(void *f, const struct gb_event *ev, uint64_t t0)
 	return view_filter_match(f, ev, t0);
 }
 
+/* "1 slice", "2 slices": into w[i] of the caller's summary */
+#define N(i, n, one, many) gb_plural(w[i], sizeof(w[i]), (n), one, many)
+
 static void summary(const char *out, enum gb_export_fmt fmt, const struct gb_export_stats *st)
 {
+	char w[10][48];
+
 	if (fmt == GB_FMT_PPROF) {
-		fprintf(stderr, "gpubpf: wrote %s: %" PRIu64 " events -> %" PRIu64 " API calls (%" PRIu64
-			" with a stack, %" PRIu64 " nested inside them) in %" PRIu64 " samples, %" PRIu64
-			" locations, %" PRIu64 " functions; %" PRIu64 " device records joined to their"
-			" call, %" PRIu64 " without one; %" PRIu64 " bytes\n", out, st->events, st->calls,
-			st->calls_stacked, st->nested, st->samples, st->locations, st->functions,
-			st->device_joined, st->device_unjoined, st->bytes);
+		fprintf(stderr, "gpubpf: wrote %s: %s -> %s (%" PRIu64 " with a stack, %" PRIu64
+			" nested inside them) in %s, %s, %s; %s joined to their call, %" PRIu64
+			" without one; %s\n", out, N(0, st->events, "event", "events"),
+			N(1, st->calls, "API call", "API calls"), st->calls_stacked, st->nested,
+			N(2, st->samples, "sample", "samples"), N(3, st->locations, "location", "locations"),
+			N(4, st->functions, "function", "functions"),
+			N(5, st->device_joined, "device record", "device records"), st->device_unjoined,
+			N(6, st->bytes, "byte", "bytes"));
 		return;
 	}
-	fprintf(stderr, "gpubpf: wrote %s: %" PRIu64 " events -> %" PRIu64 " slices, %" PRIu64
-		" instants, %" PRIu64 " counter values, %" PRIu64 " flows on %u tracks; %" PRIu64
-		" bytes in %u file%s (%.1f B/event)\n", out, st->events, st->slices, st->instants,
-		st->counters, st->flows, st->tracks, st->bytes, st->files, st->files == 1 ? "" : "s",
+	fprintf(stderr, "gpubpf: wrote %s: %s -> %s, %s, %s, %s on %s; %s in %s (%.1f B/event)\n", out,
+		N(0, st->events, "event", "events"), N(1, st->slices, "slice", "slices"),
+		N(2, st->instants, "instant", "instants"), N(3, st->counters, "counter value", "counter values"),
+		N(4, st->flows, "flow", "flows"), N(5, st->tracks, "track", "tracks"),
+		N(6, st->bytes, "byte", "bytes"), N(7, st->files, "file", "files"),
 		st->events ? (double)st->bytes / (double)st->events : 0.0);
 	if (st->steps)
-		fprintf(stderr, "gpubpf: and %" PRIu64 " steps on the processes' Steps tracks (gpubpf steps)\n",
-			st->steps);
+		fprintf(stderr, "gpubpf: and %s on the processes' Steps tracks (gpubpf steps)\n",
+			N(0, st->steps, "step", "steps"));
 	if (st->clamped)
-		fprintf(stderr, "gpubpf: %" PRIu64 " slices overlapped their parent and were cut to"
-			" fit (a slice track must nest)\n", st->clamped);
+		fprintf(stderr, "gpubpf: %s overlapped %s parent and %s cut to fit (a slice track must nest)\n",
+			N(0, st->clamped, "slice", "slices"), st->clamped == 1 ? "its" : "their",
+			st->clamped == 1 ? "was" : "were");
 	if (st->reordered)
-		fprintf(stderr, "gpubpf: %" PRIu64 " events were out of time order and were moved"
-			" to the time of the event before\n", st->reordered);
+		fprintf(stderr, "gpubpf: %s out of time order and %s moved to the time of the event before\n",
+			N(0, st->reordered, "event was", "events were"), st->reordered == 1 ? "was" : "were");
 }
+
+#undef N
 
 int cmd_export(int argc, char **argv)
 {

@@ -337,11 +337,11 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 	unsigned i, mem_title = 0;
 
 	fmt_time(when, sizeof(when), in->meta.real_start_ns);
-	printf("format:     %s %u.%u, %s, %" PRIu64 " blocks", in->flavor == SBT_TRACESMITH ? "TraceSmith SBT" : "gpubpf sbt",
+	printf("format:     %s %u.%u, %s, %" PRIu64 " block%s", in->flavor == SBT_TRACESMITH ? "TraceSmith SBT" : "gpubpf sbt",
 	       in->version_major, in->version_minor, in->finalized ? "finalized" : "NOT finalized (recovered by scanning)",
-	       in->blocks);
+	       in->blocks, in->blocks == 1 ? "" : "s");
 	if (in->blocks_bad)
-		printf(", %" PRIu64 " unreadable blocks skipped", in->blocks_bad);
+		printf(", %" PRIu64 " unreadable block%s skipped", in->blocks_bad, in->blocks_bad == 1 ? "" : "s");
 	printf("\n");
 	if (in->types_from && strncmp(in->types_from, "v0 ", 3) == 0)
 		printf("types:      written before traces named their types: read with the '%s' table of those builds%s%s\n",
@@ -352,8 +352,8 @@ static void print_text(const struct sbt_info *in, struct info_acc *a, struct pro
 	if (in->meta.cmdline[0])
 		printf("command:    %s\n", in->meta.cmdline);
 	if (in->frame_names)
-		printf("symbols:    %" PRIu64 " frames named in the trace (function, source line)\n",
-		       in->frame_names);
+		printf("symbols:    %" PRIu64 " frame%s named in the trace (function, source line)\n",
+		       in->frame_names, in->frame_names == 1 ? "" : "s");
 	printf("duration:   %.3f s\n", dur / 1e9);
 	printf("events:     %" PRIu64 "\n", a->events);
 	printf("launches:   %" PRIu64, a->launches);

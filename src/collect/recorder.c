@@ -876,29 +876,33 @@ static void flight_step(struct rec_ctx *r, uint64_t now)
  */
 static void summary(struct rec_ctx *r, uint64_t drops, double secs)
 {
-	static const char *const more[GB_CAT__COUNT] = {
-		[GB_CAT_MEMSET] = "memsets", [GB_CAT_FREE] = "frees", [GB_CAT_NAME] = "name lookups",
-		[GB_CAT_IOCTL] = "ioctls", [GB_CAT_FUNC] = "functions", [GB_CAT_MARK] = "marks",
-		[GB_CAT_DEVICE] = "device activities", [GB_CAT_COLL] = "collectives",
-		[GB_CAT_OP] = "library ops", [GB_CAT_DESC] = "library descriptor calls",
+	static const char *const more[GB_CAT__COUNT][2] = {
+		[GB_CAT_MEMSET] = { "memset", "memsets" }, [GB_CAT_FREE] = { "free", "frees" },
+		[GB_CAT_NAME] = { "name lookup", "name lookups" }, [GB_CAT_IOCTL] = { "ioctl", "ioctls" },
+		[GB_CAT_FUNC] = { "function", "functions" }, [GB_CAT_MARK] = { "mark", "marks" },
+		[GB_CAT_DEVICE] = { "device activity", "device activities" },
+		[GB_CAT_COLL] = { "collective", "collectives" }, [GB_CAT_OP] = { "library op", "library ops" },
+		[GB_CAT_DESC] = { "library descriptor call", "library descriptor calls" },
 	};
-	char extra[512] = "";
+	char extra[512] = "", w[7][48];
 	size_t len = 0;
 	unsigned c;
 
 	for (c = 0; c < GB_CAT__COUNT; c++)
-		if (more[c] && r->by_cat[c] && len < sizeof(extra))
-			len += snprintf(extra + len, sizeof(extra) - len, ", %llu %s",
-					(unsigned long long)r->by_cat[c], more[c]);
-	fprintf(stderr,
-		"gpubpf: %llu events in %.1f s from %llu processes (%llu launches, %llu copies, %llu allocs, %llu syncs%s) -> %s\n",
-		(unsigned long long)r->written, secs, (unsigned long long)r->pids.n,
-		(unsigned long long)r->by_cat[GB_CAT_LAUNCH], (unsigned long long)r->by_cat[GB_CAT_COPY],
-		(unsigned long long)r->by_cat[GB_CAT_ALLOC], (unsigned long long)r->by_cat[GB_CAT_SYNC],
+		if (more[c][0] && r->by_cat[c] && len < sizeof(extra))
+			len += snprintf(extra + len, sizeof(extra) - len, ", %s",
+					gb_plural(w[0], sizeof(w[0]), r->by_cat[c], more[c][0], more[c][1]));
+	fprintf(stderr, "gpubpf: %s in %.1f s from %s (%s, %s, %s, %s%s) -> %s\n",
+		gb_plural(w[1], sizeof(w[1]), r->written, "event", "events"), secs,
+		gb_plural(w[2], sizeof(w[2]), r->pids.n, "process", "processes"),
+		gb_plural(w[3], sizeof(w[3]), r->by_cat[GB_CAT_LAUNCH], "launch", "launches"),
+		gb_plural(w[4], sizeof(w[4]), r->by_cat[GB_CAT_COPY], "copy", "copies"),
+		gb_plural(w[5], sizeof(w[5]), r->by_cat[GB_CAT_ALLOC], "alloc", "allocs"),
+		gb_plural(w[6], sizeof(w[6]), r->by_cat[GB_CAT_SYNC], "sync", "syncs"),
 		extra, r->o->output);
 	if (drops)
-		fprintf(stderr, "gpubpf: %llu events dropped (ring buffer full): use a larger --ring-size\n",
-			(unsigned long long)drops);
+		fprintf(stderr, "gpubpf: %s dropped (ring buffer full): use a larger --ring-size\n",
+			gb_plural(w[0], sizeof(w[0]), drops, "event", "events"));
 }
 
 /*
@@ -1296,14 +1300,16 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	}
 	if (r.fl) {
 		const struct flight_stats *fs = flight_stats(r.fl);
+		char w[4][48];
 
-		fprintf(stderr, "gpubpf: flight recorder: %llu events in %.1f s from %llu processes, %u dumps%s%s\n",
-			(unsigned long long)r.written, (gb_now_mono_ns() - start) / 1e9,
-			(unsigned long long)r.pids.n, fs->dumps, fs->dumps ? ", the last " : "",
+		fprintf(stderr, "gpubpf: flight recorder: %s in %.1f s from %s, %s%s%s\n",
+			gb_plural(w[0], sizeof(w[0]), r.written, "event", "events"), (gb_now_mono_ns() - start) / 1e9,
+			gb_plural(w[1], sizeof(w[1]), r.pids.n, "process", "processes"),
+			gb_plural(w[2], sizeof(w[2]), fs->dumps, "dump", "dumps"), fs->dumps ? ", the last " : "",
 			fs->dumps ? r.last_path : " (trigger one with SIGUSR1 or gpubpf dump)");
 		if (drops)
-			fprintf(stderr, "gpubpf: %llu events dropped (ring buffer full): use a larger --ring-size\n",
-				(unsigned long long)drops);
+			fprintf(stderr, "gpubpf: %s dropped (ring buffer full): use a larger --ring-size\n",
+				gb_plural(w[3], sizeof(w[3]), drops, "event", "events"));
 		stack_report(r.skel, r.col);
 		ret = 0;
 		goto cleanup;	/* the writer held notes only */
@@ -1339,10 +1345,11 @@ int recorder_run(struct record_opts *o, int argc, char **argv)
 	if (gb_verbose && r.disc) {
 		uint64_t med, max;
 		unsigned n;
+		char w[48];
 
 		discover_latency(r.disc, &med, &max, &n);
-		fprintf(stderr, "gpubpf: discovery: %u files attached while recording, mapping to probes live: median %.0f us, max %.0f us\n",
-			n, med / 1e3, max / 1e3);
+		fprintf(stderr, "gpubpf: discovery: %s attached while recording, mapping to probes live: median %.0f us, max %.0f us\n",
+			gb_plural(w, sizeof(w), n, "file", "files"), med / 1e3, max / 1e3);
 	}
 	ret = 0;
 cleanup:

@@ -80,8 +80,8 @@ static int activate(struct sbt_reader *r, uint32_t bi)
 		r->info.events -= b->count;
 		r->info.events_bad += b->count;
 		if (r->info.flavor != SBT_TRACESMITH)
-			sbt_rd_seterr(r, "block at offset %" PRIu64 ": %s: %u events skipped",
-				      b->off, why, b->count);
+			sbt_rd_seterr(r, "block at offset %" PRIu64 ": %s: %u event%s skipped",
+				      b->off, why, b->count, b->count == 1 ? "" : "s");
 		return 0;
 	}
 	count_stacks(r, ev, b->count);

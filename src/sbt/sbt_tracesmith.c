@@ -477,8 +477,8 @@ int sbt_ts_load(struct sbt_reader *r, const struct sbt_blk *blk, struct gb_event
 		rc = ts_record(r, b, &ts, &stack_id, &ev[i], false, &why);
 	free(b);
 	if (rc) {
-		sbt_rd_seterr(r, "TraceSmith events at offset %" PRIu64 ": %s: %u events skipped",
-			      blk->off, why, blk->count);
+		sbt_rd_seterr(r, "TraceSmith events at offset %" PRIu64 ": %s: %u event%s skipped",
+			      blk->off, why, blk->count, blk->count == 1 ? "" : "s");
 		return rc;
 	}
 	return sort_chunk(ev, blk->count);

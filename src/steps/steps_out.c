@@ -527,8 +527,9 @@ void steps_ranks_text(struct gb_buf *b, const struct steps *s)
 	for (i = 0; i < steps_nproc(s); i++) {
 		if (!first_of_comm(s, i, &comm) || !job_of(s, comm, &jb))
 			continue;
-		gb_buf_printf(b, "  ranks of NCCL communicator %016llx: %u processes, %u steps matched by index\n",
-			      (unsigned long long)comm, jb.nprocs, jb.matched);
+		gb_buf_printf(b, "  ranks of NCCL communicator %016llx: %u process%s, %u step%s matched by index\n",
+			      (unsigned long long)comm, jb.nprocs, jb.nprocs == 1 ? "" : "es", jb.matched,
+			      jb.matched == 1 ? "" : "s");
 		gb_buf_printf(b, "    spread of the ranks' %s: median %.3f ms, max %.3f ms (matched step %u)\n",
 			      jb.arrivals ? "arrivals at each step's first collective" : "step ends",
 			      jb.skew_median / 1e6, jb.skew_max / 1e6, jb.skew_max_at);

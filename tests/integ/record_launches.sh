@@ -117,3 +117,15 @@ c.true("--lean: no stacks", not any(e.get("stack_id") for e in launches))
 c.true("--lean: other calls keep their return (cuModuleGetFunction has ret)",
        any(e["type"] == "cuModuleGetFunction" and e.get("ret") == 0 for e in ev))
 PY
+
+# one process, one launch: the recorder's closing line and export's say it
+# in the singular ("1 launch", not "1 launches"), and count what is there
+"$GPUBPF" record -o "$T/one.sbt" --lib "$WL/libcuda.so.1" -- "$WL/cuda_work" -l "$WL/libcuda.so.1" -n 1 \
+	>"$T/one.out" 2>"$T/one.err"
+check_eq "one launch: record exits 0 ($(tail -1 "$T/one.err"))" 0 $?
+check_true "one launch: 'from 1 process (1 launch, 0 copies, 0 allocs, 0 syncs, 4 name lookups, 1 mark)' ($(grep ' in .* s from ' "$T/one.err"))" \
+	grep -q "^gpubpf: 6 events in [0-9.]* s from 1 process (1 launch, 0 copies, 0 allocs, 0 syncs, 4 name lookups, 1 mark) -> " "$T/one.err"
+"$GPUBPF" export -f json -o "$T/one.json" "$T/one.sbt" 2>"$T/onex.err"
+check_true "one launch: export's line in the singular where a count is 1 ($(head -1 "$T/onex.err"))" \
+	eval 'grep -qE "^gpubpf: wrote .*: 6 events -> .* in 1 file \(" "$T/onex.err" &&
+	      ! grep -qE "(^|[^0-9])1 (events|slices|instants|counter values|flows|tracks|bytes|files)" "$T/onex.err"'
