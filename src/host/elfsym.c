@@ -182,7 +182,8 @@ static long next_named(const struct elf_syms *s, const char *name, uint32_t *h, 
 	return -1;
 }
 
-static struct elf_syms *open_syms(const char *path, int type)
+/* the symbols of the file open at fd (closed here) */
+static struct elf_syms *fd_syms(int fd, int type)
 {
 	struct elf_syms *s = NULL;
 	Elf_Scn *scn = NULL;
@@ -190,12 +191,11 @@ static struct elf_syms *open_syms(const char *path, int type)
 	Elf *e = NULL;
 	GElf_Shdr sh;
 	unsigned i;
-	int fd, err = 0;
+	int err = 0;
 
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
+	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		err = ENOEXEC;
@@ -235,12 +235,17 @@ cleanup:
 
 struct elf_syms *elf_syms_open(const char *path)
 {
-	return open_syms(path, STT_FUNC);
+	return fd_syms(open(path, O_RDONLY | O_CLOEXEC), STT_FUNC);
+}
+
+struct elf_syms *elf_syms_fdopen(int fd)
+{
+	return fd_syms(fd, STT_FUNC);
 }
 
 struct elf_syms *elf_syms_open_objects(const char *path)
 {
-	return open_syms(path, STT_OBJECT);
+	return fd_syms(open(path, O_RDONLY | O_CLOEXEC), STT_OBJECT);
 }
 
 int elf_syms_range(const struct elf_syms *s, const char *name, uint64_t *file_off, uint64_t *size)

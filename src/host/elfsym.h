@@ -8,6 +8,8 @@ struct elf_syms;
 
 /* Load FUNC symbols of .symtab and .dynsym. NULL + errno on failure */
 struct elf_syms *elf_syms_open(const char *path);
+/* The same for the file open at fd, which it closes (fd < 0: NULL) */
+struct elf_syms *elf_syms_fdopen(int fd);
 /* The same for data objects (STT_OBJECT): a variable's file offset, in .data */
 struct elf_syms *elf_syms_open_objects(const char *path);
 /* File offset of a function's first instruction; 0 or -ENOENT */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,25 +138,62 @@ int procmaps_read(pid_t pid, struct gb_maps *out)
 	return err;
 }
 
+static bool same_stat(const struct stat *st, const struct gb_map *m)
+{
+	return st->st_ino == m->inode && major(st->st_dev) == m->dev_major && minor(st->st_dev) == m->dev_minor;
+}
+
 bool procmaps_same_file(const char *path, const struct gb_map *m)
 {
 	struct stat st;
 
-	return !stat(path, &st) && st.st_ino == m->inode && major(st.st_dev) == m->dev_major &&
-	       minor(st.st_dev) == m->dev_minor;
+	return !stat(path, &st) && same_stat(&st, m);
+}
+
+/* way i (0-2) of reaching the file of m, as procmaps_reach tries them; false: none */
+static bool reach_path(pid_t pid, const struct gb_map *m, int i, char *out, size_t len)
+{
+	if (i == 1) {
+		snprintf(out, len, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)m->start,
+			 (unsigned long long)m->end);
+		return true;
+	}
+	if (!m->path)
+		return false;
+	if (i == 0)
+		snprintf(out, len, "/proc/%d/root%s", (int)pid, m->path);
+	else
+		snprintf(out, len, "%s", m->path);
+	return true;
 }
 
 int procmaps_reach(pid_t pid, const struct gb_map *m, char *out, size_t len)
 {
-	snprintf(out, len, "/proc/%d/root%s", (int)pid, m->path);
-	if (procmaps_same_file(out, m))
-		return 0;
-	snprintf(out, len, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)m->start,
-		 (unsigned long long)m->end);
-	if (procmaps_same_file(out, m))
-		return 0;
-	snprintf(out, len, "%s", m->path);
-	return procmaps_same_file(out, m) ? 0 : -ENOENT;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (reach_path(pid, m, i, out, len) && procmaps_same_file(out, m))
+			return 0;
+	return -ENOENT;
+}
+
+int procmaps_open(pid_t pid, const struct gb_map *m)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+	int i, fd;
+
+	for (i = 0; i < 3; i++) {
+		if (!reach_path(pid, m, i, path, sizeof(path)))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &st) && same_stat(&st, m))
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
 }
 
 static const struct gb_map *find_live(const struct gb_maps *m, uint64_t addr)

@@ -57,6 +57,13 @@ bool procmaps_same_file(const char *path, const struct gb_map *m);
  * files), else the host path (the process may be gone). 0 or -ENOENT.
  */
 int procmaps_reach(pid_t pid, const struct gb_map *m, char *out, size_t len);
+/*
+ * The same file opened (read-only, close-on-exec) the same three ways, each
+ * checked on the descriptor itself: a process that exits between a look
+ * and an open (its root gone) falls through to the next way instead of
+ * failing. A descriptor, or -ENOENT.
+ */
+int procmaps_open(pid_t pid, const struct gb_map *m);
 /* The mapping that holds addr (as of at_ns when set), or NULL */
 const struct gb_map *procmaps_find(const struct gb_maps *m, uint64_t addr);
 void procmaps_free(struct gb_maps *m);

@@ -5,6 +5,8 @@
  * this very process, and symbolisation with build-id checks.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -115,6 +117,124 @@ static void test_read_str(void **state)
  * two (both halves became targets, one child was missed). Every child found,
  * nothing else.
  */
+/* the file a map names, as procmaps_open gives it: fd's inode, or 0 */
+static uint64_t open_ino(pid_t pid, const struct gb_map *m)
+{
+	struct stat st;
+	int fd = procmaps_open(pid, m);
+	uint64_t ino = 0;
+
+	if (fd < 0)
+		return 0;
+	if (!fstat(fd, &st))
+		ino = st.st_ino;
+	close(fd);
+	return ino;
+}
+
+/*
+ * A mapped file opened for its symbols: through a live process's root, its
+ * host path once the process is gone, a deleted file only while it lives
+ * (map_files), never a namesake at the path; and what was opened reads as
+ * the path does (elf_syms_fdopen)
+ */
+static void test_open_mapped(void **state)
+{
+	char dir[] = "/tmp/gpubpf-open.XXXXXX", bin[64], del[80], self[2048];
+	struct gb_map m = { 0 }, d = { 0 };
+	struct elf_syms *a, *b;
+	struct stat st;
+	int pfd[2], status;
+	ssize_t n;
+	pid_t kid;
+	char c;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = 0;
+	snprintf(bin, sizeof(bin), "%s/bin", dir);
+	snprintf(del, sizeof(del), "%s/gone", dir);
+	{	/* a copy of this test binary: a file only it maps */
+		char cmd[8300];
+
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && cp '%s' '%s'", self, bin, self, del);
+		assert_int_equal(system(cmd), 0);
+	}
+	assert_int_equal(stat(bin, &st), 0);
+	m.path = bin;
+	m.inode = st.st_ino;
+	m.dev_major = major(st.st_dev);
+	m.dev_minor = minor(st.st_dev);
+	assert_int_equal(pipe(pfd), 0);
+	kid = fork();
+	if (!kid) {	/* maps the deleted copy, then waits for the pipe */
+		int fd = open(del, O_RDONLY);
+		void *p = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+		char line[512];
+		FILE *f;
+
+		if (p == MAP_FAILED)
+			_exit(1);
+		unlink(del);
+		f = fopen("/proc/self/maps", "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (strstr(line, "gone (deleted)"))
+				(void)!write(pfd[1], line, strlen(line));
+		if (f)
+			fclose(f);
+		(void)!write(pfd[1], "\n", 1);
+		close(pfd[1]);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	{	/* the child's mapping of the deleted file */
+		char line[512] = "";
+		unsigned long long lo, hi, off, ino;
+		unsigned maj, mnr;
+		size_t k = 0;
+
+		while (k < sizeof(line) - 1 && read(pfd[0], &c, 1) == 1 && c != '\n')
+			line[k++] = c;
+		line[k] = 0;
+		assert_int_equal(sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &lo, &hi, &off, &maj, &mnr, &ino), 6);
+		d.start = lo;
+		d.end = hi;
+		d.inode = ino;
+		d.dev_major = maj;
+		d.dev_minor = mnr;
+		d.path = del;
+	}
+	assert_int_equal(open_ino(kid, &m), st.st_ino);	/* through its root */
+	assert_int_equal(open_ino(kid, &d), d.inode);	/* map_files: the path is gone */
+	a = elf_syms_open(bin);
+	b = elf_syms_fdopen(procmaps_open(kid, &m));
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(elf_syms_count(a), elf_syms_count(b));
+	assert_true(elf_syms_count(b) > 0);
+	elf_syms_close(a);
+	elf_syms_close(b);
+	kill(kid, SIGKILL);
+	assert_int_equal(waitpid(kid, &status, 0), kid);
+	assert_int_equal(open_ino(kid, &m), st.st_ino);	/* gone: the host path */
+	assert_int_equal(open_ino(kid, &d), 0);		/* gone, and so is its file */
+	assert_null(elf_syms_fdopen(procmaps_open(kid, &d)));
+	/* a namesake: another file at the path is not the one mapped (made
+	 * before the old one goes, so it cannot get its inode number) */
+	{
+		char cmd[8300];
+
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s.new' && mv '%s.new' '%s'", self, bin, bin, bin);
+		assert_int_equal(system(cmd), 0);
+	}
+	assert_int_equal(open_ino(getpid(), &m), 0);
+	unlink(bin);
+	rmdir(dir);
+}
+
 static void test_children_many(void **state)
 {
 	enum { N = 1024 };
@@ -880,6 +1000,7 @@ int main(void)
 		cmocka_unit_test(test_rank_env),
 		cmocka_unit_test(test_children_many),
 		cmocka_unit_test(test_read_str),
+		cmocka_unit_test(test_open_mapped),
 		cmocka_unit_test(test_syms_by_name),
 		cmocka_unit_test(test_frames_from_maps),
 		cmocka_unit_test(test_frames_runs),
