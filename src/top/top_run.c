@@ -90,7 +90,10 @@ static const char *resolve_name(void *ctx, const struct top_kern_key *k)
 {
 	struct top_ctx *t = ctx;
 	const struct gb_type_info *ti = gb_type_info(k->type);
-	struct gb_rec r = { .kind = GB_REC_CALL, .pid = k->pid, .tid = k->pid };
+	/* as of now: the program image running now (a process that exec'd
+	 * after top started has its names under that image, not the one
+	 * before it) */
+	struct gb_rec r = { .kind = GB_REC_CALL, .pid = k->pid, .tid = k->pid, .ts_ns = gb_now_mono_ns() };
 
 	if (!ti || ti->cat != GB_CAT_LAUNCH || !k->handle)
 		return NULL;

@@ -79,6 +79,31 @@ else fail "top --json: launches_per_s (expected $RATE +-10%, got '$rate')"; head
 check_eq "top --json: kernel names" "ratetest_0,ratetest_1,ratetest_2,ratetest_3" "${res#* }"
 kill -9 $WPID 2>/dev/null
 
+# --- 3. a process started after top: its kernels named too ---
+# (names are looked up as of now: such a process exec'd after top began,
+# and its handles were named under its new image, not the one before)
+bg "$GPUBPF" top -b --json -i 1 -n 4 --lib "$LIB" --ready-file "$T/ready3" >"$T/top3.jsonl" 2>"$T/top3.err"
+if wait_for "$T/ready3" 60; then
+	"$WL/cuda_work" -l "$LIB" -r $RATE -n 100000 -k latetest >"$T/work3.log" 2>&1 &
+	WPID=$!
+	_bg_pids+=($WPID)
+	for i in $(seq 300); do [ "$(wc -l <"$T/top3.jsonl")" -ge 4 ] && break; sleep 0.1; done
+	names=$(python3 - "$T/top3.jsonl" $WPID <<'PY'
+import json, sys
+kern = set()
+for l in open(sys.argv[1]):
+    for k in json.loads(l)["kernels"]:
+        if k["pid"] == int(sys.argv[2]):
+            kern.add(k["name"])
+print(",".join(sorted(kern)))
+PY
+)
+	check_eq "top -a: a process started after top has its kernels named" "latetest_0,latetest_1,latetest_2,latetest_3" "$names"
+	kill -9 $WPID 2>/dev/null
+else
+	fail "top -b --json (every process) started (no ready file: $(cat "$T/top3.err"))"
+fi
+
 # --- 4. the terminal is restored after q, SIGINT and SIGTERM ---
 # Each check has its own tmux server: reusing one socket right after
 # kill-server can reach the dying server ("server exited unexpectedly").
