@@ -100,6 +100,8 @@ struct sbt_info {
 	uint64_t blocks_bad;	/* blocks skipped (checksum, truncation) */
 	uint64_t events;	/* events in readable blocks */
 	uint64_t events_bad;	/* events the skipped blocks held (as their index said) */
+	uint64_t blocks_uncounted;	/* of blocks_bad: too damaged to say how many events
+					 * they held (a torn record, a payload that fails its check) */
 	/* calls that should carry a stack under the trace's stack mode (note
 	 * "stack.mode"), and those of them that do not; counted as blocks are
 	 * read, so final once the events were read to the end */

@@ -401,6 +401,7 @@ static int write_losses(struct sbt_writer *w, const struct sbt_merge_trace *t, u
 	int rc = 0;
 	struct { const char *key; const uint64_t *val; } notes[] = {
 		{ SBT_NOTE_LOST_BLOCKS, &sum.blocks_bad }, { SBT_NOTE_LOST_EVENTS, &sum.events_bad },
+		{ SBT_NOTE_LOST_UNCOUNTED, &sum.blocks_uncounted },
 		{ "drops.notices", &sum.drops_notices }, { "drops.targets", &sum.drops_targets },
 		{ "discovery.lost", &sum.drops_sideband }, { "drops.stacks", &sum.drops_stacks },
 		{ "names.cut", &sum.names_cut },
@@ -412,6 +413,7 @@ static int write_losses(struct sbt_writer *w, const struct sbt_merge_trace *t, u
 		sbt_quality_get(t[i].r, &q);
 		sum.blocks_bad += q.blocks_bad;
 		sum.events_bad += q.events_bad;
+		sum.blocks_uncounted += q.blocks_uncounted;
 		sum.drops_notices += q.drops_notices;
 		sum.drops_targets += q.drops_targets;
 		sum.drops_sideband += q.drops_sideband;

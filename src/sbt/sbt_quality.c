@@ -48,6 +48,7 @@ void sbt_quality_get(struct sbt_reader *r, struct sbt_quality *q)
 	q->finalized = in->finalized;
 	q->blocks_bad = in->blocks_bad + note_u64(r, SBT_NOTE_LOST_BLOCKS);
 	q->events_bad = in->events_bad + note_u64(r, SBT_NOTE_LOST_EVENTS);
+	q->blocks_uncounted = in->blocks_uncounted + note_u64(r, SBT_NOTE_LOST_UNCOUNTED);
 	q->drops_calls = in->drops_total;
 	q->drops_notices = note_u64(r, "drops.notices");
 	q->drops_targets = note_u64(r, "drops.targets");
@@ -101,10 +102,20 @@ static void part(struct gb_buf *b, uint64_t n, const char *one, const char *many
 void sbt_quality_line(const struct sbt_quality *q, char *buf, size_t n)
 {
 	struct gb_buf b = { 0 };
-	char bad[80], nostack[64], evs[32];
+	char bad[160], nostack[64], evs[32];
+	bool one = q->blocks_bad == 1;
 
-	snprintf(bad, sizeof(bad), "damaged block%s skipped (%s lost)", q->blocks_bad == 1 ? "" : "s",
-		 gb_plural(evs, sizeof(evs), q->events_bad, "event", "events"));
+	/* a torn block's index is gone with it: how many it held is not known */
+	if (q->blocks_uncounted >= q->blocks_bad)
+		snprintf(bad, sizeof(bad), "damaged block%s skipped (how many events %s held is not known)",
+			 one ? "" : "s", one ? "it" : "they");
+	else if (q->blocks_uncounted)
+		snprintf(bad, sizeof(bad), "damaged blocks skipped (%s lost, and those of %" PRIu64
+			 " more whose count is not known)",
+			 gb_plural(evs, sizeof(evs), q->events_bad, "event", "events"), q->blocks_uncounted);
+	else
+		snprintf(bad, sizeof(bad), "damaged block%s skipped (%s lost)", one ? "" : "s",
+			 gb_plural(evs, sizeof(evs), q->events_bad, "event", "events"));
 	snprintf(nostack, sizeof(nostack), "of %" PRIu64 " calls without the stack they should have",
 		 q->stacks_expected);
 	part(&b, q->blocks_bad, bad, bad);
@@ -138,6 +149,7 @@ void sbt_quality_json(const struct sbt_quality *q, struct gb_json *j)
 	gb_json_bool_field(j, "finalized", q->finalized);
 	gb_json_uint_field(j, "blocks_bad", q->blocks_bad);
 	gb_json_uint_field(j, "events_lost_in_bad_blocks", q->events_bad);
+	gb_json_uint_field(j, "blocks_bad_uncounted", q->blocks_uncounted);
 	gb_json_name(j, "drops");
 	gb_json_start_object(j);
 	gb_json_uint_field(j, "calls", q->drops_calls);

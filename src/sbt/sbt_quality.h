@@ -20,6 +20,7 @@ struct gb_json;
 /* notes of a trace made from damaged ones (gpubpf merge): the blocks and events they lost */
 #define SBT_NOTE_LOST_BLOCKS	"lost.blocks_bad"
 #define SBT_NOTE_LOST_EVENTS	"lost.events_bad"
+#define SBT_NOTE_LOST_UNCOUNTED	"lost.blocks_uncounted"
 
 /* exit status of a reader whose output was made from a trace with damaged blocks */
 #define SBT_EXIT_DAMAGED	3
@@ -27,6 +28,7 @@ struct gb_json;
 struct sbt_quality {
 	bool finalized;			/* false: recovered by scanning (the recorder died) */
 	uint64_t blocks_bad, events_bad;	/* skipped blocks, the events their index gave */
+	uint64_t blocks_uncounted;	/* of blocks_bad: whose events no index counted */
 	uint64_t drops_calls;		/* call records the ring buffer had no room for */
 	uint64_t drops_notices;		/* loader/exit notices lost */
 	uint64_t drops_targets;		/* children of -- CMD not traced */

@@ -414,6 +414,7 @@ static int scan(struct sbt_reader *r, uint64_t off)
 		if (read_hdr(r, off, &h, &why)) {
 			next = resync(r, off + 1);
 			r->info.blocks_bad++;
+			r->info.blocks_uncounted++;
 			sbt_rd_seterr(r, "torn or damaged record at offset %" PRIu64 " (%s): %" PRIu64
 				      " bytes skipped", off, why, next - off);
 			off = next;
@@ -431,6 +432,7 @@ static int scan(struct sbt_reader *r, uint64_t off)
 				return err;
 			if (err) {
 				r->info.blocks_bad += h.kind == SBT_REC_BLOCK;
+				r->info.blocks_uncounted += h.kind == SBT_REC_BLOCK;
 				sbt_rd_seterr(r, "%s at offset %" PRIu64 ": %s: skipped",
 					      h.kind == SBT_REC_BLOCK ? "block" : "dictionary", off, why);
 			} else if (h.kind == SBT_REC_BLOCK && sbt_rd_add_blk(r, &b)) {

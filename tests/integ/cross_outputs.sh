@@ -202,3 +202,25 @@ if pp:
 sys.exit(1 if c.failed else 0)
 PY
 check_eq "the outputs agree (checks above)" 0 $?
+
+# the recording cut in its last block (a recorder killed mid-write, no footer):
+# a torn block's index goes with it, so no reader says "0 events lost" of it;
+# a merge of the cut trace carries the same loss in its notes
+python3 - "$T/t.sbt" "$T/cut.sbt" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+blocks = [i for i in range(len(d) - 24) if d[i:i + 4] == b"GBRK" and d[i + 4] == 3]
+plen = int.from_bytes(d[blocks[-1] + 8:blocks[-1] + 12], "little")
+open(sys.argv[2], "wb").write(d[:blocks[-1] + 24 + plen // 2])
+PY
+run cut "$GPUBPF" info --json "$T/cut.sbt"
+run cutm "$GPUBPF" merge -o "$T/cutm.sbt" "$T/cut.sbt"
+run cutmi "$GPUBPF" info "$T/cutm.sbt"
+for n in cut cutmi; do
+	check_true "$n: a torn block's events said to be unknown, not 0 ($(grep 'data quality' "$T/$n.err" | head -c 200))" \
+		bash -c "grep -qE '^gpubpf: data quality: [0-9]+ damaged blocks? skipped \(how many events (it|they) held is not known\)' '$T/$n.err' &&
+			 ! grep -q ' events\? lost' '$T/$n.err'"
+done
+# a scan has no index: every damaged block (the torn one, and the one damaged before if ahead of it) uncounted
+check_eq "info --json: data_quality.blocks_bad_uncounted = blocks_bad (>= 1), events_lost_in_bad_blocks 0" "True" \
+	"$(python3 -c 'import json, sys; q = json.load(open(sys.argv[1]))["data_quality"]; print(q["blocks_bad_uncounted"] == q["blocks_bad"] >= 1 and q["events_lost_in_bad_blocks"] == 0)' "$T/cut.out")"

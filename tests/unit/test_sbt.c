@@ -942,6 +942,19 @@ static void test_quality_line_counts(void **state)
 			    "5 calls dropped while recording (ring buffer full); 3 processes probed late "
 			    "(their first calls may be missing; gpubpf info lists them); the recording did not "
 			    "finish (recovered by scanning): counts are lower bounds");
+	/* a torn block's index went with it: its events are not counted, not 0 */
+	q = (struct sbt_quality){ .finalized = false, .blocks_bad = 1, .blocks_uncounted = 1 };
+	sbt_quality_line(&q, line, sizeof(line));
+	assert_string_equal(line, "data quality: 1 damaged block skipped (how many events it held is not known); "
+			    "the recording did not finish (recovered by scanning): counts are lower bounds");
+	q.blocks_bad = q.blocks_uncounted = 2;
+	sbt_quality_line(&q, line, sizeof(line));
+	assert_non_null(strstr(line, "2 damaged blocks skipped (how many events they held is not known)"));
+	q.blocks_bad = 3;
+	q.events_bad = 1;
+	sbt_quality_line(&q, line, sizeof(line));
+	assert_non_null(strstr(line, "3 damaged blocks skipped (1 event lost, and those of 2 more whose "
+			       "count is not known)"));
 }
 
 int main(void)
