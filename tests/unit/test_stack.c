@@ -190,22 +190,19 @@ static void test_open_mapped(void **state)
 		_exit(0);
 	}
 	close(pfd[1]);
-	{	/* the child's mapping of the deleted file */
+	{	/* the child's mapping of the deleted file, read as /proc lists it */
 		char line[512] = "";
-		unsigned long long lo, hi, off, ino;
-		unsigned maj, mnr;
+		struct gb_maps ms = { 0 };
 		size_t k = 0;
 
 		while (k < sizeof(line) - 1 && read(pfd[0], &c, 1) == 1 && c != '\n')
 			line[k++] = c;
-		line[k] = 0;
-		assert_int_equal(sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &lo, &hi, &off, &maj, &mnr, &ino), 6);
-		d.start = lo;
-		d.end = hi;
-		d.inode = ino;
-		d.dev_major = maj;
-		d.dev_minor = mnr;
+		line[k++] = '\n';
+		assert_int_equal(procmaps_parse(line, k, &ms), 0);
+		assert_int_equal(ms.n, 1);
+		d = ms.v[0];
 		d.path = del;
+		procmaps_free(&ms);
 	}
 	assert_int_equal(open_ino(kid, &m), st.st_ino);	/* through its root */
 	assert_int_equal(open_ino(kid, &d), d.inode);	/* map_files: the path is gone */
