@@ -36,7 +36,7 @@ c.eq(f"{label}: no runtime launch is marked nested", 0, sum(1 for e in rt if e.g
 c.eq(f"{label}: info --json counts launches once, reports the nested ones", (n, n), (i["launches"], i["nested_launches"]))
 c.eq(f"{label}: info --json: the process's launches counted once", [n], [p["launches"] for p in i["processes"] if p["launches"]])
 PY
-	check_true "$label: record summary: $N launches, 1 alloc, 1 sync" grep -q "($N launches, 0 copies, 1 allocs, 1 syncs" "$f.err"
+	check_true "$label: record summary: $N launches, 1 alloc, 1 sync" grep -q "($N launches, 0 copies, 1 alloc, 1 sync" "$f.err"
 	"$GPUBPF" info "$f" >"$f.txt"
 	check_true "$label: info: $N launches, the nested ones said apart" \
 		grep -q "^launches: *$N (and $N driver launches made inside runtime launches)" "$f.txt"
