@@ -29,8 +29,9 @@ import json, sys
 q = json.load(sys.stdin)["data_quality"]
 said = ["%d records dropped (%s)" % (sum(q["drops"].values()),
         ", ".join("%s %d" % kv for kv in q["drops"].items() if kv[1]))] if sum(q["drops"].values()) else []
-if q["events_lost_in_bad_blocks"]:
-    said.append("%d events in damaged blocks" % q["events_lost_in_bad_blocks"])
+if q["blocks_bad"]:
+    said.append("%d damaged blocks (%d events lost%s)" % (q["blocks_bad"], q["events_lost_in_bad_blocks"],
+                ", and those of %d uncounted" % q["blocks_bad_uncounted"] if q["blocks_bad_uncounted"] else ""))
 if q["calls_without_stack"]:
     said.append("%d calls without their stack" % q["calls_without_stack"])
 print(", ".join(said))')

@@ -128,7 +128,7 @@ w = produced(sys.argv[2])
 slept = w.get("late_max_ns", 0)
 r = st[0] if st else {}
 ok = (st and w.get("late_waits") == 4 and r["rank"] == 2 and 4 <= r["late"] <= 6
-      and abs(r["max_skew_ns"] - slept) <= 3e6 and r["mean_skew_ns"] * r["late"] >= 4 * 27e6)
+      and abs(r["max_skew_ns"] - slept) <= max(3e6, slept / 10) and r["mean_skew_ns"] * r["late"] >= 4 * 27e6)
 print(("PASS" if ok else "FAIL") + ": A and B merged (B's clock 7 s ahead, 400 ppm fast): rank 2 the straggler, "
       f"its 4 planted 30 ms waits found (the longest {slept / 1e6:.1f} ms by its clock)", "" if ok else str(st[:2]))
 PY

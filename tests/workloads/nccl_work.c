@@ -13,8 +13,10 @@
  * $NCCL_WORK_ALLREDUCE=1: every collective is the AllReduce (benchmarks).
  * Prints elapsed_ns: the time of the N collectives (bench/launch_bench.sh),
  * and the planted waits as this process's clock saw them (late_waits,
- * late_ns their sum, late_max_ns the longest): a sleep on a busy host runs
- * past LATE_US, and a straggler's skew is judged against what it slept.
+ * late_ns their sum, late_max_ns the longest), each from the return of the
+ * collective before to the call of the next: a sleep on a busy host runs
+ * past LATE_US, and the rank waits for a CPU around it; a straggler's skew
+ * is judged against that.
  * $NCCL_WORK_HOLD=FILE: after the work, stay until FILE exists (live views).
  */
 #include <stdint.h>
@@ -68,9 +70,9 @@ int main(int argc, char **argv)
 	if (ncclCommInitRank(&comm, nranks, id, rank))
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	s0 = t0;	/* the return of the collective before */
 	for (i = 0; i < n; i++) {
 		if (rank == late && (i + 1) % 5 == 0) {
-			clock_gettime(CLOCK_MONOTONIC, &s0);
 			usleep(late_us);
 			clock_gettime(CLOCK_MONOTONIC, &s1);
 			w = (unsigned long long)((s1.tv_sec - s0.tv_sec) * 1000000000ll + s1.tv_nsec - s0.tv_nsec);
@@ -85,6 +87,8 @@ int main(int argc, char **argv)
 		default: ret = ncclBroadcast(sb, rb, 100, ncclInt32, 0, comm, NULL); break;
 		}
 		errs += ret != 0;
+		if (rank == late)
+			clock_gettime(CLOCK_MONOTONIC, &s0);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (getenv("NCCL_WORK_SPLIT")) {
